@@ -1,0 +1,707 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * classfs.h - the native classfs API.
+ *
+ * A tree holds classes, class devices (which may nest under a parent class
+ * device of the same class) and physical ("bus") devices.  Every object is
+ * visible through the tree's path API (and, later, a FUSE mount) in one of
+ * two layouts, and every change produces a uevent.
+ *
+ * Conventions (as in the Linux driver core):
+ *  - functions return 0 or a negative errno; object constructors return a
+ *    pointer or NULL with errno set;
+ *  - objects may be embedded in a caller's structure (initialize, set the
+ *    public fields, add) or allocated by the library (create);
+ *  - fields marked "private" belong to the library;
+ *  - no library lock is held while a caller's callback runs, so callbacks
+ *    may call back into this API.  A callback that would have to wait for
+ *    itself gets -EDEADLK instead of hanging.
+ */
+#ifndef CLASSFS_CLASSFS_H
+#define CLASSFS_CLASSFS_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLASSFS_PUBLIC __attribute__((visibility("default")))
+#define CLASSFS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* sysfs limits honoured by every attribute */
+#define CLASSFS_ATTR_MAX	4096	/* one show()/store() buffer */
+#define CLASSFS_UEVENT_NUM_ENVP	64	/* variables per uevent */
+#define CLASSFS_UEVENT_BUFFER	2048	/* bytes per uevent */
+
+struct classfs_tree;
+struct classfs_class;
+struct classfs_device;
+struct classfs_bus;
+struct classfs_interface;
+
+/* ------------------------------------------------------------------ */
+/* private: the node every directory, file and link of a tree is      */
+/* ------------------------------------------------------------------ */
+
+struct classfs_htab {			/* private: hashed, hash-ordered index */
+	void **buckets;
+	uint32_t bits;
+	uint32_t count;
+};
+
+struct classfs_node {			/* private */
+	struct classfs_node *parent;
+	struct classfs_node *next;	/* chain in the parent's directory */
+	const char *name;
+	union {
+		struct classfs_htab *dir;	/* directory: children (NULL: none) */
+		const void *attr;		/* attribute: its definition */
+		struct classfs_node *target;	/* link */
+	} u;
+	uint32_t hash;
+	uint32_t id;
+	uint32_t gen;
+	int active;			/* active references (kernfs's s_active) */
+	uint16_t mode;
+	uint8_t type;
+	uint8_t flags;
+};
+
+/* ------------------------------------------------------------------ */
+/* allocation                                                          */
+/* ------------------------------------------------------------------ */
+
+/**
+ * classfs_set_alloc_hook() - route every allocation of the library
+ * @hook: called with the size of each allocation; returning false makes
+ *        that allocation fail (the caller sees -ENOMEM). NULL removes it.
+ * @data: passed to @hook.
+ *
+ * Tests use it to fail the Nth allocation of a scenario.
+ */
+CLASSFS_PUBLIC void classfs_set_alloc_hook(bool (*hook)(size_t size, void *data), void *data);
+/** classfs_malloc() - allocate through the library's allocator (and hook). */
+CLASSFS_PUBLIC void *classfs_malloc(size_t size);
+/** classfs_zalloc() - as classfs_malloc(), zero-filled. */
+CLASSFS_PUBLIC void *classfs_zalloc(size_t size);
+/** classfs_free() - release memory from classfs_malloc()/classfs_zalloc(). */
+CLASSFS_PUBLIC void classfs_free(void *p);
+
+/* ------------------------------------------------------------------ */
+/* trees and layouts                                                   */
+/* ------------------------------------------------------------------ */
+
+enum classfs_layout {
+	CLASSFS_LAYOUT_CLASS = 0,	/* the seed's: class/CLASS/DEV[/CHILD] */
+	CLASSFS_LAYOUT_DEVICES = 1,	/* today's Linux: devices/..., class/ links */
+};
+
+/**
+ * classfs_tree_new() - create an empty tree
+ * @layout: how the tree is presented (DEVPATH, path API, mount).
+ *
+ * Return: the tree, or NULL with errno set (EINVAL, ENOMEM).
+ */
+CLASSFS_PUBLIC struct classfs_tree *classfs_tree_new(enum classfs_layout layout);
+/**
+ * classfs_tree_free() - free a tree whose classes and devices are all gone
+ * Return: 0, or -EBUSY while it still holds classes or devices.
+ */
+CLASSFS_PUBLIC int classfs_tree_free(struct classfs_tree *tree);
+/** classfs_tree_layout() - the layout a tree was created with */
+CLASSFS_PUBLIC enum classfs_layout classfs_tree_layout(const struct classfs_tree *tree);
+/**
+ * classfs_default_tree() - the tree of the kernel-compatible API
+ *
+ * Created on first use with the layout set by classfs_set_default_layout()
+ * (default %CLASSFS_LAYOUT_CLASS).  Return: the tree, or NULL on ENOMEM.
+ */
+CLASSFS_PUBLIC struct classfs_tree *classfs_default_tree(void);
+/**
+ * classfs_set_default_layout() - choose the default tree's layout
+ * Return: 0, -EINVAL for an unknown layout, -EBUSY once the default tree
+ * holds a device.
+ */
+CLASSFS_PUBLIC int classfs_set_default_layout(enum classfs_layout layout);
+/** classfs_tree_node_count() - number of live nodes (tests: back to base) */
+CLASSFS_PUBLIC size_t classfs_tree_node_count(struct classfs_tree *tree);
+/** classfs_tree_seqnum() - the last uevent sequence number handed out */
+CLASSFS_PUBLIC uint64_t classfs_tree_seqnum(struct classfs_tree *tree);
+
+/* ------------------------------------------------------------------ */
+/* attributes                                                          */
+/* ------------------------------------------------------------------ */
+
+/** struct classfs_attribute - a name and permission bits (sysfs's struct attribute) */
+struct classfs_attribute {
+	const char *name;
+	mode_t mode;
+};
+
+/**
+ * struct classfs_device_attribute - a text attribute of a device
+ * @show: fill @buf (CLASSFS_ATTR_MAX bytes) with the value, return its
+ *        length or -errno.
+ * @store: take @count bytes (NUL-terminated for convenience), return
+ *         bytes consumed or -errno.
+ */
+struct classfs_device_attribute {
+	struct classfs_attribute attr;
+	ssize_t (*show)(struct classfs_device *dev, const struct classfs_device_attribute *attr,
+			char *buf);
+	ssize_t (*store)(struct classfs_device *dev, const struct classfs_device_attribute *attr,
+			 const char *buf, size_t count);
+};
+
+/** struct classfs_bin_attribute - a binary attribute with random access */
+struct classfs_bin_attribute {
+	struct classfs_attribute attr;
+	size_t size;		/* reported by stat, 0 = unknown */
+	ssize_t (*read)(struct classfs_device *dev, const struct classfs_bin_attribute *attr,
+			char *buf, off_t off, size_t count);
+	ssize_t (*write)(struct classfs_device *dev, const struct classfs_bin_attribute *attr,
+			 const char *buf, off_t off, size_t count);
+	void *private;
+};
+
+/** struct classfs_class_attribute - a text attribute of a class */
+struct classfs_class_attribute {
+	struct classfs_attribute attr;
+	ssize_t (*show)(struct classfs_class *cls, const struct classfs_class_attribute *attr,
+			char *buf);
+	ssize_t (*store)(struct classfs_class *cls, const struct classfs_class_attribute *attr,
+			 const char *buf, size_t count);
+};
+
+/**
+ * struct classfs_attribute_group - attributes added and removed together
+ * @name: NULL for attributes in the device's own directory, else the
+ *        name of a subdirectory holding them.
+ * @attrs: NULL-terminated, may be NULL.
+ * @bin_attrs: NULL-terminated, may be NULL.
+ */
+struct classfs_attribute_group {
+	const char *name;
+	const struct classfs_device_attribute *const *attrs;
+	const struct classfs_bin_attribute *const *bin_attrs;
+};
+
+/* ------------------------------------------------------------------ */
+/* uevents                                                             */
+/* ------------------------------------------------------------------ */
+
+enum classfs_action {
+	CLASSFS_ACTION_ADD,
+	CLASSFS_ACTION_REMOVE,
+	CLASSFS_ACTION_CHANGE,
+	CLASSFS_ACTION_MOVE,
+	CLASSFS_ACTION_ONLINE,
+	CLASSFS_ACTION_OFFLINE,
+	CLASSFS_ACTION_BIND,
+	CLASSFS_ACTION_UNBIND,
+	CLASSFS_ACTION_COUNT,
+};
+
+/**
+ * struct classfs_uevent_env - variables being collected for one uevent
+ *
+ * Hooks add variables with classfs_uevent_add_var(); the limits are
+ * %CLASSFS_UEVENT_NUM_ENVP variables and %CLASSFS_UEVENT_BUFFER bytes.
+ */
+struct classfs_uevent_env {
+	char *envp[CLASSFS_UEVENT_NUM_ENVP];
+	int envp_idx;
+	char buf[CLASSFS_UEVENT_BUFFER];
+	int buflen;
+};
+
+/**
+ * classfs_uevent_add_var() - append one KEY=VALUE variable
+ * Return: 0, or -ENOMEM when a limit would be exceeded (nothing added).
+ */
+CLASSFS_PUBLIC int classfs_uevent_add_var(struct classfs_uevent_env *env, const char *fmt, ...)
+	CLASSFS_PRINTF(2, 3);
+
+/**
+ * struct classfs_uevent - one delivered event
+ * @envp: @envc "KEY=VALUE" strings: ACTION, DEVPATH, SUBSYSTEM, the
+ *        device's variables, then SEQNUM.
+ */
+struct classfs_uevent {
+	uint64_t seqnum;
+	enum classfs_action action;
+	const char *devpath;
+	const char *subsystem;
+	int envc;
+	const char *const *envp;
+};
+
+/** classfs_action_name() - "add", "remove", ...; NULL when out of range */
+CLASSFS_PUBLIC const char *classfs_action_name(enum classfs_action action);
+/** classfs_action_parse() - the action named @s (@len bytes), or -EINVAL */
+CLASSFS_PUBLIC int classfs_action_parse(const char *s, size_t len);
+/** classfs_uevent_get() - value of @key in @ev, or NULL */
+CLASSFS_PUBLIC const char *classfs_uevent_get(const struct classfs_uevent *ev, const char *key);
+/**
+ * classfs_uevent_format_kernel() - the kernel netlink form:
+ * "ACTION@DEVPATH\0KEY=VALUE\0..."
+ * Return: bytes needed (may exceed @size; nothing is written past @size).
+ */
+CLASSFS_PUBLIC size_t classfs_uevent_format_kernel(const struct classfs_uevent *ev, char *buf,
+						    size_t size);
+
+typedef void (*classfs_listener_fn)(const struct classfs_uevent *ev, void *data);
+
+/**
+ * classfs_listener_add() - deliver every later uevent of @tree to @fn
+ *
+ * Events reach each listener one at a time, in SEQNUM order, from the
+ * thread that produced them or from another producing thread, never with
+ * a library lock held; a listener may call back into the API (its own
+ * events are delivered after it returns).
+ * Return: a listener id (> 0) or -errno.
+ */
+CLASSFS_PUBLIC int classfs_listener_add(struct classfs_tree *tree, classfs_listener_fn fn,
+					void *data);
+/**
+ * classfs_listener_remove() - stop delivery to a listener
+ * Once it returns, the listener is not running and will not run again
+ * (unless called from that listener itself).  Return: 0 or -ENOENT.
+ */
+CLASSFS_PUBLIC int classfs_listener_remove(struct classfs_tree *tree, int id);
+
+/* ------------------------------------------------------------------ */
+/* classes                                                             */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct classfs_class - a device class (/class/NAME)
+ * @name: unique within the tree.
+ * @class_attrs: NULL-terminated attributes of the class directory.
+ * @dev_groups: NULL-terminated default attribute groups of every device.
+ * @dev_uevent: adds variables to every uevent (and the `uevent` file) of
+ *              the class's devices; a non-zero return vetoes the event.
+ * @dev_release: releases a device of the class without a release of its own.
+ * @class_release: called when the last reference to the class goes.
+ * @devnode: optional DEVNAME for a device (returns a static or the
+ *           device's name when NULL).
+ */
+struct classfs_class {
+	const char *name;
+	const struct classfs_class_attribute *const *class_attrs;
+	const struct classfs_attribute_group *const *dev_groups;
+	int (*dev_uevent)(struct classfs_device *dev, struct classfs_uevent_env *env);
+	void (*dev_release)(struct classfs_device *dev);
+	void (*class_release)(struct classfs_class *cls);
+	const char *(*devnode)(struct classfs_device *dev, char *buf, size_t size);
+	void *private_data;	/* for the class's owner */
+
+	/* private */
+	struct {
+		struct classfs_tree *tree;
+		struct classfs_node node;	/* the class directory */
+		struct classfs_htab names;	/* every added device, by name */
+		struct classfs_interface *interfaces;
+		struct classfs_class *next;	/* the tree's list of classes */
+		int refcount;
+		bool registered;
+		bool allocated;
+		bool block;			/* devices are block devices */
+	} p;
+};
+
+/**
+ * classfs_class_register() - add a class to a tree
+ * Return: 0, -EINVAL (NULL or bad name), -EEXIST (name taken), -ENOMEM.
+ */
+CLASSFS_PUBLIC int classfs_class_register(struct classfs_tree *tree, struct classfs_class *cls);
+/**
+ * classfs_class_unregister() - remove a class; devices still in it are
+ * removed first (deepest first, with REMOVE events); the class's
+ * reference is dropped.
+ */
+CLASSFS_PUBLIC void classfs_class_unregister(struct classfs_class *cls);
+/** classfs_class_create() - allocate and register a class; NULL + errno on error */
+CLASSFS_PUBLIC struct classfs_class *classfs_class_create(struct classfs_tree *tree, const char *name);
+/** classfs_class_destroy() - unregister a class made by classfs_class_create(); NULL ignored */
+CLASSFS_PUBLIC void classfs_class_destroy(struct classfs_class *cls);
+/** classfs_class_get() - take a reference; NULL tolerated */
+CLASSFS_PUBLIC struct classfs_class *classfs_class_get(struct classfs_class *cls);
+/** classfs_class_put() - drop a reference; the last runs class_release; NULL tolerated */
+CLASSFS_PUBLIC void classfs_class_put(struct classfs_class *cls);
+/** classfs_class_find() - a registered class by name, with a reference, or NULL */
+CLASSFS_PUBLIC struct classfs_class *classfs_class_find(struct classfs_tree *tree, const char *name);
+/** classfs_class_create_file() - add an attribute to the class directory */
+CLASSFS_PUBLIC int classfs_class_create_file(struct classfs_class *cls,
+					     const struct classfs_class_attribute *attr);
+/** classfs_class_remove_file() - remove it; waits for running show()/store() */
+CLASSFS_PUBLIC void classfs_class_remove_file(struct classfs_class *cls,
+					      const struct classfs_class_attribute *attr);
+/**
+ * classfs_class_for_each_device() - call @fn for each device of @cls
+ * with a reference held and no lock held; stops at a non-zero return,
+ * which it returns.
+ */
+CLASSFS_PUBLIC int classfs_class_for_each_device(struct classfs_class *cls,
+						 int (*fn)(struct classfs_device *dev, void *data),
+						 void *data);
+/** classfs_class_find_device_by_devt() - a device of @cls with @devt, referenced, or NULL */
+CLASSFS_PUBLIC struct classfs_device *classfs_class_find_device_by_devt(struct classfs_class *cls,
+									dev_t devt);
+/** classfs_class_find_device() - a device of @cls by name, referenced, or NULL */
+CLASSFS_PUBLIC struct classfs_device *classfs_class_find_device(struct classfs_class *cls,
+								const char *name);
+
+/* ------------------------------------------------------------------ */
+/* buses (physical devices' subsystems)                                */
+/* ------------------------------------------------------------------ */
+
+/** struct classfs_bus - a bus type (bus/NAME, devices listed in bus/NAME/devices) */
+struct classfs_bus {
+	const char *name;
+	/* private */
+	struct {
+		struct classfs_tree *tree;
+		struct classfs_node node;	/* bus/NAME */
+		struct classfs_node *devices;	/* bus/NAME/devices */
+		struct classfs_bus *next;
+		int ndevices;
+		bool registered;
+	} p;
+};
+
+/** classfs_bus_register() - add a bus type; -EEXIST, -EINVAL, -ENOMEM */
+CLASSFS_PUBLIC int classfs_bus_register(struct classfs_tree *tree, struct classfs_bus *bus);
+/** classfs_bus_unregister() - remove it (its devices must be gone: else nothing happens) */
+CLASSFS_PUBLIC int classfs_bus_unregister(struct classfs_bus *bus);
+/** classfs_bus_find() - a bus by name, or NULL */
+CLASSFS_PUBLIC struct classfs_bus *classfs_bus_find(struct classfs_tree *tree, const char *name);
+
+/* ------------------------------------------------------------------ */
+/* device types: the per-type hooks                                    */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct classfs_device_type - what kind of device within its class
+ * @name: the DEVTYPE of its uevents (NULL: none).
+ * @groups: NULL-terminated attribute groups for devices of this type.
+ * @uevent: adds variables (after the class's); non-zero vetoes.
+ * @release: releases a device of this type without a release of its own.
+ */
+struct classfs_device_type {
+	const char *name;
+	const struct classfs_attribute_group *const *groups;
+	int (*uevent)(struct classfs_device *dev, struct classfs_uevent_env *env);
+	void (*release)(struct classfs_device *dev);
+};
+
+/* ------------------------------------------------------------------ */
+/* devices                                                             */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct classfs_device - a class device or a physical (bus) device
+ * @cls: the class of a class device; NULL for a physical device.
+ * @parent: a class device's parent class device (same class: nesting),
+ *          or a physical device's physical parent.
+ * @devt: device number; a `dev` file exists when major(devt) != 0.
+ * @drvdata: the owner's data (class_data).
+ * @phys: a class device's physical device (the `device` link): a
+ *        physical device or a class device of another class.
+ * @type: optional device type (DEVTYPE, groups, uevent, release hooks).
+ * @bus: a physical device's bus type (optional).
+ * @release: called when the last reference goes (else type's, class's).
+ *
+ * The first four fields are aliased by <classfs/kernel.h>: keep them.
+ */
+struct classfs_device {
+	struct classfs_class *cls;
+	struct classfs_device *parent;
+	dev_t devt;
+	void *drvdata;
+	struct classfs_device *phys;
+	const struct classfs_device_type *type;
+	struct classfs_bus *bus;
+	void (*release)(struct classfs_device *dev);
+
+	/* private: the device's directory, index chains, reference count */
+	struct {
+		struct classfs_node node;
+		struct classfs_device *name_next;	/* class name index */
+		struct classfs_device *devt_next;	/* tree devt index */
+		int refcount;
+		unsigned int state;
+	} p;
+};
+
+/**
+ * classfs_device_initialize() - prepare an embedded device (one reference)
+ * Fill @cls, @parent, @devt, ... and the name, then classfs_device_add().
+ */
+CLASSFS_PUBLIC void classfs_device_initialize(struct classfs_device *dev);
+/**
+ * classfs_device_set_name() - name a device before it is added
+ * Return: 0, -EINVAL for an invalid name, -EBUSY once added, -ENOMEM.
+ */
+CLASSFS_PUBLIC int classfs_device_set_name(struct classfs_device *dev, const char *fmt, ...)
+	CLASSFS_PRINTF(2, 3);
+/**
+ * classfs_device_set_name_static() - name a device with caller-owned
+ * storage that outlives the device (no allocation); same checks.
+ */
+CLASSFS_PUBLIC int classfs_device_set_name_static(struct classfs_device *dev, const char *name);
+/** classfs_device_name() - the device's name (NULL before it is named) */
+CLASSFS_PUBLIC const char *classfs_device_name(const struct classfs_device *dev);
+/**
+ * classfs_device_add() - publish a device
+ *
+ * Takes references on the class, the parent and the physical device,
+ * creates the directory with `uevent`, `dev`, `subsystem`, `device` and
+ * every default attribute, the reverse link in the physical device's
+ * directory, all visible at once; sends ADD; joins the class; calls every
+ * matching interface's add().
+ * Return: 0, -EINVAL (no name, no class and no tree, parent of another
+ * class or not added, bad name), -EEXIST (name taken in the class or in
+ * the directory), -ENODEV (parent being removed), -ENOMEM.  On error
+ * nothing is changed.
+ */
+CLASSFS_PUBLIC int classfs_device_add(struct classfs_device *dev);
+/**
+ * classfs_device_add_to() - classfs_device_add() for a physical device
+ * with neither bus nor parent, placed in @tree (classfs_device_add() uses
+ * the default tree for those).
+ */
+CLASSFS_PUBLIC int classfs_device_add_to(struct classfs_tree *tree, struct classfs_device *dev);
+/**
+ * classfs_device_del() - unpublish a device
+ *
+ * Leaves the class and calls interfaces' remove(), removes the devices
+ * still below it (deepest first, each with its remove() calls and its
+ * REMOVE event; their registration references are dropped), sends REMOVE,
+ * removes the directory once no show()/store() of it runs, drops the
+ * references add took.
+ * Return: 0, -EINVAL (not added), -EDEADLK (called from a show()/store()
+ * of this device or one below it: use classfs_device_unregister_self()).
+ */
+CLASSFS_PUBLIC int classfs_device_del(struct classfs_device *dev);
+/** classfs_device_register() - classfs_device_initialize() + classfs_device_add() */
+CLASSFS_PUBLIC int classfs_device_register(struct classfs_device *dev);
+/** classfs_device_unregister() - classfs_device_del() + classfs_device_put() */
+CLASSFS_PUBLIC int classfs_device_unregister(struct classfs_device *dev);
+/**
+ * classfs_device_unregister_self() - unregister from one of its own
+ * attribute callbacks (sysfs's `delete` files): the caller's own active
+ * reference is set aside so the removal does not wait for it; the device
+ * is released no earlier than the callback's return.
+ * Return: as classfs_device_del(); -EINVAL when not called from a
+ * callback of this device.
+ */
+CLASSFS_PUBLIC int classfs_device_unregister_self(struct classfs_device *dev);
+/**
+ * classfs_device_create() - allocate, name and add a class device
+ * @phys: physical device (may be NULL).
+ * Return: the device, or NULL with errno set (as classfs_device_add()).
+ */
+CLASSFS_PUBLIC struct classfs_device *classfs_device_create(struct classfs_class *cls,
+							   struct classfs_device *parent,
+							   dev_t devt,
+							   struct classfs_device *phys,
+							   void *drvdata,
+							   const char *fmt, ...)
+	CLASSFS_PRINTF(6, 7);
+/** classfs_device_get() - take a reference; NULL tolerated */
+CLASSFS_PUBLIC struct classfs_device *classfs_device_get(struct classfs_device *dev);
+/** classfs_device_put() - drop a reference (the last releases); NULL tolerated */
+CLASSFS_PUBLIC void classfs_device_put(struct classfs_device *dev);
+/** classfs_device_is_added() - true between a successful add and del */
+CLASSFS_PUBLIC bool classfs_device_is_added(const struct classfs_device *dev);
+/**
+ * classfs_device_rename() - rename; sends MOVE with DEVPATH_OLD
+ * Return: 0, -EINVAL (bad name, not added), -EEXIST, -ENOMEM.
+ */
+CLASSFS_PUBLIC int classfs_device_rename(struct classfs_device *dev, const char *new_name);
+/** classfs_device_create_file() - add an attribute file after add */
+CLASSFS_PUBLIC int classfs_device_create_file(struct classfs_device *dev,
+					      const struct classfs_device_attribute *attr);
+/**
+ * classfs_device_create_file_owned() - as classfs_device_create_file(),
+ * and @attr (from classfs_malloc()) is freed with classfs_free() by the
+ * library when the file goes (also on error).
+ */
+CLASSFS_PUBLIC int classfs_device_create_file_owned(struct classfs_device *dev,
+						    struct classfs_device_attribute *attr);
+/** classfs_device_remove_file() - remove it; waits for running show()/store() */
+CLASSFS_PUBLIC void classfs_device_remove_file(struct classfs_device *dev,
+					       const struct classfs_device_attribute *attr);
+/** classfs_device_create_bin_file() - add a binary attribute */
+CLASSFS_PUBLIC int classfs_device_create_bin_file(struct classfs_device *dev,
+						  const struct classfs_bin_attribute *attr);
+/** classfs_device_remove_bin_file() - remove it */
+CLASSFS_PUBLIC void classfs_device_remove_bin_file(struct classfs_device *dev,
+						   const struct classfs_bin_attribute *attr);
+/** classfs_device_create_group() - add a group's files (and its directory); all or nothing */
+CLASSFS_PUBLIC int classfs_device_create_group(struct classfs_device *dev,
+					       const struct classfs_attribute_group *grp);
+/** classfs_device_remove_group() - remove them */
+CLASSFS_PUBLIC void classfs_device_remove_group(struct classfs_device *dev,
+						const struct classfs_attribute_group *grp);
+/**
+ * classfs_device_uevent() - send an event for a device
+ * @extra: NULL or a NULL-terminated list of "KEY=VALUE" added last.
+ * Return: 0, -EINVAL (not added, bad action or variable), -ENOMEM
+ * (limits), or the hooks' veto.
+ */
+CLASSFS_PUBLIC int classfs_device_uevent(struct classfs_device *dev, enum classfs_action action,
+					 const char *const *extra);
+/**
+ * classfs_device_notify() - wake poll()ers of an attribute (sysfs_notify)
+ * @attr_name: an attribute of @dev ("group/name" for a named group).
+ */
+CLASSFS_PUBLIC int classfs_device_notify(struct classfs_device *dev, const char *attr_name);
+/**
+ * classfs_tree_set_notify() - who learns of classfs_device_notify() calls
+ * (the filesystem wakes its pollers); one per tree, NULL removes it.
+ */
+CLASSFS_PUBLIC void classfs_tree_set_notify(struct classfs_tree *tree,
+					    void (*fn)(struct classfs_tree *tree, uint64_t ino,
+						       void *data),
+					    void *data);
+/**
+ * classfs_device_devpath() - DEVPATH of an added device ("/class/block/sda")
+ * Return: length, or -errno (-ERANGE when @size is too small).
+ */
+CLASSFS_PUBLIC int classfs_device_devpath(struct classfs_device *dev, char *buf, size_t size);
+/** classfs_device_tree() - the tree of an added device, or NULL */
+CLASSFS_PUBLIC struct classfs_tree *classfs_device_tree(const struct classfs_device *dev);
+
+/* ------------------------------------------------------------------ */
+/* class interfaces                                                    */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct classfs_interface - a driver of a class's devices
+ * @type: when set, only devices of this type are offered.
+ * @add: called for each device of the class (present or future); may
+ *       create or remove devices.  Errors are ignored, as in Linux.
+ * @remove: called when a device leaves or the interface unregisters.
+ */
+struct classfs_interface {
+	struct classfs_class *cls;
+	const struct classfs_device_type *type;
+	int (*add)(struct classfs_device *dev, struct classfs_interface *intf);
+	void (*remove)(struct classfs_device *dev, struct classfs_interface *intf);
+	/* private */
+	struct {
+		struct classfs_interface *next;
+		int users;
+		bool registered;
+	} p;
+};
+
+/**
+ * classfs_interface_register() - add an interface; add() runs for every
+ * existing device.  Return: 0, -ENODEV (no class), -EINVAL, -EEXIST.
+ */
+CLASSFS_PUBLIC int classfs_interface_register(struct classfs_interface *intf);
+/** classfs_interface_unregister() - remove() runs for every device */
+CLASSFS_PUBLIC void classfs_interface_unregister(struct classfs_interface *intf);
+
+/* ------------------------------------------------------------------ */
+/* the tree as files: ids and the path API                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every entry of the tree has an inode number: the node's id, the
+ * node's generation and a slot (0 for the node itself, else one of the
+ * entries computed from it: `dev`, `uevent`, default attributes, links).
+ * A stale number (its node gone) answers -ENOENT.
+ */
+#define CLASSFS_ROOT_INO	classfs_root_ino()
+
+enum classfs_ftype {
+	CLASSFS_FT_DIR = 1,
+	CLASSFS_FT_REG,
+	CLASSFS_FT_LNK,
+};
+
+struct classfs_stat {
+	uint64_t ino;
+	uint32_t generation;
+	enum classfs_ftype type;
+	mode_t mode;		/* permission bits only */
+	off_t size;
+	bool dynamic;		/* computed by show() on every read */
+};
+
+/** classfs_root_ino() - the inode number of every tree's root */
+CLASSFS_PUBLIC uint64_t classfs_root_ino(void);
+/** classfs_getattr() - stat an entry; -ENOENT when gone */
+CLASSFS_PUBLIC int classfs_getattr(struct classfs_tree *tree, uint64_t ino, struct classfs_stat *st);
+/** classfs_lookup() - the entry @name in directory @dir; -ENOENT, -ENOTDIR */
+CLASSFS_PUBLIC int classfs_lookup(struct classfs_tree *tree, uint64_t dir, const char *name,
+				  struct classfs_stat *st);
+/**
+ * classfs_read() - read an entry: an attribute's whole value from @off
+ * Return: bytes, or -errno (-ENODEV once removed, -EACCES when not
+ * readable, -EISDIR, the show()'s error).
+ */
+CLASSFS_PUBLIC ssize_t classfs_read(struct classfs_tree *tree, uint64_t ino, char *buf,
+				    size_t size, off_t off);
+/**
+ * classfs_write() - one store() with the whole buffer (-E2BIG over
+ * CLASSFS_ATTR_MAX); binary attributes take @off.
+ * Return: bytes consumed or -errno (-EACCES when not writable).
+ */
+CLASSFS_PUBLIC ssize_t classfs_write(struct classfs_tree *tree, uint64_t ino, const char *buf,
+				     size_t size, off_t off);
+/** classfs_readlink() - a link's relative target; length or -errno (-EINVAL if not a link) */
+CLASSFS_PUBLIC ssize_t classfs_readlink(struct classfs_tree *tree, uint64_t ino, char *buf,
+					size_t size);
+/**
+ * classfs_readdir() - list a directory from @off (0 = start)
+ * @fill: called per entry with the offset to resume after it; a non-zero
+ *        return stops the listing (entry not consumed).
+ * Offsets stay valid while the directory changes: an entry present for
+ * the whole listing is seen exactly once.  "." and ".." are not listed.
+ */
+CLASSFS_PUBLIC int classfs_readdir(struct classfs_tree *tree, uint64_t dir, uint64_t off,
+				   int (*fill)(void *ctx, const char *name,
+					       const struct classfs_stat *st, uint64_t next_off),
+				   void *ctx);
+/**
+ * classfs_path_stat() - resolve a path below the root ("class/block/sda")
+ * without following the last component's link (links inside the path
+ * are followed). Return: 0 or -errno.
+ */
+CLASSFS_PUBLIC int classfs_path_stat(struct classfs_tree *tree, const char *path,
+				     struct classfs_stat *st);
+/** classfs_path_read() - read a whole attribute by path; length or -errno */
+CLASSFS_PUBLIC ssize_t classfs_path_read(struct classfs_tree *tree, const char *path, char *buf,
+					 size_t size);
+/** classfs_path_write() - write an attribute by path; bytes or -errno */
+CLASSFS_PUBLIC ssize_t classfs_path_write(struct classfs_tree *tree, const char *path,
+					  const char *buf, size_t size);
+/** classfs_path_readlink() - a link's target by path; length or -errno */
+CLASSFS_PUBLIC ssize_t classfs_path_readlink(struct classfs_tree *tree, const char *path,
+					     char *buf, size_t size);
+/**
+ * classfs_path_list() - list a directory by path, each entry once
+ * Return: number of entries, or -errno.
+ */
+CLASSFS_PUBLIC int classfs_path_list(struct classfs_tree *tree, const char *path,
+				     int (*fn)(void *ctx, const char *name,
+					       const struct classfs_stat *st),
+				     void *ctx);
+/** classfs_name_valid() - 0 for a valid entry name, else -EINVAL */
+CLASSFS_PUBLIC int classfs_name_valid(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

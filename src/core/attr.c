@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * attr.c - files a driver adds to a device after it is published:
+ * attributes, binary attributes and groups (all or nothing), and
+ * sysfs_notify()-style wake-ups for pollers.
+ */
+#include "internal.h"
+
+
+/* is @name free in @dev's directory (under L)? */
+static bool name_free_locked(struct classfs_device *dev, const char *name)
+{
+	return !cfs_dir_lookup(&dev->p.node, name) && !cfs_name_is_virtual(dev, name);
+}
+
+static bool alive(const struct classfs_device *dev)
+{
+	return cfs_dev_state(dev, CFS_DS_ADDED) && !cfs_dev_state(dev, CFS_DS_REMOVING);
+}
+
+static int file_add(struct classfs_device *dev, const struct classfs_attribute *a, int type,
+		    const void *def, bool owned)
+{
+	struct classfs_tree *t;
+	struct classfs_node *n;
+	int r;
+
+	if (!dev || !a || classfs_name_valid(a->name) < 0 || !cfs_dev_state(dev, CFS_DS_ADDED))
+		return -EINVAL;
+	t = cfs_node_tree(&dev->p.node);
+	n = cfs_node_new(t, a->name, type, a->mode);
+	if (!n)
+		return -ENOMEM;
+	n->u.attr = def;
+	cfs_lock(t);
+	if (!alive(dev))
+		r = -ENODEV;
+	else if (!name_free_locked(dev, a->name))
+		r = -EEXIST;
+	else
+		r = cfs_node_add(t, &dev->p.node, n);
+	if (r == 0 && owned)
+		n->flags |= CFS_NF_OWN_ATTR;
+	cfs_unlock(t);
+	if (r < 0)
+		cfs_node_free(n);
+	return r;
+}
+
+/**
+ * classfs_device_create_file() - add a text attribute to an added device
+ * Return: 0, -EINVAL, -ENODEV (being removed), -EEXIST, -ENOMEM.
+ */
+int classfs_device_create_file(struct classfs_device *dev,
+			       const struct classfs_device_attribute *attr)
+{
+	return file_add(dev, attr ? &attr->attr : NULL, CFS_NT_REG, attr, false);
+}
+
+/**
+ * classfs_device_create_file_owned() - as classfs_device_create_file();
+ * @attr is freed with classfs_free() when the file goes, or now on error.
+ */
+int classfs_device_create_file_owned(struct classfs_device *dev,
+				     struct classfs_device_attribute *attr)
+{
+	int r = file_add(dev, attr ? &attr->attr : NULL, CFS_NT_REG, attr, true);
+
+	if (r < 0)
+		cfs_free(attr);
+	return r;
+}
+
+/** classfs_device_remove_file() - remove a text attribute once its callbacks are done */
+void classfs_device_remove_file(struct classfs_device *dev,
+				const struct classfs_device_attribute *attr)
+{
+	if (!dev || !attr || !cfs_dev_state(dev, CFS_DS_ADDED))
+		return;
+	cfs_remove_file(cfs_node_tree(&dev->p.node), &dev->p.node, attr->attr.name, attr);
+}
+
+/** classfs_device_create_bin_file() - add a binary attribute; as create_file */
+int classfs_device_create_bin_file(struct classfs_device *dev,
+				   const struct classfs_bin_attribute *attr)
+{
+	return file_add(dev, attr ? &attr->attr : NULL, CFS_NT_BIN, attr, false);
+}
+
+/** classfs_device_remove_bin_file() - remove a binary attribute */
+void classfs_device_remove_bin_file(struct classfs_device *dev,
+				    const struct classfs_bin_attribute *attr)
+{
+	if (!dev || !attr || !cfs_dev_state(dev, CFS_DS_ADDED))
+		return;
+	cfs_remove_file(cfs_node_tree(&dev->p.node), &dev->p.node, attr->attr.name, attr);
+}
+
+/* the nodes of a group's files, chained through ->next */
+static int group_nodes(struct classfs_tree *t, const struct classfs_attribute_group *grp,
+		       struct classfs_node **list)
+{
+	*list = NULL;
+	for (const struct classfs_device_attribute *const *a = grp->attrs; a && *a; a++) {
+		struct classfs_node *n;
+
+		if (classfs_name_valid((*a)->attr.name) < 0)
+			return -EINVAL;
+		n = cfs_node_new(t, (*a)->attr.name, CFS_NT_REG, (*a)->attr.mode);
+		if (!n)
+			return -ENOMEM;
+		n->u.attr = *a;
+		n->next = *list;
+		*list = n;
+	}
+	for (const struct classfs_bin_attribute *const *a = grp->bin_attrs; a && *a; a++) {
+		struct classfs_node *n;
+
+		if (classfs_name_valid((*a)->attr.name) < 0)
+			return -EINVAL;
+		n = cfs_node_new(t, (*a)->attr.name, CFS_NT_BIN, (*a)->attr.mode);
+		if (!n)
+			return -ENOMEM;
+		n->u.attr = *a;
+		n->next = *list;
+		*list = n;
+	}
+	return 0;
+}
+
+/**
+ * classfs_device_create_group() - add a group's files (in a subdirectory
+ * when it is named), all at once or none.
+ * Return: 0, -EINVAL, -ENODEV, -EEXIST, -ENOMEM.
+ */
+int classfs_device_create_group(struct classfs_device *dev,
+				const struct classfs_attribute_group *grp)
+{
+	struct classfs_node *list = NULL, *dir = NULL, *target, *n;
+	struct classfs_tree *t;
+	int r;
+
+	if (!dev || !grp || !cfs_dev_state(dev, CFS_DS_ADDED) ||
+	    (grp->name && classfs_name_valid(grp->name) < 0))
+		return -EINVAL;
+	t = cfs_node_tree(&dev->p.node);
+	r = group_nodes(t, grp, &list);
+	if (r < 0)
+		goto out_free;
+	if (grp->name && !(dir = cfs_node_new(t, grp->name, CFS_NT_DIR, 0755))) {
+		r = -ENOMEM;
+		goto out_free;
+	}
+	target = dir ? dir : &dev->p.node;
+
+	cfs_lock(t);
+	r = -ENODEV;
+	if (!alive(dev))
+		goto out_unlock;
+	r = -EEXIST;
+	if (dir && !name_free_locked(dev, dir->name))
+		goto out_unlock;
+	for (n = list; n; n = n->next) {
+		if (!dir && !name_free_locked(dev, n->name))
+			goto out_unlock;
+		for (struct classfs_node *m = n->next; m; m = m->next)
+			if (!strcmp(m->name, n->name))
+				goto out_unlock;
+	}
+	/* ids and table slots first; linking cannot fail after that */
+	r = -ENOMEM;
+	if (cfs_dir_reserve(&dev->p.node) < 0)
+		goto out_unlock;
+	if (dir && list && cfs_dir_reserve(dir) < 0)
+		goto out_unlock;
+	if (dir && (r = cfs_node_id_alloc(t, dir)) < 0)
+		goto out_unlock;
+	for (n = list; n; n = n->next) {
+		r = cfs_node_id_alloc(t, n);
+		if (r < 0) {
+			for (struct classfs_node *m = list; m != n; m = m->next)
+				cfs_node_id_release(t, m);
+			if (dir)
+				cfs_node_id_release(t, dir);
+			goto out_unlock;
+		}
+	}
+	while (list) {
+		n = list;
+		list = n->next;
+		cfs_dir_link(target, n);
+	}
+	if (dir) {
+		cfs_dir_link(&dev->p.node, dir);
+		dir = NULL;
+	}
+	r = 0;
+out_unlock:
+	if (r < 0 && !dev->p.node.u.dir->count) {
+		cfs_htab_destroy(dev->p.node.u.dir);
+		cfs_free(dev->p.node.u.dir);
+		dev->p.node.u.dir = NULL;
+	}
+	cfs_unlock(t);
+out_free:
+	cfs_free_list(list);
+	if (dir)
+		cfs_node_free(dir);
+	return r;
+}
+
+/** classfs_device_remove_group() - remove a group's files (and directory) */
+void classfs_device_remove_group(struct classfs_device *dev,
+				 const struct classfs_attribute_group *grp)
+{
+	struct classfs_node *freelist = NULL, *d;
+	struct classfs_tree *t;
+
+	if (!dev || !grp || !cfs_dev_state(dev, CFS_DS_ADDED))
+		return;
+	t = cfs_node_tree(&dev->p.node);
+	if (!grp->name) {
+		for (const struct classfs_device_attribute *const *a = grp->attrs; a && *a; a++)
+			cfs_remove_file(t, &dev->p.node, (*a)->attr.name, *a);
+		for (const struct classfs_bin_attribute *const *a = grp->bin_attrs; a && *a; a++)
+			cfs_remove_file(t, &dev->p.node, (*a)->attr.name, *a);
+		return;
+	}
+	cfs_lock(t);
+	d = cfs_dir_lookup(&dev->p.node, grp->name);
+	if (d && d->type == CFS_NT_DIR && !cfs_active_held_below(d)) {
+		cfs_subtree_deactivate(d);
+		cfs_subtree_drain_locked(t, d);
+		cfs_subtree_unlink(t, d, &freelist);
+	}
+	cfs_unlock(t);
+	cfs_free_list(freelist);
+}
+
+/**
+ * classfs_device_notify() - wake pollers of attribute @attr_name of @dev
+ * ("group/name" inside a named group), as sysfs_notify() does.
+ * Return: 0, -EINVAL, -ENOENT (no such attribute).
+ */
+int classfs_device_notify(struct classfs_device *dev, const char *attr_name)
+{
+	struct classfs_stat st;
+	struct classfs_tree *t;
+	char path[2 * NAME_MAX + 2];
+	const char *slash;
+	uint64_t ino;
+	int r;
+
+	if (!dev || !attr_name || !cfs_dev_state(dev, CFS_DS_ADDED))
+		return -EINVAL;
+	t = cfs_node_tree(&dev->p.node);
+	cfs_lock(t);
+	ino = cfs_ino(&dev->p.node, 0);
+	cfs_unlock(t);
+	slash = strchr(attr_name, '/');
+	if (slash) {
+		snprintf(path, sizeof(path), "%.*s", (int)(slash - attr_name), attr_name);
+		r = classfs_lookup(t, ino, path, &st);
+		if (r < 0)
+			return r;
+		ino = st.ino;
+		attr_name = slash + 1;
+	}
+	r = classfs_lookup(t, ino, attr_name, &st);
+	if (r < 0)
+		return r;
+	if (st.type != CLASSFS_FT_REG)
+		return -ENOENT;
+	pthread_mutex_lock(&t->evlock);
+	void (*fn)(struct classfs_tree *, uint64_t, void *) = t->notify_fn;
+	void *data = t->notify_data;
+
+	t->notifications++;
+	pthread_mutex_unlock(&t->evlock);
+	if (fn)
+		fn(t, st.ino, data);
+	return 0;
+}
+
+/**
+ * classfs_tree_set_notify() - who learns of classfs_device_notify() calls
+ * (the filesystem wakes its pollers there).  One per tree; NULL removes.
+ */
+void classfs_tree_set_notify(struct classfs_tree *tree,
+			     void (*fn)(struct classfs_tree *tree, uint64_t ino, void *data),
+			     void *data)
+{
+	if (!tree)
+		return;
+	pthread_mutex_lock(&tree->evlock);
+	tree->notify_fn = fn;
+	tree->notify_data = data;
+	pthread_mutex_unlock(&tree->evlock);
+}

@@ -1,0 +1,889 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * device.c - class devices and physical devices: add, del, rename,
+ * references and release.
+ *
+ * A device is published in one critical section (L): its directory node
+ * with every computed entry (`uevent`, `dev`, `subsystem`, `device`, the
+ * class's and type's attributes, see view.c), its index entries and its
+ * links appear at once, and the ADD event is numbered in that same
+ * section.  Everything that can fail (allocations, ids, name checks) is
+ * done before the first visible change, so an error changes nothing.
+ */
+#include "internal.h"
+
+static uint32_t name_hash(const void *e)
+{
+	return ((const struct classfs_device *)e)->p.node.hash;
+}
+
+const struct cfs_htab_ops cfs_name_htab_ops = {
+	.next_off = offsetof(struct classfs_device, p.name_next),
+	.hash = name_hash,
+};
+
+static uint32_t devt_hash(const void *e)
+{
+	return cfs_hash_devt(((const struct classfs_device *)e)->devt);
+}
+
+const struct cfs_htab_ops cfs_devt_htab_ops = {
+	.next_off = offsetof(struct classfs_device, p.devt_next),
+	.hash = devt_hash,
+};
+
+static void state_set(struct classfs_device *dev, unsigned int bits)
+{
+	__atomic_or_fetch(&dev->p.state, bits, __ATOMIC_RELEASE);
+}
+
+static void state_clear(struct classfs_device *dev, unsigned int bits)
+{
+	__atomic_and_fetch(&dev->p.state, ~bits, __ATOMIC_RELEASE);
+}
+
+/**
+ * classfs_device_initialize() - prepare a device for classfs_device_add()
+ * @dev: the device; its public fields are left as they are.
+ *
+ * The device holds one reference, dropped by classfs_device_put().
+ */
+void classfs_device_initialize(struct classfs_device *dev)
+{
+	if (!dev)
+		return;
+	memset(&dev->p, 0, sizeof(dev->p));
+	cfs_node_init(&dev->p.node, NULL, CFS_NT_DIR, 0755, CFS_NF_DEVICE);
+	dev->p.refcount = 1;
+	dev->p.state = CFS_DS_INIT;
+}
+
+static int set_name(struct classfs_device *dev, const char *name, bool owned)
+{
+	if (!dev || !cfs_dev_state(dev, CFS_DS_INIT))
+		return -EINVAL;
+	if (cfs_dev_state(dev, CFS_DS_ADDED))
+		return -EBUSY;
+	if (dev->p.node.flags & CFS_NF_OWN_NAME)
+		cfs_free((void *)dev->p.node.name);
+	dev->p.node.name = name;
+	dev->p.node.hash = cfs_hash_name(name);
+	if (owned)
+		dev->p.node.flags |= CFS_NF_OWN_NAME;
+	else
+		dev->p.node.flags &= (uint8_t)~CFS_NF_OWN_NAME;
+	state_set(dev, CFS_DS_NAMED);
+	return 0;
+}
+
+static int set_name_v(struct classfs_device *dev, const char *fmt, va_list ap)
+{
+	char buf[NAME_MAX + 2];
+	char *copy;
+	int len, r;
+
+	if (!dev || !fmt)
+		return -EINVAL;
+	len = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (len < 0 || len > NAME_MAX)
+		return -EINVAL;
+	r = classfs_name_valid(buf);
+	if (r < 0)
+		return r;
+	copy = cfs_strdup(buf);
+	if (!copy)
+		return -ENOMEM;
+	r = set_name(dev, copy, true);
+	if (r < 0)
+		cfs_free(copy);
+	return r;
+}
+
+/**
+ * classfs_device_set_name() - name a device before classfs_device_add()
+ * Return: 0, -EINVAL (invalid name or device), -EBUSY (added), -ENOMEM.
+ */
+int classfs_device_set_name(struct classfs_device *dev, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = set_name_v(dev, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/**
+ * classfs_device_set_name_static() - name a device with storage the caller
+ * keeps for the device's lifetime.  Return: as classfs_device_set_name().
+ */
+int classfs_device_set_name_static(struct classfs_device *dev, const char *name)
+{
+	int r = classfs_name_valid(name);
+
+	if (r < 0)
+		return r;
+	return set_name(dev, name, false);
+}
+
+/** classfs_device_name() - the device's name, NULL before it has one */
+const char *classfs_device_name(const struct classfs_device *dev)
+{
+	return dev ? dev->p.node.name : NULL;
+}
+
+/** classfs_device_is_added() - true between a successful add and its del */
+bool classfs_device_is_added(const struct classfs_device *dev)
+{
+	return dev && cfs_dev_state(dev, CFS_DS_ADDED);
+}
+
+struct classfs_tree *cfs_device_tree_of(const struct classfs_device *dev)
+{
+	if (cfs_dev_state(dev, CFS_DS_ADDED) || dev->p.node.parent)
+		return cfs_node_tree(&dev->p.node);
+	if (dev->cls)
+		return dev->cls->p.tree;
+	if (dev->bus)
+		return dev->bus->p.tree;
+	if (dev->parent)
+		return cfs_device_tree_of(dev->parent);
+	if (dev->phys)
+		return cfs_device_tree_of(dev->phys);
+	return classfs_default_tree();
+}
+
+/** classfs_device_tree() - the tree an added device is in, else NULL */
+struct classfs_tree *classfs_device_tree(const struct classfs_device *dev)
+{
+	if (!dev || !cfs_dev_state(dev, CFS_DS_ADDED))
+		return NULL;
+	return cfs_node_tree(&dev->p.node);
+}
+
+/** classfs_device_get() - take a reference on @dev; NULL tolerated */
+struct classfs_device *classfs_device_get(struct classfs_device *dev)
+{
+	if (dev)
+		__atomic_add_fetch(&dev->p.refcount, 1, __ATOMIC_RELAXED);
+	return dev;
+}
+
+/*
+ * The last reference: the device's own release, else its type's, else its
+ * class's.  The class reference taken by add is held until here so that
+ * the class's release callback is still there to be called.
+ */
+static void device_release(struct classfs_device *dev)
+{
+	struct classfs_class *cls = (dev->p.state & CFS_DS_CLASSREF) ? dev->cls : NULL;
+	void (*release)(struct classfs_device *) = dev->release;
+
+	if (!release && dev->type)
+		release = dev->type->release;
+	if (!release && dev->cls)
+		release = dev->cls->dev_release;
+	dev->p.node.flags &= (uint8_t)~CFS_NF_ALLOC;
+	cfs_node_free(&dev->p.node);
+	dev->p.state = 0;
+	if (release)
+		release(dev);
+	classfs_class_put(cls);
+}
+
+/** classfs_device_put() - drop a reference; the last one releases; NULL tolerated */
+void classfs_device_put(struct classfs_device *dev)
+{
+	if (dev && __atomic_sub_fetch(&dev->p.refcount, 1, __ATOMIC_ACQ_REL) == 0)
+		device_release(dev);
+}
+
+struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const char *name)
+{
+	uint32_t h = cfs_hash_name(name);
+
+	for (struct classfs_device *d = cfs_htab_chain(&cls->p.names, h); d; d = d->p.name_next) {
+		if (d->p.node.hash > h)
+			break;
+		if (d->p.node.hash == h && !strcmp(d->p.node.name, name))
+			return d;
+	}
+	return NULL;
+}
+
+static bool added_and_alive(const struct classfs_device *d)
+{
+	return cfs_dev_state(d, CFS_DS_ADDED) && !cfs_dev_state(d, CFS_DS_REMOVING);
+}
+
+/*
+ * Where the device's directory goes (under L).  In the `devices` layout a
+ * class device without a parent of its class goes under its physical
+ * device: directly below a class device, in a "CLASS" glue directory
+ * below a physical device, or in devices/virtual/CLASS without one.
+ * *glue is set when a glue directory was made for it.
+ */
+static struct classfs_node *placement_locked(struct classfs_tree *t, struct classfs_device *dev,
+					     struct classfs_node **glue)
+{
+	struct classfs_node *base;
+
+	*glue = NULL;
+	if (!dev->cls)
+		return dev->parent ? &dev->parent->p.node : t->devices_dir;
+	if (dev->parent)
+		return &dev->parent->p.node;
+	if (t->layout == CLASSFS_LAYOUT_CLASS)
+		return &dev->cls->p.node;
+	if (dev->phys && dev->phys->cls)
+		return &dev->phys->p.node;
+	base = dev->phys ? &dev->phys->p.node : t->virtual_dir;
+	struct classfs_node *g = cfs_dir_lookup(base, dev->cls->name);
+
+	if (g)
+		return g->type == CFS_NT_DIR && !(g->flags & CFS_NF_DEVICE) ? g : NULL;
+	g = cfs_mkdir(t, base, dev->cls->name);
+	*glue = g;
+	return g;
+}
+
+static bool is_glue_dir(struct classfs_tree *t, const struct classfs_node *n)
+{
+	return t->layout == CLASSFS_LAYOUT_DEVICES && n->type == CFS_NT_DIR &&
+	       !(n->flags & (CFS_NF_DEVICE | CFS_NF_CLASS | CFS_NF_BUS)) && n->parent &&
+	       (n->parent == t->virtual_dir || (n->parent->flags & CFS_NF_DEVICE));
+}
+
+/* remove an empty glue directory (under L) */
+static void glue_put_locked(struct classfs_tree *t, struct classfs_node *g,
+			    struct classfs_node **freelist)
+{
+	if (g && is_glue_dir(t, g) && (!g->u.dir || !g->u.dir->count))
+		cfs_subtree_unlink(t, g, freelist);
+}
+
+/* the link "CLASS:NAME" a class device leaves in its physical device (class layout) */
+static bool wants_backlink(struct classfs_tree *t, const struct classfs_device *dev)
+{
+	return dev->cls && dev->phys && t->layout == CLASSFS_LAYOUT_CLASS;
+}
+
+static struct classfs_node *backlink_new(struct classfs_tree *t, struct classfs_device *dev,
+					 const char *name)
+{
+	char buf[2 * NAME_MAX + 2];
+
+	snprintf(buf, sizeof(buf), "%s:%s", dev->cls->name, name);
+	return cfs_node_new(t, buf, CFS_NT_LNK, 0777);
+}
+
+static struct classfs_node *backlink_find(struct classfs_device *dev)
+{
+	char buf[2 * NAME_MAX + 2];
+
+	snprintf(buf, sizeof(buf), "%s:%s", dev->cls->name, dev->p.node.name);
+	return cfs_dir_lookup(&dev->phys->p.node, buf);
+}
+
+/* reserve an id and a slot in @dir for @n; undone by unreserve_link() */
+static int reserve_link(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n)
+{
+	int r;
+
+	if (cfs_dir_lookup(dir, n->name))
+		return -EEXIST;
+	r = cfs_dir_reserve(dir);
+	if (r < 0)
+		return r;
+	return cfs_node_id_alloc(t, n);
+}
+
+static void unreserve_dir(struct classfs_node *dir)
+{
+	if (dir->u.dir && !dir->u.dir->count) {
+		cfs_htab_destroy(dir->u.dir);
+		cfs_free(dir->u.dir);
+		dir->u.dir = NULL;
+	}
+}
+
+static void unreserve_htab(struct classfs_htab *h)
+{
+	if (h->buckets && !h->count)
+		cfs_htab_destroy(h);
+}
+
+static int device_add(struct classfs_tree *t, struct classfs_device *dev)
+{
+	struct classfs_node *backlink = NULL, *buslink = NULL, *dir, *glue = NULL;
+	struct classfs_node *freelist = NULL;
+	struct cfs_event *ev = NULL;
+	const char *name;
+	int r;
+
+	if (!dev || !cfs_dev_state(dev, CFS_DS_INIT))
+		return -EINVAL;
+	if (cfs_dev_state(dev, CFS_DS_ADDED))
+		return -EBUSY;
+	name = dev->p.node.name;
+	if (!name || classfs_name_valid(name) < 0)
+		return -EINVAL;
+	if (dev->cls && dev->bus)
+		return -EINVAL;
+	if (dev->cls && dev->parent && dev->parent->cls != dev->cls)
+		return -EINVAL;
+	if (!dev->cls && dev->phys)
+		return -EINVAL;		/* a physical device's parent is @parent */
+	if (dev->parent == dev || dev->phys == dev)
+		return -EINVAL;
+	if (dev->cls)
+		t = dev->cls->p.tree;
+	else if (dev->bus)
+		t = dev->bus->p.tree;
+	else if (dev->parent)
+		t = classfs_device_tree(dev->parent);
+	if (!t)
+		return -EINVAL;
+	if ((dev->parent && classfs_device_tree(dev->parent) != t) ||
+	    (dev->phys && classfs_device_tree(dev->phys) != t))
+		return -EINVAL;
+
+	/* the event is made first: with it, publishing cannot fail */
+	if (cfs_event_needed(dev)) {
+		ev = cfs_event_alloc();
+		if (!ev)
+			return -ENOMEM;
+		if (cfs_event_fill(dev, ev, NULL)) {
+			/* vetoed by a hook: added without an event, as Linux does */
+			cfs_event_discard(ev);
+			ev = NULL;
+		}
+	}
+	if (wants_backlink(t, dev) && !(backlink = backlink_new(t, dev, name))) {
+		r = -ENOMEM;
+		goto out_free;
+	}
+	if (dev->bus && !(buslink = cfs_node_new(t, name, CFS_NT_LNK, 0777))) {
+		r = -ENOMEM;
+		goto out_free;
+	}
+
+	cfs_lock(t);
+	r = -EINVAL;
+	if ((dev->cls && !dev->cls->p.registered) || (dev->bus && !dev->bus->p.registered))
+		goto out_unlock;
+	if ((dev->parent && !cfs_dev_state(dev->parent, CFS_DS_ADDED)) ||
+	    (dev->phys && !cfs_dev_state(dev->phys, CFS_DS_ADDED)))
+		goto out_unlock;
+	r = -ENODEV;
+	if ((dev->parent && !added_and_alive(dev->parent)) ||
+	    (dev->phys && !added_and_alive(dev->phys)))
+		goto out_unlock;
+	r = -EEXIST;
+	if (dev->cls && cfs_class_lookup_locked(dev->cls, name))
+		goto out_unlock;
+	dir = placement_locked(t, dev, &glue);
+	if (!dir) {
+		r = -ENOMEM;
+		goto out_unlock;
+	}
+	if (cfs_dir_lookup(dir, name) || (dir->flags & CFS_NF_DEVICE &&
+					   cfs_name_is_virtual(cfs_node_device(dir), name)))
+		goto out_glue;
+
+	/* reserve everything that could fail */
+	r = -ENOMEM;
+	if (cfs_dir_reserve(dir) < 0)
+		goto out_glue;
+	if (dev->cls && cfs_htab_reserve(&dev->cls->p.names) < 0)
+		goto out_dir;
+	if (major(dev->devt) && cfs_htab_reserve(&t->devts) < 0)
+		goto out_names;
+	r = cfs_node_id_alloc(t, &dev->p.node);
+	if (r < 0)
+		goto out_devts;
+	if (backlink && (r = reserve_link(t, &dev->phys->p.node, backlink)) < 0)
+		goto out_id;
+	if (buslink && (r = reserve_link(t, dev->bus->p.devices, buslink)) < 0)
+		goto out_backlink;
+
+	/* publish: nothing below can fail */
+	dev->p.node.active = 0;
+	dev->p.node.flags &= (uint8_t)~CFS_NF_DEAD;
+	dev->p.node.type = CFS_NT_DIR;
+	cfs_dir_link(dir, &dev->p.node);
+	if (dev->cls)
+		cfs_htab_insert(&dev->cls->p.names, &cfs_name_htab_ops, dev);
+	if (major(dev->devt))
+		cfs_htab_insert(&t->devts, &cfs_devt_htab_ops, dev);
+	if (backlink) {
+		backlink->u.target = &dev->p.node;
+		cfs_dir_link(&dev->phys->p.node, backlink);
+	}
+	if (buslink) {
+		buslink->u.target = &dev->p.node;
+		cfs_dir_link(dev->bus->p.devices, buslink);
+		dev->bus->p.ndevices++;
+	}
+	classfs_device_get(dev->parent);
+	classfs_device_get(dev->phys);
+	if (dev->cls && !(dev->p.state & CFS_DS_CLASSREF)) {
+		classfs_class_get(dev->cls);
+		state_set(dev, CFS_DS_CLASSREF);
+	}
+	state_set(dev, CFS_DS_ADDED);
+	t->ndevices++;
+	/* over the limits: added without an event, as Linux does */
+	(void)cfs_event_emit_locked(t, ev, CLASSFS_ACTION_ADD, dev, NULL);
+	cfs_unlock(t);
+
+	cfs_events_deliver(t);
+	/* joins the class's list and meets its interfaces */
+	if (dev->cls)
+		cfs_interfaces_add_device(dev);
+	return 0;
+
+out_backlink:
+	if (backlink)
+		cfs_node_id_release(t, backlink);
+	unreserve_dir(&dev->phys->p.node);
+out_id:
+	cfs_node_id_release(t, &dev->p.node);
+out_devts:
+	unreserve_htab(&t->devts);
+out_names:
+	if (dev->cls)
+		unreserve_htab(&dev->cls->p.names);
+out_dir:
+	unreserve_dir(dir);
+out_glue:
+	glue_put_locked(t, glue, &freelist);
+out_unlock:
+	cfs_unlock(t);
+	cfs_free_list(freelist);
+out_free:
+	if (buslink && dev->bus)
+		unreserve_dir(dev->bus->p.devices);
+	if (backlink)
+		cfs_node_free(backlink);
+	if (buslink)
+		cfs_node_free(buslink);
+	cfs_event_discard(ev);
+	return r;
+}
+
+/**
+ * classfs_device_add() - publish @dev (see the header for the full order)
+ * Return: 0, -EINVAL, -EEXIST, -EBUSY (already added), -ENODEV, -ENOMEM.
+ */
+int classfs_device_add(struct classfs_device *dev)
+{
+	return device_add(NULL, dev);
+}
+
+/**
+ * classfs_device_add_to() - publish a physical device without bus or
+ * parent in @tree.  Return: as classfs_device_add().
+ */
+int classfs_device_add_to(struct classfs_tree *tree, struct classfs_device *dev)
+{
+	if (!tree)
+		return -EINVAL;
+	return device_add(tree, dev);
+}
+
+/** classfs_device_register() - initialize and add @dev */
+int classfs_device_register(struct classfs_device *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	if (!cfs_dev_state(dev, CFS_DS_NAMED))
+		return -EINVAL;
+	if (!cfs_dev_state(dev, CFS_DS_INIT))
+		classfs_device_initialize(dev);
+	return classfs_device_add(dev);
+}
+
+/*
+ * The devices that depend on @dev (under L): class devices nested in it,
+ * devices whose physical device it is, physical devices below it.  In both
+ * layouts each is found from @dev's directory: a child directory, a child
+ * of a glue directory, or the target of a "CLASS:NAME" link.
+ */
+struct dev_vec {
+	struct classfs_device **v;
+	size_t n, cap;
+};
+
+static void vec_add(struct dev_vec *vec, struct classfs_device *d)
+{
+	if (!added_and_alive(d))
+		return;
+	for (size_t i = 0; i < vec->n; i++)
+		if (vec->v[i] == d)
+			return;
+	if (vec->n == vec->cap) {
+		size_t cap = vec->cap ? vec->cap * 2 : 8;
+		struct classfs_device **v = cfs_realloc(vec->v, cap * sizeof(*v));
+
+		if (!v)
+			return;	/* found again by the next round */
+		vec->v = v;
+		vec->cap = cap;
+	}
+	vec->v[vec->n++] = classfs_device_get(d);
+}
+
+static void collect_dir(struct classfs_tree *t, struct classfs_device *dev,
+			struct classfs_node *dir, struct dev_vec *vec)
+{
+	if (!dir->u.dir || !dir->u.dir->buckets)
+		return;
+	for (struct classfs_node *c = cfs_htab_first_from(dir->u.dir, &cfs_node_htab_ops, 0); c;
+	     c = cfs_htab_next(dir->u.dir, &cfs_node_htab_ops, c)) {
+		if (c->flags & CFS_NF_DEVICE)
+			vec_add(vec, cfs_node_device(c));
+		else if (c->type == CFS_NT_LNK && c->u.target &&
+			 (c->u.target->flags & CFS_NF_DEVICE) &&
+			 cfs_node_device(c->u.target)->phys == dev)
+			vec_add(vec, cfs_node_device(c->u.target));
+		else if (is_glue_dir(t, c))
+			collect_dir(t, dev, c, vec);
+	}
+}
+
+static void remove_dependents(struct classfs_tree *t, struct classfs_device *dev)
+{
+	for (;;) {
+		struct dev_vec vec = { 0 };
+
+		cfs_lock(t);
+		collect_dir(t, dev, &dev->p.node, &vec);
+		cfs_unlock(t);
+		if (!vec.n) {
+			cfs_free(vec.v);
+			return;
+		}
+		for (size_t i = 0; i < vec.n; i++) {
+			/* gone automatically: its registration reference goes too */
+			if (classfs_device_del(vec.v[i]) == 0)
+				classfs_device_put(vec.v[i]);
+			classfs_device_put(vec.v[i]);
+		}
+		cfs_free(vec.v);
+	}
+}
+
+/**
+ * classfs_device_del() - unpublish @dev (see the header for the order)
+ * Return: 0, -EINVAL (NULL, not added or already being removed),
+ * -EDEADLK (from a callback of this device: use
+ * classfs_device_unregister_self()).
+ */
+int classfs_device_del(struct classfs_device *dev)
+{
+	struct classfs_node *freelist = NULL, *dir;
+	struct classfs_tree *t;
+	struct cfs_event *ev = NULL;
+	struct cfs_frame *self;
+
+	if (!dev || !cfs_dev_state(dev, CFS_DS_ADDED))
+		return -EINVAL;
+	t = cfs_node_tree(&dev->p.node);
+	cfs_lock(t);
+	if (!added_and_alive(dev)) {
+		cfs_unlock(t);
+		return -EINVAL;
+	}
+	if (cfs_active_held_below(&dev->p.node)) {
+		cfs_unlock(t);
+		return -EDEADLK;
+	}
+	state_set(dev, CFS_DS_REMOVING);
+	cfs_unlock(t);
+
+	/* its interfaces first: a driver tears down what it hung below */
+	if (dev->cls)
+		cfs_interfaces_remove_device(dev);
+	remove_dependents(t, dev);
+
+	if (cfs_event_needed(dev)) {
+		ev = cfs_event_alloc();
+		if (ev && cfs_event_fill(dev, ev, NULL)) {
+			cfs_event_discard(ev);	/* vetoed */
+			ev = NULL;
+		}
+	}
+
+	cfs_lock(t);
+	/* once this returns no show()/store() of the device runs or starts */
+	cfs_subtree_deactivate(&dev->p.node);
+	cfs_subtree_drain_locked(t, &dev->p.node);
+	cfs_event_emit_locked(t, ev, CLASSFS_ACTION_REMOVE, dev, NULL);
+	if (wants_backlink(t, dev)) {
+		struct classfs_node *bl = backlink_find(dev);
+
+		if (bl)
+			cfs_subtree_unlink(t, bl, &freelist);
+	}
+	if (dev->bus) {
+		struct classfs_node *bl = cfs_dir_lookup(dev->bus->p.devices, dev->p.node.name);
+
+		if (bl)
+			cfs_subtree_unlink(t, bl, &freelist);
+		dev->bus->p.ndevices--;
+	}
+	if (dev->cls)
+		cfs_htab_remove(&dev->cls->p.names, &cfs_name_htab_ops, dev);
+	if (major(dev->devt))
+		cfs_htab_remove(&t->devts, &cfs_devt_htab_ops, dev);
+	dir = dev->p.node.parent;
+	cfs_subtree_unlink(t, &dev->p.node, &freelist);
+	glue_put_locked(t, dir, &freelist);
+	state_clear(dev, CFS_DS_ADDED | CFS_DS_REMOVING | CFS_DS_LISTED);
+	t->ndevices--;
+	cfs_unlock(t);
+
+	cfs_events_deliver(t);
+	/* from unregister_self(): the running callback may still use its file */
+	self = cfs_frame_find_released(dev);
+	if (self) {
+		while (freelist) {
+			struct classfs_node *n = freelist;
+
+			freelist = n->next;
+			n->next = self->deferred;
+			self->deferred = n;
+		}
+	}
+	cfs_free_list(freelist);
+	classfs_device_put(dev->phys);
+	classfs_device_put(dev->parent);
+	return 0;
+}
+
+/** classfs_device_unregister() - del and drop the registration reference */
+int classfs_device_unregister(struct classfs_device *dev)
+{
+	int r = classfs_device_del(dev);
+
+	if (r == 0)
+		classfs_device_put(dev);
+	return r;
+}
+
+/**
+ * classfs_device_unregister_self() - unregister @dev from one of its own
+ * attribute callbacks; the device is released after the callback returns.
+ * Return: as classfs_device_del(), or -EINVAL outside such a callback.
+ */
+int classfs_device_unregister_self(struct classfs_device *dev)
+{
+	struct classfs_tree *t;
+	struct cfs_frame *f;
+	int r;
+
+	if (!dev || !cfs_dev_state(dev, CFS_DS_ADDED))
+		return -EINVAL;
+	f = cfs_frame_find_device(dev);
+	if (!f)
+		return -EINVAL;
+	t = cfs_node_tree(&dev->p.node);
+	/* hold the device until the callback is done with it */
+	classfs_device_get(dev);
+	f->released = true;
+	cfs_active_put(t, f->node);
+	r = classfs_device_del(dev);
+	if (r == 0)
+		classfs_device_put(dev);	/* the registration reference */
+	f->put = dev;
+	return r;
+}
+
+static void device_create_release(struct classfs_device *dev)
+{
+	cfs_free(dev);
+}
+
+/**
+ * classfs_device_create() - allocate, name and add a class device
+ * Return: the device (released with classfs_device_unregister()), or NULL
+ * with errno set as classfs_device_add() would return it.
+ */
+struct classfs_device *classfs_device_create(struct classfs_class *cls,
+					     struct classfs_device *parent, dev_t devt,
+					     struct classfs_device *phys, void *drvdata,
+					     const char *fmt, ...)
+{
+	struct classfs_device *dev;
+	va_list ap;
+	int r;
+
+	if (!cls) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dev = cfs_zalloc(sizeof(*dev));
+	if (!dev)
+		return NULL;
+	classfs_device_initialize(dev);
+	dev->cls = cls;
+	dev->parent = parent;
+	dev->devt = devt;
+	dev->phys = phys;
+	dev->drvdata = drvdata;
+	dev->release = device_create_release;
+	va_start(ap, fmt);
+	r = set_name_v(dev, fmt, ap);
+	va_end(ap);
+	if (!r)
+		r = classfs_device_add(dev);
+	if (r < 0) {
+		classfs_device_put(dev);
+		errno = -r;
+		return NULL;
+	}
+	return dev;
+}
+
+/**
+ * classfs_device_rename() - give an added device a new name; sends MOVE
+ * with DEVPATH_OLD.  Return: 0, -EINVAL, -EEXIST, -ENOMEM.
+ */
+int classfs_device_rename(struct classfs_device *dev, const char *new_name)
+{
+	struct classfs_node *backlink = NULL, *oldlink = NULL, *dir, *freelist = NULL;
+	char old_path[PATH_MAX];
+	struct classfs_tree *t;
+	struct cfs_event *ev;
+	const char *old_name;
+	char *copy;
+	int r;
+
+	if (!dev || classfs_name_valid(new_name) < 0 || !cfs_dev_state(dev, CFS_DS_ADDED))
+		return -EINVAL;
+	t = cfs_node_tree(&dev->p.node);
+	copy = cfs_strdup(new_name);
+	ev = cfs_event_alloc();
+	if (!copy || !ev || (wants_backlink(t, dev) && !(backlink = backlink_new(t, dev, new_name)))) {
+		r = -ENOMEM;
+		goto out_free;
+	}
+
+	cfs_lock(t);
+	r = -EINVAL;
+	if (!added_and_alive(dev))
+		goto out_unlock;
+	r = 0;
+	if (!strcmp(dev->p.node.name, new_name))
+		goto out_unlock;
+	dir = dev->p.node.parent;
+	r = -EEXIST;
+	if ((dev->cls && cfs_class_lookup_locked(dev->cls, new_name)) ||
+	    cfs_dir_lookup(dir, new_name))
+		goto out_unlock;
+	if (backlink) {
+		oldlink = backlink_find(dev);
+		if ((r = reserve_link(t, &dev->phys->p.node, backlink)) < 0)
+			goto out_unlock;
+	}
+	r = cfs_node_path(&dev->p.node, old_path, sizeof(old_path));
+	if (r < 0)
+		goto out_unlock;
+
+	cfs_dir_unlink(&dev->p.node);
+	if (dev->cls)
+		cfs_htab_remove(&dev->cls->p.names, &cfs_name_htab_ops, dev);
+	old_name = (dev->p.node.flags & CFS_NF_OWN_NAME) ? dev->p.node.name : NULL;
+	dev->p.node.name = copy;
+	dev->p.node.flags |= CFS_NF_OWN_NAME;
+	dev->p.node.hash = cfs_hash_name(copy);
+	copy = (char *)old_name;
+	/* both were reserved when they held this node: cannot fail */
+	cfs_dir_reserve(dir);
+	cfs_dir_link(dir, &dev->p.node);
+	if (dev->cls) {
+		cfs_htab_reserve(&dev->cls->p.names);
+		cfs_htab_insert(&dev->cls->p.names, &cfs_name_htab_ops, dev);
+	}
+	if (backlink) {
+		if (oldlink)
+			cfs_subtree_unlink(t, oldlink, &freelist);
+		backlink->u.target = &dev->p.node;
+		cfs_dir_link(&dev->phys->p.node, backlink);
+		backlink = NULL;
+	}
+	cfs_unlock(t);
+
+	/* the MOVE event carries the new name's variables: hooks run unlocked */
+	if (cfs_event_fill(dev, ev, NULL)) {
+		cfs_event_discard(ev);
+		ev = NULL;
+	}
+	cfs_lock(t);
+	if (added_and_alive(dev))
+		cfs_event_emit_locked(t, ev, CLASSFS_ACTION_MOVE, dev, old_path);
+	else
+		cfs_event_discard(ev);
+	ev = NULL;
+	r = 0;
+out_unlock:
+	cfs_unlock(t);
+	cfs_events_deliver(t);
+	cfs_free_list(freelist);
+out_free:
+	cfs_free(copy);
+	if (backlink)
+		cfs_node_free(backlink);
+	cfs_event_discard(ev);
+	return r;
+}
+
+/**
+ * classfs_device_uevent() - send @action for @dev with optional extra
+ * variables.  Return: 0, -EINVAL, -ENOMEM, or a hook's veto.
+ */
+int classfs_device_uevent(struct classfs_device *dev, enum classfs_action action,
+			  const char *const *extra)
+{
+	struct classfs_tree *t;
+	struct cfs_event *ev;
+	int r;
+
+	if (!dev || (unsigned int)action >= CLASSFS_ACTION_COUNT ||
+	    !cfs_dev_state(dev, CFS_DS_ADDED))
+		return -EINVAL;
+	t = cfs_node_tree(&dev->p.node);
+	ev = cfs_event_alloc();
+	if (!ev)
+		return -ENOMEM;
+	r = cfs_event_fill(dev, ev, extra);
+	if (r) {
+		cfs_event_discard(ev);
+		return r;
+	}
+	cfs_lock(t);
+	if (cfs_dev_state(dev, CFS_DS_ADDED))
+		r = cfs_event_emit_locked(t, ev, action, dev, NULL);
+	else
+		r = -ENODEV, cfs_event_discard(ev);
+	cfs_unlock(t);
+	cfs_events_deliver(t);
+	return r;
+}
+
+/** classfs_device_devpath() - DEVPATH of an added device; length or -errno */
+int classfs_device_devpath(struct classfs_device *dev, char *buf, size_t size)
+{
+	struct classfs_tree *t;
+	int r;
+
+	if (!dev || !buf || !cfs_dev_state(dev, CFS_DS_ADDED))
+		return -EINVAL;
+	t = cfs_node_tree(&dev->p.node);
+	cfs_lock(t);
+	r = cfs_node_path(&dev->p.node, buf, size);
+	cfs_unlock(t);
+	return r;
+}

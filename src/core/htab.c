@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * htab.c - intrusive hash tables ordered by hash.
+ *
+ * bucket = top @bits of the hash and chains are sorted by hash, so the
+ * table read bucket by bucket is sorted by hash.  Directories use the hash
+ * as the readdir offset: a listing resumes at "first entry with hash >= h"
+ * in O(1), whatever was added or removed meanwhile.  The load factor stays
+ * between 1/4 and 1; growing can fail quietly (chains get longer), only
+ * the first allocation can fail, which cfs_htab_reserve() does up front.
+ */
+#include "internal.h"
+
+#define HTAB_MIN_BITS 2
+#define HTAB_MAX_BITS 30
+
+static inline uint32_t bucket_of(uint32_t hash, uint32_t bits)
+{
+	return (uint32_t)(hash >> (32 - bits));
+}
+
+static inline void **link_ptr(const struct cfs_htab_ops *ops, void *elem)
+{
+	return (void **)((char *)elem + ops->next_off);
+}
+
+/* insert into a sorted chain; equal hashes keep insertion order */
+static void chain_insert(void **head, const struct cfs_htab_ops *ops, void *elem, uint32_t h)
+{
+	void **pp = head;
+
+	while (*pp && ops->hash(*pp) <= h)
+		pp = link_ptr(ops, *pp);
+	*link_ptr(ops, elem) = *pp;
+	*pp = elem;
+}
+
+static void rehash(struct classfs_htab *t, const struct cfs_htab_ops *ops, uint32_t bits)
+{
+	void **nb = cfs_zalloc(sizeof(void *) << bits);
+	uint32_t old = t->bits ? 1u << t->bits : 0;
+
+	if (!nb)
+		return;		/* keep the old table: longer chains, still correct */
+	/* walking old buckets in order and appending keeps chains sorted */
+	for (uint32_t i = 0; i < old; i++) {
+		void *e = t->buckets[i];
+
+		while (e) {
+			void *next = *link_ptr(ops, e);
+			uint32_t h = ops->hash(e);
+
+			chain_insert(&nb[bucket_of(h, bits)], ops, e, h);
+			e = next;
+		}
+	}
+	cfs_free(t->buckets);
+	t->buckets = nb;
+	t->bits = bits;
+}
+
+int cfs_htab_reserve(struct classfs_htab *t)
+{
+	if (t->buckets)
+		return 0;
+	t->buckets = cfs_zalloc(sizeof(void *) << HTAB_MIN_BITS);
+	if (!t->buckets)
+		return -ENOMEM;
+	t->bits = HTAB_MIN_BITS;
+	return 0;
+}
+
+void cfs_htab_insert(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem)
+{
+	uint32_t h = ops->hash(elem);
+
+	if (t->count + 1 > (1u << t->bits) && t->bits < HTAB_MAX_BITS)
+		rehash(t, ops, t->bits + 1);
+	chain_insert(&t->buckets[bucket_of(h, t->bits)], ops, elem, h);
+	t->count++;
+}
+
+void cfs_htab_remove(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem)
+{
+	void **pp = &t->buckets[bucket_of(ops->hash(elem), t->bits)];
+
+	while (*pp && *pp != elem)
+		pp = link_ptr(ops, *pp);
+	if (!*pp)
+		return;
+	*pp = *link_ptr(ops, elem);
+	*link_ptr(ops, elem) = NULL;
+	t->count--;
+	if (t->count == 0) {
+		cfs_free(t->buckets);
+		t->buckets = NULL;
+		t->bits = 0;
+	} else if (t->bits > HTAB_MIN_BITS && t->count < (1u << t->bits) / 4) {
+		rehash(t, ops, t->bits - 1);
+	}
+}
+
+void *cfs_htab_chain(const struct classfs_htab *t, uint32_t hash)
+{
+	if (!t->buckets)
+		return NULL;
+	return t->buckets[bucket_of(hash, t->bits)];
+}
+
+/* the first element whose hash is >= @hash (a 33-bit value: 2^32 = end) */
+void *cfs_htab_first_from(const struct classfs_htab *t, const struct cfs_htab_ops *ops,
+			  uint64_t hash)
+{
+	if (!t->buckets || hash > UINT32_MAX)
+		return NULL;
+	uint32_t n = 1u << t->bits;
+
+	for (uint32_t i = bucket_of((uint32_t)hash, t->bits); i < n; i++) {
+		for (void *e = t->buckets[i]; e; e = *link_ptr(ops, e))
+			if (ops->hash(e) >= hash)
+				return e;
+	}
+	return NULL;
+}
+
+void *cfs_htab_next(const struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem)
+{
+	void *n = *link_ptr(ops, elem);
+
+	if (n)
+		return n;
+	uint32_t nb = 1u << t->bits;
+
+	for (uint32_t i = bucket_of(ops->hash(elem), t->bits) + 1; i < nb; i++)
+		if (t->buckets[i])
+			return t->buckets[i];
+	return NULL;
+}
+
+void cfs_htab_destroy(struct classfs_htab *t)
+{
+	cfs_free(t->buckets);
+	t->buckets = NULL;
+	t->bits = 0;
+	t->count = 0;
+}

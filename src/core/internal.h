@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * internal.h - what the core's files share.
+ *
+ * Locking rules (the one place they are stated):
+ *
+ *  tree->lock   (L)  the structure of one tree: nodes, directories, ids,
+ *                    class/bus lists, indexes, device state bits,
+ *                    interface lists.  Never held while a caller's
+ *                    callback (show/store, hooks, add/remove, release,
+ *                    listeners) runs.  Allocation under L is allowed.
+ *  tree->evlock (E)  the event queue and the listener table.  Taken
+ *                    inside L (L -> E) to queue an event in the same
+ *                    critical section as the change it reports, so
+ *                    SEQNUM order is tree order.  Never held across a
+ *                    listener call.
+ *  default_lock      creation of the default tree only.
+ *
+ *  Active references (node->active) are atomics, taken under L (the
+ *  node is then known alive) and dropped without it.  A drain waits on
+ *  tree->drain with L released by pthread_cond_wait.
+ *  Device and class reference counts are atomics.
+ */
+#ifndef CLASSFS_INTERNAL_H
+#define CLASSFS_INTERNAL_H
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classfs/classfs.h"
+
+#define cfs_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+#define CFS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- allocation (alloc.c) ---- */
+void *cfs_malloc(size_t size);
+void *cfs_zalloc(size_t size);
+void *cfs_realloc(void *p, size_t size);
+char *cfs_strdup(const char *s);
+void cfs_free(void *p);
+
+static inline void cfs_freep(void *p)
+{
+	cfs_free(*(void **)p);
+}
+#define _cfs_cleanup_free_ __attribute__((cleanup(cfs_freep)))
+
+/* ---- hashing and names (alloc.c) ---- */
+uint32_t cfs_hash_name(const char *name);
+uint32_t cfs_hash_devt(dev_t devt);
+
+/* ---- hashed, hash-ordered tables (htab.c) ---- */
+/*
+ * Chains are sorted by hash and bucket = top bits of the hash, so walking
+ * buckets in order walks the whole table in hash order: readdir offsets
+ * are hashes and stay valid while the table grows, shrinks or changes.
+ */
+struct cfs_htab_ops {
+	size_t next_off;			/* offset of the chain pointer */
+	uint32_t (*hash)(const void *elem);
+};
+
+int cfs_htab_reserve(struct classfs_htab *t);	/* make insert infallible */
+void cfs_htab_insert(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem);
+void cfs_htab_remove(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem);
+void *cfs_htab_chain(const struct classfs_htab *t, uint32_t hash);
+void *cfs_htab_first_from(const struct classfs_htab *t, const struct cfs_htab_ops *ops,
+			  uint64_t hash);
+void *cfs_htab_next(const struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem);
+void cfs_htab_destroy(struct classfs_htab *t);
+
+static inline void *cfs_htab_link(const struct cfs_htab_ops *ops, const void *elem)
+{
+	return *(void **)((char *)elem + ops->next_off);
+}
+
+/* ---- nodes (node.c) ---- */
+enum {
+	CFS_NT_DIR = 1,
+	CFS_NT_REG,	/* text attribute: u.attr per the owner's kind */
+	CFS_NT_BIN,	/* binary attribute */
+	CFS_NT_LNK,
+};
+
+enum {
+	CFS_NF_DEVICE = 0x01,	/* embedded in a struct classfs_device */
+	CFS_NF_CLASS = 0x02,	/* embedded in a struct classfs_class */
+	CFS_NF_BUS = 0x04,	/* embedded in a struct classfs_bus */
+	CFS_NF_ALLOC = 0x08,	/* allocated: freed when removed */
+	CFS_NF_OWN_NAME = 0x10,	/* name allocated on its own */
+	CFS_NF_OWN_ATTR = 0x20,	/* u.attr allocated: freed with the node */
+	CFS_NF_DEAD = 0x40,	/* removed */
+	CFS_NF_TREEATTR = 0x80,	/* u.attr is a struct cfs_tree_attr */
+};
+
+#define CFS_ACTIVE_BIAS (INT_MIN + 1)	/* kernfs's KN_DEACTIVATED_BIAS */
+
+extern const struct cfs_htab_ops cfs_node_htab_ops;
+
+struct classfs_node *cfs_node_new(struct classfs_tree *t, const char *name, int type,
+				  mode_t mode);
+void cfs_node_init(struct classfs_node *n, const char *name, int type, mode_t mode, int flags);
+void cfs_node_free(struct classfs_node *n);
+int cfs_node_id_alloc(struct classfs_tree *t, struct classfs_node *n);
+void cfs_node_id_release(struct classfs_tree *t, struct classfs_node *n);
+struct classfs_node *cfs_node_by_id(struct classfs_tree *t, uint32_t id);
+struct classfs_node *cfs_dir_lookup(const struct classfs_node *dir, const char *name);
+int cfs_dir_reserve(struct classfs_node *dir);
+void cfs_dir_link(struct classfs_node *dir, struct classfs_node *n);
+void cfs_dir_unlink(struct classfs_node *n);
+int cfs_node_add(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n);
+struct classfs_node *cfs_mkdir(struct classfs_tree *t, struct classfs_node *dir,
+			       const char *name);
+struct classfs_node *cfs_mklink(struct classfs_tree *t, struct classfs_node *dir,
+				const char *name, struct classfs_node *target);
+int cfs_node_path(const struct classfs_node *n, char *buf, size_t size);
+int cfs_rel_path(const struct classfs_node *from_dir, const struct classfs_node *to,
+		 char *buf, size_t size);
+
+/* active references */
+bool cfs_active_get(struct classfs_node *n);
+void cfs_active_put(struct classfs_tree *t, struct classfs_node *n);
+void cfs_deactivate(struct classfs_node *n);
+void cfs_drain_locked(struct classfs_tree *t, struct classfs_node *n);
+bool cfs_active_held_below(const struct classfs_node *top);
+
+/* the frames of callbacks running on this thread, for -EDEADLK and remove-self */
+struct cfs_frame {
+	struct classfs_node *node;	/* whose active reference is held */
+	bool released;			/* given up by remove-self */
+	struct classfs_device *put;	/* reference to drop after the callback */
+	struct classfs_node *deferred;	/* nodes to free after the callback */
+};
+struct cfs_frame *cfs_frame_push(struct classfs_node *n);
+void cfs_frame_pop(struct classfs_tree *t, struct cfs_frame *f);
+struct cfs_frame *cfs_frame_find_device(const struct classfs_device *dev);
+struct cfs_frame *cfs_frame_find_released(const struct classfs_device *dev);
+
+/* removal of a node and everything real below it; under L */
+void cfs_subtree_deactivate(struct classfs_node *n);
+void cfs_subtree_drain_locked(struct classfs_tree *t, struct classfs_node *n);
+void cfs_subtree_unlink(struct classfs_tree *t, struct classfs_node *n,
+			struct classfs_node **freelist);
+void cfs_free_list(struct classfs_node *freelist);
+
+/* ---- the tree (tree.c) ---- */
+struct cfs_listener {
+	classfs_listener_fn fn;
+	void *data;
+	int id;
+};
+
+#define CFS_MAX_LISTENERS 64
+
+struct cfs_event;
+
+struct classfs_tree {
+	pthread_mutex_t lock;
+	pthread_cond_t drain;
+	enum classfs_layout layout;
+	struct classfs_node root;
+	struct classfs_node *class_dir, *devices_dir, *virtual_dir, *block_dir;
+	struct classfs_node *dev_dir, *dev_block, *dev_char, *bus_dir, *kernel_dir;
+	struct classfs_class *classes;
+	struct classfs_bus *buses;
+	struct classfs_class *block_class;
+	struct classfs_htab devts;	/* every added device with a major */
+
+	/* node ids: live slots hold the node, free ones a FIFO link */
+	uintptr_t *ids;
+	uint32_t nids, ids_cap;
+	uint32_t free_head, free_tail, nfree;
+	size_t live_nodes;
+	size_t ndevices;
+
+	/* events (E) */
+	pthread_mutex_t evlock;
+	pthread_cond_t evcond;
+	uint64_t seqnum;
+	struct cfs_event *evq_head, **evq_tail;
+	bool delivering;
+	pthread_t deliverer;
+	uint64_t delivered;
+	struct cfs_listener listeners[CFS_MAX_LISTENERS];
+	int nlisteners;
+	int next_listener_id;
+	bool default_tree;
+	void (*notify_fn)(struct classfs_tree *t, uint64_t ino, void *data);
+	void *notify_data;
+	uint64_t notifications;
+};
+
+/* files of the tree itself (kernel/uevent_seqnum) */
+struct cfs_tree_attr {
+	const char *name;
+	mode_t mode;
+	ssize_t (*show)(struct classfs_tree *t, char *buf);
+	ssize_t (*store)(struct classfs_tree *t, const char *buf, size_t count);
+};
+
+static inline void cfs_lock(struct classfs_tree *t)
+{
+	pthread_mutex_lock(&t->lock);
+}
+
+static inline void cfs_unlock(struct classfs_tree *t)
+{
+	pthread_mutex_unlock(&t->lock);
+}
+
+static inline struct classfs_device *cfs_node_device(const struct classfs_node *n)
+{
+	return cfs_container_of(n, struct classfs_device, p.node);
+}
+
+static inline struct classfs_class *cfs_node_class(const struct classfs_node *n)
+{
+	return cfs_container_of(n, struct classfs_class, p.node);
+}
+
+struct classfs_tree *cfs_node_tree(const struct classfs_node *n);
+
+/* ---- devices (device.c) ---- */
+enum {
+	CFS_DS_INIT = 0x1,	/* initialized */
+	CFS_DS_ADDED = 0x2,	/* published */
+	CFS_DS_LISTED = 0x4,	/* in the class's list (interfaces, iteration) */
+	CFS_DS_REMOVING = 0x8,	/* del in progress */
+	CFS_DS_NAMED = 0x10,	/* has a name */
+	CFS_DS_CLASSREF = 0x20,	/* holds a class reference (until release) */
+};
+
+extern const struct cfs_htab_ops cfs_name_htab_ops;
+extern const struct cfs_htab_ops cfs_devt_htab_ops;
+
+static inline bool cfs_dev_state(const struct classfs_device *dev, unsigned int bit)
+{
+	return __atomic_load_n(&dev->p.state, __ATOMIC_ACQUIRE) & bit;
+}
+
+struct classfs_tree *cfs_device_tree_of(const struct classfs_device *dev);
+struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const char *name);
+
+void cfs_class_devices_unregister(struct classfs_class *cls);
+
+/* ---- device type / group helpers (view.c) ---- */
+const struct classfs_attribute_group *cfs_vgroup(const struct classfs_device *dev, unsigned int g);
+bool cfs_name_is_virtual(const struct classfs_device *dev, const char *name);
+
+/* ---- uevents (uevent.c) ---- */
+int cfs_env_device_vars(struct classfs_device *dev, struct classfs_uevent_env *env);
+bool cfs_events_wanted(struct classfs_tree *t);
+bool cfs_event_needed(struct classfs_device *dev);
+struct cfs_event *cfs_event_alloc(void);
+int cfs_event_fill(struct classfs_device *dev, struct cfs_event *ev, const char *const *extra);
+int cfs_event_emit_locked(struct classfs_tree *t, struct cfs_event *ev,
+			  enum classfs_action action, struct classfs_device *dev,
+			  const char *devpath_old);
+void cfs_event_discard(struct cfs_event *ev);
+void cfs_events_deliver(struct classfs_tree *t);
+int cfs_uevent_file_write(struct classfs_device *dev, const char *buf, size_t count);
+int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char *name,
+		    const void *attr);
+
+/* ---- interfaces (interface.c) ---- */
+void cfs_interfaces_add_device(struct classfs_device *dev);
+void cfs_interfaces_remove_device(struct classfs_device *dev);
+
+/* ---- the view: inode numbers and entries (view.c) ---- */
+#define CFS_INO_SLOT_BITS 12
+#define CFS_INO_ID_BITS 28
+#define CFS_MAX_ID ((1u << CFS_INO_ID_BITS) - 1)
+
+enum {
+	CFS_SLOT_SELF = 0,
+	CFS_SLOT_UEVENT = 1,
+	CFS_SLOT_DEV = 2,
+	CFS_SLOT_SUBSYSTEM = 3,
+	CFS_SLOT_DEVICE = 4,
+	CFS_SLOT_FIXED_MAX = 4,
+	CFS_SLOT_ALIAS = 0xFF1,		/* class/CLASS/NAME -> nested dir */
+	CFS_SLOT_BLOCK = 0xFF2,		/* block/NAME */
+	CFS_SLOT_DEVNUM = 0xFF3,	/* dev/{block,char}/M:m */
+	CFS_SLOT_GROUP_DIR = 0xFF,	/* low byte of a named group's dir */
+};
+
+static inline uint64_t cfs_ino(const struct classfs_node *n, unsigned int slot)
+{
+	if (n->id == 0 && slot == 0)
+		return 1;
+	return ((uint64_t)(n->gen & 0xFFFFFF) << 40) | ((uint64_t)n->id << CFS_INO_SLOT_BITS) | slot;
+}
+
+#endif

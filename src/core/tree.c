@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * tree.c - trees, their fixed directories and files, the default tree.
+ */
+#include "internal.h"
+
+static ssize_t seqnum_show(struct classfs_tree *t, char *buf)
+{
+	return snprintf(buf, CLASSFS_ATTR_MAX, "%llu\n",
+			(unsigned long long)classfs_tree_seqnum(t));
+}
+
+static const struct cfs_tree_attr uevent_seqnum_attr = {
+	.name = "uevent_seqnum",
+	.mode = 0444,
+	.show = seqnum_show,
+};
+
+static struct classfs_node *tree_file(struct classfs_tree *t, struct classfs_node *dir,
+				      const struct cfs_tree_attr *a)
+{
+	struct classfs_node *n = cfs_node_new(t, a->name, CFS_NT_REG, a->mode);
+
+	if (!n)
+		return NULL;
+	n->flags |= CFS_NF_TREEATTR;
+	n->u.attr = a;
+	if (cfs_node_add(t, dir, n) < 0) {
+		cfs_node_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+static int tree_populate(struct classfs_tree *t)
+{
+	struct classfs_node *r = &t->root;
+
+	if (!(t->class_dir = cfs_mkdir(t, r, "class")) ||
+	    !(t->devices_dir = cfs_mkdir(t, r, "devices")) ||
+	    !(t->block_dir = cfs_mkdir(t, r, "block")) ||
+	    !(t->bus_dir = cfs_mkdir(t, r, "bus")) ||
+	    !(t->dev_dir = cfs_mkdir(t, r, "dev")) ||
+	    !(t->dev_block = cfs_mkdir(t, t->dev_dir, "block")) ||
+	    !(t->dev_char = cfs_mkdir(t, t->dev_dir, "char")) ||
+	    !(t->kernel_dir = cfs_mkdir(t, r, "kernel")) ||
+	    !tree_file(t, t->kernel_dir, &uevent_seqnum_attr))
+		return -ENOMEM;
+	if (t->layout == CLASSFS_LAYOUT_DEVICES &&
+	    !(t->virtual_dir = cfs_mkdir(t, t->devices_dir, "virtual")))
+		return -ENOMEM;
+	return 0;
+}
+
+static void tree_release_nodes(struct classfs_tree *t)
+{
+	struct classfs_node *freelist = NULL;
+	struct classfs_node *c;
+
+	while (t->root.u.dir && (c = cfs_htab_first_from(t->root.u.dir, &cfs_node_htab_ops, 0)))
+		cfs_subtree_unlink(t, c, &freelist);
+	cfs_free_list(freelist);
+}
+
+/**
+ * classfs_tree_new() - create an empty tree with @layout
+ * Return: the tree, or NULL with errno EINVAL or ENOMEM.
+ */
+struct classfs_tree *classfs_tree_new(enum classfs_layout layout)
+{
+	struct classfs_tree *t;
+
+	if (layout != CLASSFS_LAYOUT_CLASS && layout != CLASSFS_LAYOUT_DEVICES) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = cfs_zalloc(sizeof(*t));
+	if (!t)
+		return NULL;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->evlock, NULL);
+	pthread_cond_init(&t->drain, NULL);
+	pthread_cond_init(&t->evcond, NULL);
+	t->layout = layout;
+	t->evq_tail = &t->evq_head;
+	t->next_listener_id = 1;
+	t->free_head = t->free_tail = UINT32_MAX;
+	cfs_node_init(&t->root, "", CFS_NT_DIR, 0755, 0);
+	if (cfs_node_id_alloc(t, &t->root) < 0 || tree_populate(t) < 0) {
+		tree_release_nodes(t);
+		cfs_node_free(&t->root);
+		cfs_free(t->ids);
+		cfs_free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return t;
+}
+
+/**
+ * classfs_tree_free() - free an empty tree
+ * Return: 0, -EINVAL for NULL or the default tree, -EBUSY while it holds
+ * classes, buses or devices.
+ */
+int classfs_tree_free(struct classfs_tree *t)
+{
+	if (!t || t->default_tree)
+		return -EINVAL;
+	cfs_lock(t);
+	if (t->classes || t->buses || t->ndevices) {
+		cfs_unlock(t);
+		return -EBUSY;
+	}
+	cfs_unlock(t);
+	cfs_events_deliver(t);
+	tree_release_nodes(t);
+	cfs_node_free(&t->root);
+	cfs_htab_destroy(&t->devts);
+	cfs_free(t->ids);
+	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->evlock);
+	pthread_cond_destroy(&t->drain);
+	pthread_cond_destroy(&t->evcond);
+	cfs_free(t);
+	return 0;
+}
+
+/** classfs_tree_layout() - the layout @t was created with */
+enum classfs_layout classfs_tree_layout(const struct classfs_tree *t)
+{
+	return t->layout;
+}
+
+/** classfs_tree_node_count() - live nodes of @t (directories, files, links) */
+size_t classfs_tree_node_count(struct classfs_tree *t)
+{
+	size_t n;
+
+	cfs_lock(t);
+	n = t->live_nodes;
+	cfs_unlock(t);
+	return n;
+}
+
+/** classfs_tree_seqnum() - the last SEQNUM handed out in @t */
+uint64_t classfs_tree_seqnum(struct classfs_tree *t)
+{
+	uint64_t s;
+
+	pthread_mutex_lock(&t->evlock);
+	s = t->seqnum;
+	pthread_mutex_unlock(&t->evlock);
+	return s;
+}
+
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct classfs_tree *default_tree;
+static enum classfs_layout default_layout = CLASSFS_LAYOUT_CLASS;
+
+/**
+ * classfs_default_tree() - the tree the kernel-compatible API builds
+ * Return: the tree, or NULL (errno ENOMEM).
+ */
+struct classfs_tree *classfs_default_tree(void)
+{
+	struct classfs_tree *t = __atomic_load_n(&default_tree, __ATOMIC_ACQUIRE);
+
+	if (t)
+		return t;
+	pthread_mutex_lock(&default_lock);
+	t = default_tree;
+	if (!t) {
+		t = classfs_tree_new(default_layout);
+		if (t) {
+			t->default_tree = true;
+			__atomic_store_n(&default_tree, t, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&default_lock);
+	return t;
+}
+
+/**
+ * classfs_set_default_layout() - layout of the default tree
+ * Return: 0, -EINVAL (unknown layout), -EBUSY (the default tree already
+ * holds a device).  Before the first device the tree is rebuilt.
+ */
+int classfs_set_default_layout(enum classfs_layout layout)
+{
+	int r = 0;
+
+	if (layout != CLASSFS_LAYOUT_CLASS && layout != CLASSFS_LAYOUT_DEVICES)
+		return -EINVAL;
+	pthread_mutex_lock(&default_lock);
+	if (default_tree && default_tree->layout != layout) {
+		struct classfs_tree *t = default_tree;
+
+		cfs_lock(t);
+		if (t->ndevices || t->classes || t->buses) {
+			r = -EBUSY;
+		} else {
+			/* empty: switch the layout of its fixed directories */
+			struct classfs_node *freelist = NULL, *c;
+
+			while (t->root.u.dir &&
+			       (c = cfs_htab_first_from(t->root.u.dir, &cfs_node_htab_ops, 0)))
+				cfs_subtree_unlink(t, c, &freelist);
+			cfs_free_list(freelist);
+			t->virtual_dir = NULL;
+			t->layout = layout;
+			r = tree_populate(t);
+		}
+		cfs_unlock(t);
+	}
+	if (!r)
+		default_layout = layout;
+	pthread_mutex_unlock(&default_lock);
+	return r;
+}

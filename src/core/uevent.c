@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * uevent.c - building uevents, numbering them, delivering them in order.
+ *
+ * A change and the event reporting it are made in one critical section
+ * (L, then E): the event gets its SEQNUM there, so SEQNUM order is the
+ * order of changes.  Delivery is "combining": whichever thread finds the
+ * queue idle delivers everything queued, one event at a time, with no
+ * lock held; other producers just queue.  Listeners thus see events one
+ * at a time in SEQNUM order and may call back into the API.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+
+#include "internal.h"
+
+static const char *const action_names[CLASSFS_ACTION_COUNT] = {
+	[CLASSFS_ACTION_ADD] = "add",
+	[CLASSFS_ACTION_REMOVE] = "remove",
+	[CLASSFS_ACTION_CHANGE] = "change",
+	[CLASSFS_ACTION_MOVE] = "move",
+	[CLASSFS_ACTION_ONLINE] = "online",
+	[CLASSFS_ACTION_OFFLINE] = "offline",
+	[CLASSFS_ACTION_BIND] = "bind",
+	[CLASSFS_ACTION_UNBIND] = "unbind",
+};
+
+/** classfs_action_name() - "add", "remove", ... or NULL when out of range */
+const char *classfs_action_name(enum classfs_action action)
+{
+	if ((unsigned int)action >= CLASSFS_ACTION_COUNT)
+		return NULL;
+	return action_names[action];
+}
+
+/** classfs_action_parse() - the action named by @len bytes at @s, or -EINVAL */
+int classfs_action_parse(const char *s, size_t len)
+{
+	for (int i = 0; i < CLASSFS_ACTION_COUNT; i++)
+		if (strlen(action_names[i]) == len && !memcmp(s, action_names[i], len))
+			return i;
+	return -EINVAL;
+}
+
+static int env_vadd(struct classfs_uevent_env *env, const char *fmt, va_list ap)
+{
+	int room = CLASSFS_UEVENT_BUFFER - env->buflen;
+	int len;
+
+	if (env->envp_idx >= CLASSFS_UEVENT_NUM_ENVP)
+		return -ENOMEM;
+	len = vsnprintf(&env->buf[env->buflen], (size_t)room, fmt, ap);
+	if (len < 0 || len >= room) {
+		env->buf[env->buflen] = '\0';
+		return -ENOMEM;
+	}
+	env->envp[env->envp_idx++] = &env->buf[env->buflen];
+	env->buflen += len + 1;
+	return 0;
+}
+
+/**
+ * classfs_uevent_add_var() - append a KEY=VALUE variable to @env
+ * Return: 0, or -ENOMEM past 64 variables or 2048 bytes (nothing added).
+ */
+int classfs_uevent_add_var(struct classfs_uevent_env *env, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (!env || !fmt)
+		return -EINVAL;
+	va_start(ap, fmt);
+	r = env_vadd(env, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static int env_add(struct classfs_uevent_env *env, const char *fmt, ...)
+	CLASSFS_PRINTF(2, 3);
+static int env_add(struct classfs_uevent_env *env, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = env_vadd(env, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static bool has_hooks(const struct classfs_device *dev)
+{
+	return (dev->cls && (dev->cls->dev_uevent || dev->cls->devnode)) ||
+	       (dev->type && dev->type->uevent);
+}
+
+/*
+ * The variables a device contributes (what its `uevent` file shows):
+ * MAJOR, MINOR, DEVNAME, DEVTYPE, then the class's and the type's hook.
+ * Runs callbacks: never under L.  Return: 0, -ENOMEM, or a hook's veto.
+ */
+int cfs_env_device_vars(struct classfs_device *dev, struct classfs_uevent_env *env)
+{
+	int r;
+
+	if (major(dev->devt)) {
+		char buf[256];
+		const char *name = NULL;
+
+		if (dev->cls && dev->cls->devnode)
+			name = dev->cls->devnode(dev, buf, sizeof(buf));
+		if (!name)
+			name = classfs_device_name(dev);
+		if ((r = env_add(env, "MAJOR=%u", major(dev->devt))) < 0 ||
+		    (r = env_add(env, "MINOR=%u", minor(dev->devt))) < 0 ||
+		    (r = env_add(env, "DEVNAME=%s", name)) < 0)
+			return r;
+	}
+	if (dev->type && dev->type->name && (r = env_add(env, "DEVTYPE=%s", dev->type->name)) < 0)
+		return r;
+	if (dev->cls && dev->cls->dev_uevent && (r = dev->cls->dev_uevent(dev, env)))
+		return r;
+	if (dev->type && dev->type->uevent && (r = dev->type->uevent(dev, env)))
+		return r;
+	return 0;
+}
+
+static const char *subsystem_of(const struct classfs_device *dev)
+{
+	if (dev->cls)
+		return dev->cls->name;
+	if (dev->bus)
+		return dev->bus->name;
+	return NULL;
+}
+
+/*
+ * An event in the making.  It is allocated before the change it reports
+ * (so reporting cannot fail for lack of memory), its device variables are
+ * collected without locks (hooks run there), and DEVPATH and SEQNUM are
+ * added under L, in the critical section of the change.
+ */
+struct cfs_event {
+	struct cfs_event *next;
+	struct classfs_uevent ev;
+	bool filled;			/* env holds the device's variables */
+	struct classfs_uevent_env env;
+	const char *envp[CLASSFS_UEVENT_NUM_ENVP];
+	char data[CLASSFS_UEVENT_BUFFER];
+};
+
+bool cfs_events_wanted(struct classfs_tree *t)
+{
+	bool w;
+
+	pthread_mutex_lock(&t->evlock);
+	w = t->nlisteners > 0;
+	pthread_mutex_unlock(&t->evlock);
+	return w;
+}
+
+/* must an event for @dev be prepared (someone listens, or a hook may veto)? */
+bool cfs_event_needed(struct classfs_device *dev)
+{
+	return has_hooks(dev) || cfs_events_wanted(cfs_device_tree_of(dev));
+}
+
+struct cfs_event *cfs_event_alloc(void)
+{
+	return cfs_malloc(sizeof(struct cfs_event));
+}
+
+void cfs_event_discard(struct cfs_event *ev)
+{
+	cfs_free(ev);
+}
+
+static int add_extra(struct classfs_uevent_env *env, const char *const *extra)
+{
+	for (; extra && *extra; extra++) {
+		const char *eq = strchr(*extra, '=');
+
+		if (!eq || eq == *extra)
+			return -EINVAL;
+		if (env_add(env, "%s", *extra) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Collect the variables of @dev (and @extra) into @ev, without locks.
+ * Return: 0, -EINVAL (malformed extra), -ENOMEM (limits), or a hook's
+ * non-zero return (a veto).
+ */
+int cfs_event_fill(struct classfs_device *dev, struct cfs_event *ev, const char *const *extra)
+{
+	int r;
+
+	ev->env.envp_idx = 0;
+	ev->env.buflen = 0;
+	ev->filled = true;
+	r = cfs_env_device_vars(dev, &ev->env);
+	if (!r)
+		r = add_extra(&ev->env, extra);
+	return r;
+}
+
+/*
+ * Under L: give @ev its DEVPATH and final strings.  @ev may be NULL when
+ * nothing was prepared: if listeners appeared meanwhile one is made here
+ * (the device has no hooks, else it would have been prepared).
+ * Return: the event, or NULL when nobody is to get one (*err = 0) or it
+ * exceeds the limits (*err = -ENOMEM).
+ */
+static struct cfs_event *event_finish_locked(struct classfs_tree *t, struct cfs_event *ev,
+					     enum classfs_action action,
+					     struct classfs_device *dev, const char *devpath_old,
+					     int *err)
+{
+	char devpath[PATH_MAX];
+	const char *subsystem = subsystem_of(dev);
+	size_t need;
+	char *p;
+	int n = 0, len;
+
+	*err = 0;
+	if (!ev) {
+		if (!t->nlisteners)
+			return NULL;
+		ev = cfs_event_alloc();
+		if (!ev)
+			return NULL;	/* a listener that appeared during this change */
+		ev->filled = false;
+	}
+	if (!ev->filled) {
+		ev->env.envp_idx = 0;
+		ev->env.buflen = 0;
+		ev->filled = true;
+		if (cfs_env_device_vars(dev, &ev->env) < 0) {
+			*err = -ENOMEM;
+			goto fail;
+		}
+	}
+	len = cfs_node_path(&dev->p.node, devpath, sizeof(devpath));
+	if (len < 0) {
+		*err = -ENOMEM;
+		goto fail;
+	}
+	/* ACTION, DEVPATH, SUBSYSTEM, [DEVPATH_OLD], vars, SEQNUM: 64 vars / 2048 bytes */
+	need = strlen("ACTION=") + strlen(action_names[action]) + 1 + strlen("DEVPATH=") +
+	       (size_t)len + 1 + (subsystem ? strlen("SUBSYSTEM=") + strlen(subsystem) + 1 : 0) +
+	       (devpath_old ? strlen("DEVPATH_OLD=") + strlen(devpath_old) + 1 : 0) +
+	       (size_t)ev->env.buflen + strlen("SEQNUM=") + 21;
+	if (ev->env.envp_idx + 5 > CLASSFS_UEVENT_NUM_ENVP || need > CLASSFS_UEVENT_BUFFER) {
+		*err = -ENOMEM;
+		goto fail;
+	}
+	p = ev->data;
+#define PUT(...) do { ev->envp[n++] = p; p += snprintf(p, (size_t)(ev->data + sizeof(ev->data) - p), __VA_ARGS__) + 1; } while (0)
+	PUT("ACTION=%s", action_names[action]);
+	ev->ev.devpath = p + strlen("DEVPATH=");
+	PUT("DEVPATH=%s", devpath);
+	ev->ev.subsystem = NULL;
+	if (subsystem) {
+		ev->ev.subsystem = p + strlen("SUBSYSTEM=");
+		PUT("SUBSYSTEM=%s", subsystem);
+	}
+	if (devpath_old)
+		PUT("DEVPATH_OLD=%s", devpath_old);
+	for (int i = 0; i < ev->env.envp_idx; i++)
+		PUT("%s", ev->env.envp[i]);
+#undef PUT
+	ev->envp[n++] = p;	/* SEQNUM, written when numbered */
+	*p = '\0';
+	ev->ev.action = action;
+	ev->ev.envc = n;
+	ev->ev.envp = ev->envp;
+	return ev;
+fail:
+	cfs_event_discard(ev);
+	return NULL;
+}
+
+/*
+ * Under L: finish @ev (NULL: nothing prepared), number it and queue it,
+ * in the critical section of the change it reports; @ev is consumed.
+ * Return: 0, or -ENOMEM when the event exceeds the limits (not sent, no
+ * SEQNUM used).
+ */
+int cfs_event_emit_locked(struct classfs_tree *t, struct cfs_event *ev,
+			  enum classfs_action action, struct classfs_device *dev,
+			  const char *devpath_old)
+{
+	int err;
+
+	pthread_mutex_lock(&t->evlock);
+	ev = event_finish_locked(t, ev, action, dev, devpath_old, &err);
+	if (!err) {
+		t->seqnum++;
+		if (ev) {
+			char *s = (char *)ev->envp[ev->ev.envc - 1];
+
+			ev->ev.seqnum = t->seqnum;
+			sprintf(s, "SEQNUM=%llu", (unsigned long long)t->seqnum);
+			ev->next = NULL;
+			*t->evq_tail = ev;
+			t->evq_tail = &ev->next;
+		}
+	}
+	pthread_mutex_unlock(&t->evlock);
+	return err;
+}
+
+/* deliver everything queued, unless another thread is doing it */
+void cfs_events_deliver(struct classfs_tree *t)
+{
+	struct cfs_listener ls[CFS_MAX_LISTENERS];
+	struct cfs_event *ev;
+	int n;
+
+	pthread_mutex_lock(&t->evlock);
+	if (t->delivering) {
+		pthread_mutex_unlock(&t->evlock);
+		return;
+	}
+	t->delivering = true;
+	t->deliverer = pthread_self();
+	while ((ev = t->evq_head)) {
+		t->evq_head = ev->next;
+		if (!t->evq_head)
+			t->evq_tail = &t->evq_head;
+		n = t->nlisteners;
+		memcpy(ls, t->listeners, sizeof(ls[0]) * (size_t)n);
+		pthread_mutex_unlock(&t->evlock);
+		for (int i = 0; i < n; i++)
+			ls[i].fn(&ev->ev, ls[i].data);
+		cfs_event_discard(ev);
+		pthread_mutex_lock(&t->evlock);
+		t->delivered++;
+		pthread_cond_broadcast(&t->evcond);
+	}
+	t->delivering = false;
+	pthread_cond_broadcast(&t->evcond);
+	pthread_mutex_unlock(&t->evlock);
+}
+
+/**
+ * classfs_listener_add() - receive every later uevent of @tree
+ * Return: an id > 0, -EINVAL, or -ENOSPC past 64 listeners.
+ */
+int classfs_listener_add(struct classfs_tree *tree, classfs_listener_fn fn, void *data)
+{
+	int id;
+
+	if (!tree || !fn)
+		return -EINVAL;
+	pthread_mutex_lock(&tree->evlock);
+	if (tree->nlisteners == CFS_MAX_LISTENERS) {
+		pthread_mutex_unlock(&tree->evlock);
+		return -ENOSPC;
+	}
+	id = tree->next_listener_id++;
+	tree->listeners[tree->nlisteners++] = (struct cfs_listener){ fn, data, id };
+	pthread_mutex_unlock(&tree->evlock);
+	return id;
+}
+
+/**
+ * classfs_listener_remove() - stop delivering to listener @id
+ * Once it returns the listener is not running (unless this is a call from
+ * the listener itself) and will not be called again.
+ * Return: 0, -EINVAL, -ENOENT.
+ */
+int classfs_listener_remove(struct classfs_tree *tree, int id)
+{
+	int i;
+
+	if (!tree)
+		return -EINVAL;
+	pthread_mutex_lock(&tree->evlock);
+	for (i = 0; i < tree->nlisteners; i++)
+		if (tree->listeners[i].id == id)
+			break;
+	if (i == tree->nlisteners) {
+		pthread_mutex_unlock(&tree->evlock);
+		return -ENOENT;
+	}
+	memmove(&tree->listeners[i], &tree->listeners[i + 1],
+		sizeof(tree->listeners[0]) * (size_t)(tree->nlisteners - i - 1));
+	tree->nlisteners--;
+	if (tree->delivering && !pthread_equal(tree->deliverer, pthread_self())) {
+		uint64_t seen = tree->delivered;
+
+		while (tree->delivering && tree->delivered == seen)
+			pthread_cond_wait(&tree->evcond, &tree->evlock);
+	}
+	pthread_mutex_unlock(&tree->evlock);
+	return 0;
+}
+
+/** classfs_uevent_get() - the value of @key in @ev, or NULL */
+const char *classfs_uevent_get(const struct classfs_uevent *ev, const char *key)
+{
+	size_t kl;
+
+	if (!ev || !key)
+		return NULL;
+	kl = strlen(key);
+	for (int i = 0; i < ev->envc; i++)
+		if (!strncmp(ev->envp[i], key, kl) && ev->envp[i][kl] == '=')
+			return ev->envp[i] + kl + 1;
+	return NULL;
+}
+
+/**
+ * classfs_uevent_format_kernel() - "ACTION@DEVPATH\0KEY=VALUE\0..." of @ev
+ * Return: the bytes needed; nothing is written past @size.
+ */
+size_t classfs_uevent_format_kernel(const struct classfs_uevent *ev, char *buf, size_t size)
+{
+	size_t len = 0;
+	char head[PATH_MAX + 32];
+	int hl = snprintf(head, sizeof(head), "%s@%s", classfs_action_name(ev->action),
+			  ev->devpath);
+
+	if (hl < 0)
+		return 0;
+#define APPEND(s, l) do { if (len + (l) <= size) memcpy(buf + len, s, l); len += (l); } while (0)
+	APPEND(head, (size_t)hl + 1);
+	for (int i = 0; i < ev->envc; i++)
+		APPEND(ev->envp[i], strlen(ev->envp[i]) + 1);
+#undef APPEND
+	return len;
+}
+
+/* ---- the `uevent` file's write side: ACTION [UUID [KEY=VALUE ...]] ---- */
+
+static bool uuid_valid(const char *s, size_t len)
+{
+	if (len != 36)
+		return false;
+	for (size_t i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-')
+				return false;
+		} else if (!isxdigit((unsigned char)s[i])) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool arg_key_valid(const char *s, size_t len)
+{
+	if (!len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+/* the next whitespace-separated word of [*p, end) */
+static bool next_word(const char **p, const char *end, const char **w, size_t *wl)
+{
+	const char *s = *p;
+
+	while (s < end && (*s == ' ' || *s == '\t' || *s == '\n'))
+		s++;
+	if (s == end)
+		return false;
+	*w = s;
+	while (s < end && *s != ' ' && *s != '\t' && *s != '\n')
+		s++;
+	*wl = (size_t)(s - *w);
+	*p = s;
+	return true;
+}
+
+/*
+ * Parse a write to a `uevent` file and send that event (SYNTH_UUID and
+ * SYNTH_ARG_KEY=VALUE as Linux's kobject_synth_uevent()).
+ * Return: 0 or -EINVAL for anything malformed (nothing sent).
+ */
+int cfs_uevent_file_write(struct classfs_device *dev, const char *buf, size_t count)
+{
+	const char *p = buf, *end = buf + count, *w;
+	const char *extra[CLASSFS_UEVENT_NUM_ENVP + 1];
+	char store[CLASSFS_UEVENT_BUFFER];
+	size_t wl, used = 0;
+	int n = 0, action;
+
+	if (memchr(buf, '\0', count))
+		return -EINVAL;
+	if (!next_word(&p, end, &w, &wl))
+		return -EINVAL;
+	action = classfs_action_parse(w, wl);
+	if (action < 0)
+		return -EINVAL;
+	if (next_word(&p, end, &w, &wl)) {
+		if (!uuid_valid(w, wl))
+			return -EINVAL;
+		used += (size_t)snprintf(store, sizeof(store), "SYNTH_UUID=%.*s", (int)wl, w) + 1;
+		extra[n++] = store;
+		while (next_word(&p, end, &w, &wl)) {
+			const char *eq = memchr(w, '=', wl);
+			int l;
+
+			if (!eq || !arg_key_valid(w, (size_t)(eq - w)) || eq + 1 == w + wl ||
+			    n == CLASSFS_UEVENT_NUM_ENVP)
+				return -EINVAL;
+			l = snprintf(store + used, sizeof(store) - used, "SYNTH_ARG_%.*s", (int)wl, w);
+			if (l < 0 || (size_t)l >= sizeof(store) - used)
+				return -EINVAL;
+			extra[n++] = store + used;
+			used += (size_t)l + 1;
+		}
+	} else {
+		extra[n++] = "SYNTH_UUID=0";
+	}
+	extra[n] = NULL;
+	return classfs_device_uevent(dev, (enum classfs_action)action, extra);
+}

@@ -1,0 +1,921 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * view.c - the tree as files: inode numbers, lookup, readdir, read,
+ * write and readlink, in the tree's layout.  The FUSE filesystem and the
+ * in-process path API (path.c) both call these.
+ *
+ * An entry is (node, slot).  Slot 0 is the node itself; other slots are
+ * entries computed from a device when asked for, so a device costs one
+ * node however many standard files it shows:
+ *   in its directory    uevent, dev, subsystem, device, and the class's
+ *                       and type's default attribute groups
+ *                       (slot = group << 8 | attribute, 0xFF = group dir)
+ *   elsewhere           class/CLASS/NAME alias, block/NAME,
+ *                       dev/{block,char}/MAJ:MIN.
+ * An inode number is generation << 40 | id << 12 | slot (root: 1); a
+ * removed node's numbers answer -ENOENT.
+ *
+ * readdir offsets: each directory lists up to two regions; an offset is
+ * region << 33 | position, where the position is an ordinal for computed
+ * entries and a hash for hashed ones (see htab.c), so a listing resumes
+ * correctly however the directory changed.
+ */
+#include "internal.h"
+
+#define OFF_REGION(off) ((unsigned int)((off) >> 33))
+#define OFF_POS(off) ((off) & ((1ull << 33) - 1))
+#define OFF_MAKE(r, pos) (((uint64_t)(r) << 33) | (pos))
+
+enum { R_COMPUTED = 0, R_CHILDREN = 1, R_INDEX = 2, R_DEVT = 3, R_END = 4 };
+
+struct entry {
+	struct classfs_node *n;
+	unsigned int slot;
+};
+
+/** classfs_root_ino() - the root's inode number, 1 as FUSE wants it */
+uint64_t classfs_root_ino(void)
+{
+	return 1;
+}
+
+static struct classfs_device *entry_device(const struct entry *e)
+{
+	return (e->n->flags & CFS_NF_DEVICE) ? cfs_node_device(e->n) : NULL;
+}
+
+/* group @g (1-based) of a device: the class's groups, then the type's */
+const struct classfs_attribute_group *cfs_vgroup(const struct classfs_device *dev, unsigned int g)
+{
+	unsigned int i = 1;
+
+	if (dev->cls && dev->cls->dev_groups)
+		for (const struct classfs_attribute_group *const *p = dev->cls->dev_groups; *p; p++, i++)
+			if (i == g)
+				return *p;
+	if (dev->type && dev->type->groups)
+		for (const struct classfs_attribute_group *const *p = dev->type->groups; *p; p++, i++)
+			if (i == g)
+				return *p;
+	return NULL;
+}
+
+static unsigned int group_nattrs(const struct classfs_attribute_group *grp, unsigned int *ntext)
+{
+	unsigned int n = 0, b = 0;
+
+	for (const struct classfs_device_attribute *const *a = grp->attrs; a && *a; a++)
+		n++;
+	for (const struct classfs_bin_attribute *const *a = grp->bin_attrs; a && *a; a++)
+		b++;
+	*ntext = n;
+	return n + b;
+}
+
+/* attribute @a of group @grp: text (*bin NULL) or binary */
+static const struct classfs_attribute *group_attr(const struct classfs_attribute_group *grp,
+						  unsigned int a,
+						  const struct classfs_device_attribute **text,
+						  const struct classfs_bin_attribute **bin)
+{
+	unsigned int ntext, n = group_nattrs(grp, &ntext);
+
+	*text = NULL;
+	*bin = NULL;
+	if (a >= n || a >= 0xFF)
+		return NULL;
+	if (a < ntext) {
+		*text = grp->attrs[a];
+		return &(*text)->attr;
+	}
+	*bin = grp->bin_attrs[a - ntext];
+	return &(*bin)->attr;
+}
+
+static bool is_first_devt(struct classfs_tree *t, const struct classfs_device *dev)
+{
+	uint32_t h = cfs_hash_devt(dev->devt);
+	bool blk = dev->cls && dev->cls->p.block;
+
+	for (struct classfs_device *d = cfs_htab_chain(&t->devts, h); d; d = d->p.devt_next) {
+		if (d->devt == dev->devt && (d->cls && d->cls->p.block) == blk)
+			return d == dev;
+	}
+	return false;
+}
+
+/* does computed slot @slot exist for @dev? (under L) */
+static bool slot_exists(struct classfs_tree *t, const struct classfs_device *dev, unsigned int slot)
+{
+	switch (slot) {
+	case CFS_SLOT_UEVENT:
+		return true;
+	case CFS_SLOT_DEV:
+		return major(dev->devt) != 0;
+	case CFS_SLOT_SUBSYSTEM:
+		return dev->cls || dev->bus;
+	case CFS_SLOT_DEVICE:
+		return dev->cls && dev->phys;
+	case CFS_SLOT_ALIAS:
+		return dev->cls && (t->layout == CLASSFS_LAYOUT_DEVICES || dev->parent);
+	case CFS_SLOT_BLOCK:
+		return dev->cls && dev->cls->p.block && !dev->parent;
+	case CFS_SLOT_DEVNUM:
+		return major(dev->devt) && is_first_devt(t, dev);
+	}
+	unsigned int g = slot >> 8, a = slot & 0xFF;
+	const struct classfs_attribute_group *grp = g ? cfs_vgroup(dev, g) : NULL;
+	const struct classfs_device_attribute *text;
+	const struct classfs_bin_attribute *bin;
+
+	if (!grp)
+		return false;
+	if (a == CFS_SLOT_GROUP_DIR)
+		return grp->name != NULL;
+	return group_attr(grp, a, &text, &bin) != NULL;
+}
+
+static int resolve_locked(struct classfs_tree *t, uint64_t ino, struct entry *e)
+{
+	if (ino == 1) {
+		*e = (struct entry){ &t->root, 0 };
+		return 0;
+	}
+	uint32_t id = (uint32_t)((ino >> CFS_INO_SLOT_BITS) & CFS_MAX_ID);
+	unsigned int slot = (unsigned int)(ino & ((1u << CFS_INO_SLOT_BITS) - 1));
+	struct classfs_node *n = cfs_node_by_id(t, id);
+
+	if (!n || (n->flags & CFS_NF_DEAD) || (n->gen & 0xFFFFFF) != (uint32_t)(ino >> 40))
+		return -ENOENT;
+	if (slot && (!(n->flags & CFS_NF_DEVICE) || !slot_exists(t, cfs_node_device(n), slot)))
+		return -ENOENT;
+	*e = (struct entry){ n, slot };
+	return 0;
+}
+
+static const char *entry_name(const struct entry *e, char *buf, size_t size)
+{
+	struct classfs_device *dev = entry_device(e);
+	const struct classfs_device_attribute *text;
+	const struct classfs_bin_attribute *bin;
+
+	switch (e->slot) {
+	case CFS_SLOT_SELF:
+	case CFS_SLOT_ALIAS:
+	case CFS_SLOT_BLOCK:
+		return e->n->name;
+	case CFS_SLOT_UEVENT:
+		return "uevent";
+	case CFS_SLOT_DEV:
+		return "dev";
+	case CFS_SLOT_SUBSYSTEM:
+		return "subsystem";
+	case CFS_SLOT_DEVICE:
+		return "device";
+	case CFS_SLOT_DEVNUM:
+		snprintf(buf, size, "%u:%u", major(dev->devt), minor(dev->devt));
+		return buf;
+	}
+	const struct classfs_attribute_group *grp = cfs_vgroup(dev, e->slot >> 8);
+
+	if ((e->slot & 0xFF) == CFS_SLOT_GROUP_DIR)
+		return grp->name;
+	return group_attr(grp, e->slot & 0xFF, &text, &bin)->name;
+}
+
+static void entry_stat(const struct entry *e, struct classfs_stat *st)
+{
+	const struct classfs_node *n = e->n;
+
+	*st = (struct classfs_stat){ .ino = cfs_ino(n, e->slot), .generation = n->gen & 0xFFFFFF };
+	switch (e->slot) {
+	case CFS_SLOT_SELF:
+		st->mode = n->mode;
+		if (n->type == CFS_NT_DIR) {
+			st->type = CLASSFS_FT_DIR;
+		} else if (n->type == CFS_NT_LNK) {
+			st->type = CLASSFS_FT_LNK;
+		} else {
+			st->type = CLASSFS_FT_REG;
+			st->dynamic = true;
+			st->size = n->type == CFS_NT_BIN
+					   ? (off_t)((const struct classfs_bin_attribute *)n->u.attr)->size
+					   : CLASSFS_ATTR_MAX;
+		}
+		return;
+	case CFS_SLOT_UEVENT:
+		*st = (struct classfs_stat){ st->ino, st->generation, CLASSFS_FT_REG, 0644,
+					     CLASSFS_ATTR_MAX, true };
+		return;
+	case CFS_SLOT_DEV:
+		*st = (struct classfs_stat){ st->ino, st->generation, CLASSFS_FT_REG, 0444,
+					     CLASSFS_ATTR_MAX, false };
+		return;
+	case CFS_SLOT_SUBSYSTEM:
+	case CFS_SLOT_DEVICE:
+	case CFS_SLOT_ALIAS:
+	case CFS_SLOT_BLOCK:
+	case CFS_SLOT_DEVNUM:
+		st->type = CLASSFS_FT_LNK;
+		st->mode = 0777;
+		return;
+	}
+	const struct classfs_attribute_group *grp = cfs_vgroup(entry_device(e), e->slot >> 8);
+	const struct classfs_device_attribute *text;
+	const struct classfs_bin_attribute *bin;
+
+	if ((e->slot & 0xFF) == CFS_SLOT_GROUP_DIR) {
+		st->type = CLASSFS_FT_DIR;
+		st->mode = 0755;
+		return;
+	}
+	const struct classfs_attribute *a = group_attr(grp, e->slot & 0xFF, &text, &bin);
+
+	st->type = CLASSFS_FT_REG;
+	st->mode = a->mode & 07777;
+	st->dynamic = true;
+	st->size = bin ? (off_t)bin->size : CLASSFS_ATTR_MAX;
+}
+
+/* the entry's link target and the directory the link is in */
+static int link_ends(struct classfs_tree *t, const struct entry *e,
+		     const struct classfs_node **from, const struct classfs_node **to)
+{
+	struct classfs_device *dev = entry_device(e);
+
+	switch (e->slot) {
+	case CFS_SLOT_SELF:
+		if (e->n->type != CFS_NT_LNK)
+			return -EINVAL;
+		*from = e->n->parent;
+		*to = e->n->u.target;
+		return 0;
+	case CFS_SLOT_SUBSYSTEM:
+		*from = e->n;
+		*to = dev->cls ? &dev->cls->p.node : &dev->bus->p.node;
+		return 0;
+	case CFS_SLOT_DEVICE:
+		*from = e->n;
+		*to = &dev->phys->p.node;
+		return 0;
+	case CFS_SLOT_ALIAS:
+		*from = &dev->cls->p.node;
+		*to = e->n;
+		return 0;
+	case CFS_SLOT_BLOCK:
+		*from = t->block_dir;
+		*to = e->n;
+		return 0;
+	case CFS_SLOT_DEVNUM:
+		*from = dev->cls && dev->cls->p.block ? t->dev_block : t->dev_char;
+		*to = e->n;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/** classfs_getattr() - stat entry @ino.  Return: 0 or -ENOENT. */
+int classfs_getattr(struct classfs_tree *t, uint64_t ino, struct classfs_stat *st)
+{
+	struct entry e;
+	int r;
+
+	if (!t || !st)
+		return -EINVAL;
+	cfs_lock(t);
+	r = resolve_locked(t, ino, &e);
+	if (!r)
+		entry_stat(&e, st);
+	cfs_unlock(t);
+	return r;
+}
+
+/* the ordered list of computed entries of a device directory */
+static int computed_slots(struct classfs_tree *t, const struct classfs_device *dev,
+			  unsigned int *slots, int max)
+{
+	int n = 0;
+
+	for (unsigned int s = CFS_SLOT_UEVENT; s <= CFS_SLOT_FIXED_MAX; s++)
+		if (slot_exists(t, dev, s))
+			slots[n++] = s;
+	for (unsigned int g = 1; g < 15; g++) {
+		const struct classfs_attribute_group *grp = cfs_vgroup(dev, g);
+		unsigned int ntext, na;
+
+		if (!grp)
+			break;
+		if (grp->name) {
+			if (n < max)
+				slots[n++] = g << 8 | CFS_SLOT_GROUP_DIR;
+			continue;
+		}
+		na = group_nattrs(grp, &ntext);
+		for (unsigned int a = 0; a < na && a < 0xFF && n < max; a++)
+			slots[n++] = g << 8 | a;
+	}
+	return n;
+}
+
+/* is @name one of @dev's computed entries? */
+bool cfs_name_is_virtual(const struct classfs_device *dev, const char *name)
+{
+	struct entry e = { (struct classfs_node *)&dev->p.node, 0 };
+	unsigned int slots[512];
+	char buf[32];
+	int n = computed_slots(cfs_node_tree(&dev->p.node), dev, slots, 512);
+
+	if (!strcmp(name, "uevent") || !strcmp(name, "dev") || !strcmp(name, "subsystem") ||
+	    !strcmp(name, "device"))
+		return true;
+	for (int i = 0; i < n; i++) {
+		e.slot = slots[i];
+		if (!strcmp(entry_name(&e, buf, sizeof(buf)), name))
+			return true;
+	}
+	return false;
+}
+
+static int parse_devnum(const char *name, dev_t *devt)
+{
+	unsigned int ma, mi;
+	int len;
+
+	if (sscanf(name, "%u:%u%n", &ma, &mi, &len) != 2 || name[len] || !ma)
+		return -ENOENT;
+	*devt = makedev(ma, mi);
+	return 0;
+}
+
+static int lookup_locked(struct classfs_tree *t, const struct entry *dir, const char *name,
+			 struct entry *out)
+{
+	struct classfs_device *dev = entry_device(dir);
+	struct classfs_node *c;
+	char buf[32];
+
+	if (dir->slot) {
+		/* a named default group's directory */
+		const struct classfs_attribute_group *grp;
+		unsigned int ntext, na;
+
+		if ((dir->slot & 0xFF) != CFS_SLOT_GROUP_DIR)
+			return -ENOTDIR;
+		grp = cfs_vgroup(dev, dir->slot >> 8);
+		na = group_nattrs(grp, &ntext);
+		for (unsigned int a = 0; a < na && a < 0xFF; a++) {
+			*out = (struct entry){ dir->n, (dir->slot & 0xF00) | a };
+			if (!strcmp(entry_name(out, buf, sizeof(buf)), name))
+				return 0;
+		}
+		return -ENOENT;
+	}
+	if (dir->n->type != CFS_NT_DIR)
+		return -ENOTDIR;
+	if (dev) {
+		unsigned int slots[512];
+		int n = computed_slots(t, dev, slots, 512);
+
+		for (int i = 0; i < n; i++) {
+			*out = (struct entry){ dir->n, slots[i] };
+			if (!strcmp(entry_name(out, buf, sizeof(buf)), name))
+				return 0;
+		}
+	}
+	c = cfs_dir_lookup(dir->n, name);
+	if (c) {
+		*out = (struct entry){ c, 0 };
+		return 0;
+	}
+	if (dir->n->flags & CFS_NF_CLASS) {
+		struct classfs_device *d = cfs_class_lookup_locked(cfs_node_class(dir->n), name);
+
+		if (d && slot_exists(t, d, CFS_SLOT_ALIAS)) {
+			*out = (struct entry){ &d->p.node, CFS_SLOT_ALIAS };
+			return 0;
+		}
+	} else if (dir->n == t->block_dir && t->block_class) {
+		struct classfs_device *d = cfs_class_lookup_locked(t->block_class, name);
+
+		if (d && !d->parent) {
+			*out = (struct entry){ &d->p.node, CFS_SLOT_BLOCK };
+			return 0;
+		}
+	} else if (dir->n == t->dev_block || dir->n == t->dev_char) {
+		bool blk = dir->n == t->dev_block;
+		dev_t devt;
+
+		if (parse_devnum(name, &devt) < 0)
+			return -ENOENT;
+		uint32_t h = cfs_hash_devt(devt);
+
+		for (struct classfs_device *d = cfs_htab_chain(&t->devts, h); d; d = d->p.devt_next)
+			if (d->devt == devt && (d->cls && d->cls->p.block) == blk) {
+				*out = (struct entry){ &d->p.node, CFS_SLOT_DEVNUM };
+				return 0;
+			}
+	}
+	return -ENOENT;
+}
+
+/** classfs_lookup() - the entry @name of directory @dir.  Return: 0, -ENOENT, -ENOTDIR. */
+int classfs_lookup(struct classfs_tree *t, uint64_t dir, const char *name, struct classfs_stat *st)
+{
+	struct entry d, e;
+	int r;
+
+	if (!t || !name || !st)
+		return -EINVAL;
+	cfs_lock(t);
+	r = resolve_locked(t, dir, &d);
+	if (!r)
+		r = lookup_locked(t, &d, name, &e);
+	if (!r)
+		entry_stat(&e, st);
+	cfs_unlock(t);
+	return r;
+}
+
+/* ---- readdir ---- */
+
+struct dent {
+	struct classfs_stat st;
+	uint64_t next_off;
+	char name[NAME_MAX + 1];
+};
+
+#define DENT_BATCH 64
+
+struct dbatch {
+	struct dent d[DENT_BATCH];
+	int n;
+};
+
+static bool batch_add(struct dbatch *b, const struct entry *e, uint64_t next_off)
+{
+	char buf[32];
+	struct dent *d;
+
+	if (b->n == DENT_BATCH)
+		return false;
+	d = &b->d[b->n++];
+	entry_stat(e, &d->st);
+	snprintf(d->name, sizeof(d->name), "%s", entry_name(e, buf, sizeof(buf)));
+	d->next_off = next_off;
+	return true;
+}
+
+/* the regions a directory lists, in order */
+static int dir_regions(struct classfs_tree *t, const struct entry *dir, int *regions)
+{
+	int n = 0;
+
+	if (dir->slot)
+		regions[n++] = R_COMPUTED;
+	else if (dir->n->flags & CFS_NF_DEVICE) {
+		regions[n++] = R_COMPUTED;
+		regions[n++] = R_CHILDREN;
+	} else if (dir->n->flags & CFS_NF_CLASS) {
+		regions[n++] = R_CHILDREN;
+		regions[n++] = R_INDEX;
+	} else if (dir->n == t->block_dir) {
+		regions[n++] = R_INDEX;
+	} else if (dir->n == t->dev_block || dir->n == t->dev_char) {
+		regions[n++] = R_DEVT;
+	} else {
+		regions[n++] = R_CHILDREN;
+	}
+	return n;
+}
+
+/* fill @b from offset @off (under L); returns false when the listing ended */
+static bool readdir_locked(struct classfs_tree *t, const struct entry *dir, uint64_t off,
+			   struct dbatch *b)
+{
+	int regions[3], nr = dir_regions(t, dir, regions);
+
+	for (int i = 0; i < nr; i++) {
+		int r = regions[i];
+		uint64_t pos;
+
+		if (OFF_REGION(off) > (unsigned int)r)
+			continue;
+		pos = OFF_REGION(off) == (unsigned int)r ? OFF_POS(off) : 0;
+		if (r == R_COMPUTED) {
+			unsigned int slots[512];
+			int n;
+
+			if (dir->slot) {
+				const struct classfs_attribute_group *grp =
+					cfs_vgroup(entry_device(dir), dir->slot >> 8);
+				unsigned int ntext, na = group_nattrs(grp, &ntext);
+
+				n = 0;
+				for (unsigned int a = 0; a < na && a < 0xFF; a++)
+					slots[n++] = (dir->slot & 0xF00) | a;
+			} else {
+				n = computed_slots(t, entry_device(dir), slots, 512);
+			}
+			for (int k = (int)pos; k < n; k++) {
+				struct entry e = { dir->n, slots[k] };
+
+				if (!batch_add(b, &e, OFF_MAKE(r, (uint64_t)k + 1)))
+					return true;
+			}
+		} else if (r == R_CHILDREN) {
+			struct classfs_htab *h = dir->n->u.dir;
+
+			if (!h)
+				continue;
+			for (struct classfs_node *c = cfs_htab_first_from(h, &cfs_node_htab_ops, pos); c;
+			     c = cfs_htab_next(h, &cfs_node_htab_ops, c)) {
+				struct entry e = { c, 0 };
+
+				if (!batch_add(b, &e, OFF_MAKE(r, (uint64_t)c->hash + 1)))
+					return true;
+			}
+		} else if (r == R_INDEX) {
+			struct classfs_class *cls = (dir->n->flags & CFS_NF_CLASS)
+							    ? cfs_node_class(dir->n)
+							    : t->block_class;
+			unsigned int slot = (dir->n->flags & CFS_NF_CLASS) ? CFS_SLOT_ALIAS
+									   : CFS_SLOT_BLOCK;
+
+			if (!cls)
+				continue;
+			for (struct classfs_device *d =
+				     cfs_htab_first_from(&cls->p.names, &cfs_name_htab_ops, pos);
+			     d; d = cfs_htab_next(&cls->p.names, &cfs_name_htab_ops, d)) {
+				struct entry e = { &d->p.node, slot };
+
+				if (!slot_exists(t, d, slot))
+					continue;
+				if (!batch_add(b, &e, OFF_MAKE(r, (uint64_t)d->p.node.hash + 1)))
+					return true;
+			}
+		} else if (r == R_DEVT) {
+			bool blk = dir->n == t->dev_block;
+
+			for (struct classfs_device *d = cfs_htab_first_from(&t->devts, &cfs_devt_htab_ops, pos);
+			     d; d = cfs_htab_next(&t->devts, &cfs_devt_htab_ops, d)) {
+				struct entry e = { &d->p.node, CFS_SLOT_DEVNUM };
+
+				if ((d->cls && d->cls->p.block) != blk || !is_first_devt(t, d))
+					continue;
+				if (!batch_add(b, &e, OFF_MAKE(r, (uint64_t)cfs_hash_devt(d->devt) + 1)))
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
+/**
+ * classfs_readdir() - list directory @dir from offset @off
+ * @fill gets each entry with the offset to resume after it, outside any
+ * library lock; a non-zero return stops the listing.
+ * Return: 0, or -ENOENT, -ENOTDIR, -ENOMEM.
+ */
+int classfs_readdir(struct classfs_tree *t, uint64_t dir, uint64_t off,
+		    int (*fill)(void *ctx, const char *name, const struct classfs_stat *st,
+				uint64_t next_off),
+		    void *ctx)
+{
+	struct dbatch *b;
+	struct entry d;
+	int r = 0;
+
+	if (!t || !fill)
+		return -EINVAL;
+	b = cfs_malloc(sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (;;) {
+		bool more;
+
+		b->n = 0;
+		cfs_lock(t);
+		r = resolve_locked(t, dir, &d);
+		if (!r) {
+			struct classfs_stat st;
+
+			entry_stat(&d, &st);
+			if (st.type != CLASSFS_FT_DIR)
+				r = -ENOTDIR;
+		}
+		more = !r && readdir_locked(t, &d, off, b);
+		cfs_unlock(t);
+		if (r)
+			break;
+		for (int i = 0; i < b->n; i++) {
+			if (fill(ctx, b->d[i].name, &b->d[i].st, b->d[i].next_off))
+				goto out;
+			off = b->d[i].next_off;
+		}
+		if (!more)
+			break;
+	}
+out:
+	cfs_free(b);
+	return r;
+}
+
+/** classfs_readlink() - the relative target of link @ino; length or -errno */
+ssize_t classfs_readlink(struct classfs_tree *t, uint64_t ino, char *buf, size_t size)
+{
+	const struct classfs_node *from, *to;
+	struct entry e;
+	int r;
+
+	if (!t || !buf)
+		return -EINVAL;
+	cfs_lock(t);
+	r = resolve_locked(t, ino, &e);
+	if (!r)
+		r = link_ends(t, &e, &from, &to);
+	if (!r)
+		r = cfs_rel_path(from, to, buf, size);
+	cfs_unlock(t);
+	return r;
+}
+
+/* ---- read and write: the callbacks run with an active reference, no lock ---- */
+
+enum call_kind { CALL_NONE, CALL_DEV_TEXT, CALL_DEV_BIN, CALL_CLASS, CALL_TREE, CALL_UEVENT,
+		 CALL_DEVNUM };
+
+struct call {
+	enum call_kind kind;
+	struct classfs_node *active;	/* whose active reference is held */
+	struct classfs_device *dev;
+	struct classfs_class *cls;
+	const void *attr;
+	mode_t mode;
+	dev_t devt;
+};
+
+static struct classfs_node *owner_of(struct classfs_node *n, uint8_t flag)
+{
+	for (n = n->parent; n; n = n->parent)
+		if (n->flags & flag)
+			return n;
+	return NULL;
+}
+
+/* what reading or writing @e calls; takes the active reference (under L) */
+static int call_prepare_locked(const struct entry *e, struct call *c)
+{
+	struct classfs_stat st;
+
+	entry_stat(e, &st);
+	*c = (struct call){ .mode = st.mode };
+	if (st.type == CLASSFS_FT_DIR)
+		return -EISDIR;
+	if (st.type == CLASSFS_FT_LNK)
+		return -EINVAL;
+	if (e->slot == CFS_SLOT_DEV) {
+		c->kind = CALL_DEVNUM;
+		c->devt = entry_device(e)->devt;
+		return 0;
+	}
+	if (e->slot) {
+		const struct classfs_device_attribute *text;
+		const struct classfs_bin_attribute *bin;
+
+		c->dev = entry_device(e);
+		c->active = e->n;
+		if (e->slot == CFS_SLOT_UEVENT) {
+			c->kind = CALL_UEVENT;
+		} else {
+			group_attr(cfs_vgroup(c->dev, e->slot >> 8), e->slot & 0xFF, &text, &bin);
+			c->kind = text ? CALL_DEV_TEXT : CALL_DEV_BIN;
+			c->attr = text ? (const void *)text : (const void *)bin;
+		}
+	} else {
+		struct classfs_node *o;
+
+		c->active = e->n;
+		c->attr = e->n->u.attr;
+		if (e->n->flags & CFS_NF_TREEATTR) {
+			c->kind = CALL_TREE;
+		} else if ((o = owner_of(e->n, CFS_NF_DEVICE | CFS_NF_CLASS)) &&
+			   (o->flags & CFS_NF_DEVICE)) {
+			c->kind = e->n->type == CFS_NT_BIN ? CALL_DEV_BIN : CALL_DEV_TEXT;
+			c->dev = cfs_node_device(o);
+		} else if (o) {
+			c->kind = CALL_CLASS;
+			c->cls = cfs_node_class(o);
+		} else {
+			return -EIO;
+		}
+	}
+	if (!cfs_active_get(c->active))
+		return -ENODEV;
+	return 0;
+}
+
+static int call_begin(struct classfs_tree *t, uint64_t ino, struct call *c, struct cfs_frame **f)
+{
+	struct entry e;
+	int r;
+
+	*f = NULL;
+	cfs_lock(t);
+	r = resolve_locked(t, ino, &e);
+	if (!r)
+		r = call_prepare_locked(&e, c);
+	cfs_unlock(t);
+	if (r < 0 || !c->active)
+		return r;
+	*f = cfs_frame_push(c->active);
+	if (!*f) {
+		cfs_active_put(t, c->active);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static ssize_t uevent_show(struct classfs_device *dev, char *page)
+{
+	struct classfs_uevent_env *env = cfs_malloc(sizeof(*env));
+	size_t len = 0;
+	int r;
+
+	if (!env)
+		return -ENOMEM;
+	env->envp_idx = 0;
+	env->buflen = 0;
+	r = cfs_env_device_vars(dev, env);
+	/* a veto only hides the event, the file still shows the variables */
+	(void)r;
+	for (int i = 0; i < env->envp_idx; i++) {
+		size_t l = strlen(env->envp[i]);
+
+		if (len + l + 1 > CLASSFS_ATTR_MAX)
+			break;
+		memcpy(page + len, env->envp[i], l);
+		len += l;
+		page[len++] = '\n';
+	}
+	cfs_free(env);
+	return (ssize_t)len;
+}
+
+/** classfs_read() - read entry @ino from @off (see the header) */
+ssize_t classfs_read(struct classfs_tree *t, uint64_t ino, char *buf, size_t size, off_t off)
+{
+	struct cfs_frame *f;
+	struct call c;
+	ssize_t len;
+	char *page;
+	int r;
+
+	if (!t || (!buf && size) || off < 0)
+		return -EINVAL;
+	r = call_begin(t, ino, &c, &f);
+	if (r < 0)
+		return r;
+	if (!(c.mode & 0444)) {
+		len = -EACCES;
+		goto out;
+	}
+	if (c.kind == CALL_DEV_BIN) {
+		const struct classfs_bin_attribute *a = c.attr;
+
+		if (!a->read)
+			len = -EIO;
+		else if (a->size && (size_t)off >= a->size)
+			len = 0;
+		else
+			len = a->read(c.dev, a, buf, off,
+				      a->size && off + size > a->size ? a->size - (size_t)off : size);
+		goto out;
+	}
+	page = cfs_malloc(CLASSFS_ATTR_MAX + 1);
+	if (!page) {
+		len = -ENOMEM;
+		goto out;
+	}
+	switch (c.kind) {
+	case CALL_DEVNUM:
+		len = snprintf(page, CLASSFS_ATTR_MAX, "%u:%u\n", major(c.devt), minor(c.devt));
+		break;
+	case CALL_UEVENT:
+		len = uevent_show(c.dev, page);
+		break;
+	case CALL_DEV_TEXT: {
+		const struct classfs_device_attribute *a = c.attr;
+
+		len = a->show ? a->show(c.dev, a, page) : -EIO;
+		break;
+	}
+	case CALL_CLASS: {
+		const struct classfs_class_attribute *a = c.attr;
+
+		len = a->show ? a->show(c.cls, a, page) : -EIO;
+		break;
+	}
+	case CALL_TREE: {
+		const struct cfs_tree_attr *a = c.attr;
+
+		len = a->show ? a->show(t, page) : -EIO;
+		break;
+	}
+	default:
+		len = -EIO;
+	}
+	if (len > CLASSFS_ATTR_MAX)
+		len = CLASSFS_ATTR_MAX;	/* a show() may not overrun its page */
+	if (len >= 0) {
+		if (off >= len) {
+			len = 0;
+		} else {
+			len -= off;
+			if ((size_t)len > size)
+				len = (ssize_t)size;
+			memcpy(buf, page + off, (size_t)len);
+		}
+	}
+	cfs_free(page);
+out:
+	if (f)
+		cfs_frame_pop(t, f);
+	return len;
+}
+
+/** classfs_write() - one store() with the whole buffer (see the header) */
+ssize_t classfs_write(struct classfs_tree *t, uint64_t ino, const char *buf, size_t size, off_t off)
+{
+	struct cfs_frame *f;
+	struct call c;
+	ssize_t r;
+	char *page = NULL;
+
+	if (!t || (!buf && size) || off < 0)
+		return -EINVAL;
+	r = call_begin(t, ino, &c, &f);
+	if (r < 0)
+		return r;
+	if (!(c.mode & 0222) || c.kind == CALL_DEVNUM) {
+		r = -EACCES;
+		goto out;
+	}
+	if (c.kind == CALL_DEV_BIN) {
+		const struct classfs_bin_attribute *a = c.attr;
+
+		if (!a->write)
+			r = -EIO;
+		else if (a->size && (size_t)off >= a->size)
+			r = -EFBIG;
+		else
+			r = a->write(c.dev, a, buf, off,
+				     a->size && off + size > a->size ? a->size - (size_t)off : size);
+		goto out;
+	}
+	if (size > CLASSFS_ATTR_MAX) {
+		r = -E2BIG;
+		goto out;
+	}
+	/* store() gets a NUL-terminated copy, as sysfs gives it */
+	page = cfs_malloc(size + 1);
+	if (!page) {
+		r = -ENOMEM;
+		goto out;
+	}
+	memcpy(page, buf, size);
+	page[size] = '\0';
+	switch (c.kind) {
+	case CALL_UEVENT:
+		r = cfs_uevent_file_write(c.dev, page, size);
+		if (r == 0)
+			r = (ssize_t)size;
+		break;
+	case CALL_DEV_TEXT: {
+		const struct classfs_device_attribute *a = c.attr;
+
+		r = a->store ? a->store(c.dev, a, page, size) : -EIO;
+		break;
+	}
+	case CALL_CLASS: {
+		const struct classfs_class_attribute *a = c.attr;
+
+		r = a->store ? a->store(c.cls, a, page, size) : -EIO;
+		break;
+	}
+	case CALL_TREE: {
+		const struct cfs_tree_attr *a = c.attr;
+
+		r = a->store ? a->store(t, page, size) : -EIO;
+		break;
+	}
+	default:
+		r = -EIO;
+	}
+	if (r > (ssize_t)size)
+		r = (ssize_t)size;
+out:
+	cfs_free(page);
+	if (f)
+		cfs_frame_pop(t, f);
+	return r;
+}
