@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * harness.h - the tests' tiny framework: TEST(name) { ... } functions run
+ * in file order by main(); CHECK* record a failure and go on (so one run
+ * lists every broken rule); the exit status is the number of failed tests.
+ */
+#ifndef CLASSFS_TEST_HARNESS_H
+#define CLASSFS_TEST_HARNESS_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct test_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+#define TEST_MAX 256
+static struct test_case test_cases[TEST_MAX];
+static int test_count;
+static int test_failed_now;
+
+#define TEST(n)                                                                     \
+	static void test_##n(void);                                                 \
+	__attribute__((constructor)) static void register_##n(void)                \
+	{                                                                           \
+		if (test_count < TEST_MAX)                                          \
+			test_cases[test_count++] = (struct test_case){ #n, test_##n }; \
+	}                                                                           \
+	static void test_##n(void)
+
+#define CHECK(cond)                                                                   \
+	do {                                                                          \
+		if (!(cond)) {                                                        \
+			fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, \
+				#cond);                                               \
+			test_failed_now = 1;                                          \
+		}                                                                     \
+	} while (0)
+
+#define CHECK_INT(a, b)                                                                   \
+	do {                                                                              \
+		long long _a = (long long)(a), _b = (long long)(b);                        \
+		if (_a != _b) {                                                           \
+			fprintf(stderr, "  %s:%d: %s == %lld, expected %s == %lld\n", __FILE__, \
+				__LINE__, #a, _a, #b, _b);                                \
+			test_failed_now = 1;                                              \
+		}                                                                         \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                                  \
+	do {                                                                             \
+		const char *_a = (a), *_b = (b);                                          \
+		if (!_a || !_b || strcmp(_a, _b)) {                                       \
+			fprintf(stderr, "  %s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, \
+				__LINE__, #a, _a ? _a : "(null)", _b ? _b : "(null)");    \
+			test_failed_now = 1;                                             \
+		}                                                                        \
+	} while (0)
+
+/* a test binary may define its own main by defining TEST_NO_MAIN */
+#ifndef TEST_NO_MAIN
+int main(int argc, char **argv)
+{
+	int failed = 0, passed = 0;
+
+	for (int i = 0; i < test_count; i++) {
+		if (argc > 1 && strcmp(argv[1], test_cases[i].name))
+			continue;
+		test_failed_now = 0;
+		test_cases[i].fn();
+		printf("%s %s\n", test_failed_now ? "FAIL" : "ok  ", test_cases[i].name);
+		fflush(stdout);
+		if (test_failed_now)
+			failed++;
+		else
+			passed++;
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+#endif
+
+#endif
