@@ -340,6 +340,9 @@ CLASSFS_PUBLIC struct classfs_class *classfs_class_find(struct classfs_tree *tre
 /** classfs_class_create_file() - add an attribute to the class directory */
 CLASSFS_PUBLIC int classfs_class_create_file(struct classfs_class *cls,
 					     const struct classfs_class_attribute *attr);
+/** classfs_class_create_file_owned() - as create_file(); @attr is freed with the file (or on error) */
+CLASSFS_PUBLIC int classfs_class_create_file_owned(struct classfs_class *cls,
+						   struct classfs_class_attribute *attr);
 /** classfs_class_remove_file() - remove it; waits for running show()/store() */
 CLASSFS_PUBLIC void classfs_class_remove_file(struct classfs_class *cls,
 					      const struct classfs_class_attribute *attr);
@@ -542,6 +545,9 @@ CLASSFS_PUBLIC void classfs_device_remove_file(struct classfs_device *dev,
 /** classfs_device_create_bin_file() - add a binary attribute */
 CLASSFS_PUBLIC int classfs_device_create_bin_file(struct classfs_device *dev,
 						  const struct classfs_bin_attribute *attr);
+/** classfs_device_create_bin_file_owned() - as create_file_owned(), for a binary attribute */
+CLASSFS_PUBLIC int classfs_device_create_bin_file_owned(struct classfs_device *dev,
+							struct classfs_bin_attribute *attr);
 /** classfs_device_remove_bin_file() - remove it */
 CLASSFS_PUBLIC void classfs_device_remove_bin_file(struct classfs_device *dev,
 						   const struct classfs_bin_attribute *attr);

@@ -87,6 +87,17 @@ int classfs_device_create_bin_file(struct classfs_device *dev,
 	return file_add(dev, attr ? &attr->attr : NULL, CFS_NT_BIN, attr, false);
 }
 
+/** classfs_device_create_bin_file_owned() - as create_bin_file(); @attr freed with the file */
+int classfs_device_create_bin_file_owned(struct classfs_device *dev,
+					 struct classfs_bin_attribute *attr)
+{
+	int r = file_add(dev, attr ? &attr->attr : NULL, CFS_NT_BIN, attr, true);
+
+	if (r < 0)
+		cfs_free(attr);
+	return r;
+}
+
 /** classfs_device_remove_bin_file() - remove a binary attribute */
 void classfs_device_remove_bin_file(struct classfs_device *dev,
 				    const struct classfs_bin_attribute *attr)

@@ -245,7 +245,8 @@ struct classfs_class *classfs_class_find(struct classfs_tree *tree, const char *
  * classfs_class_create_file() - add @attr to the class directory
  * Return: 0, -EINVAL, -EEXIST, -ENOMEM.
  */
-int classfs_class_create_file(struct classfs_class *cls, const struct classfs_class_attribute *attr)
+static int class_file_add(struct classfs_class *cls, const struct classfs_class_attribute *attr,
+			  bool owned)
 {
 	const struct classfs_class_attribute *list[2] = { attr, NULL };
 	struct classfs_tree *t;
@@ -267,9 +268,29 @@ int classfs_class_create_file(struct classfs_class *cls, const struct classfs_cl
 		r = -EEXIST;
 		n = NULL;
 	}
+	if (!r && owned)
+		n->flags |= CFS_NF_OWN_ATTR;
 	cfs_unlock(t);
 	if (r < 0 && n)
 		cfs_node_free(n);
+	return r;
+}
+
+int classfs_class_create_file(struct classfs_class *cls, const struct classfs_class_attribute *attr)
+{
+	return class_file_add(cls, attr, false);
+}
+
+/**
+ * classfs_class_create_file_owned() - as classfs_class_create_file(); @attr
+ * is freed with classfs_free() when the file goes, or now on error.
+ */
+int classfs_class_create_file_owned(struct classfs_class *cls, struct classfs_class_attribute *attr)
+{
+	int r = class_file_add(cls, attr, true);
+
+	if (r < 0)
+		cfs_free(attr);
 	return r;
 }
 
