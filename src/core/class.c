@@ -241,10 +241,6 @@ struct classfs_class *classfs_class_find(struct classfs_tree *tree, const char *
 	return cls;
 }
 
-/**
- * classfs_class_create_file() - add @attr to the class directory
- * Return: 0, -EINVAL, -EEXIST, -ENOMEM.
- */
 static int class_file_add(struct classfs_class *cls, const struct classfs_class_attribute *attr,
 			  bool owned)
 {
@@ -260,14 +256,12 @@ static int class_file_add(struct classfs_class *cls, const struct classfs_class_
 	if (r < 0)
 		return r;
 	cfs_lock(t);
-	r = cls->p.registered ? cfs_node_add(t, &cls->p.node, n) : -EINVAL;
-	if (!r && t->layout == CLASSFS_LAYOUT_DEVICES && cfs_class_lookup_locked(cls, n->name)) {
-		struct classfs_node *fl = NULL;
-
-		cfs_subtree_unlink(t, n, &fl);
-		r = -EEXIST;
-		n = NULL;
-	}
+	if (!cls->p.registered)
+		r = -EINVAL;
+	else if (cfs_class_lookup_locked(cls, n->name))
+		r = -EEXIST;	/* the class directory also lists its devices */
+	else
+		r = cfs_node_add(t, &cls->p.node, n);
 	if (!r && owned)
 		n->flags |= CFS_NF_OWN_ATTR;
 	cfs_unlock(t);
@@ -276,6 +270,10 @@ static int class_file_add(struct classfs_class *cls, const struct classfs_class_
 	return r;
 }
 
+/**
+ * classfs_class_create_file() - add @attr to the class directory
+ * Return: 0, -EINVAL, -EEXIST (a file or device has the name), -ENOMEM.
+ */
 int classfs_class_create_file(struct classfs_class *cls, const struct classfs_class_attribute *attr)
 {
 	return class_file_add(cls, attr, false);
