@@ -4,9 +4,13 @@
  * the way a user of /sys would look at it: the events as they happen, the
  * tree with its links and values, then the removal.
  *
- *   classfs-demo [--layout class|devices]
+ *   classfs-demo [--layout class|devices] [--mount DIR]
+ *
+ * With --mount the machine is served at DIR (a live sysfs) until SIGINT or
+ * SIGTERM instead of being printed; "ready" on stdout says it is up.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,21 +171,25 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "layout", required_argument, NULL, 'l' },
+		{ "mount", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	enum classfs_layout layout = CLASSFS_LAYOUT_CLASS;
+	const char *mountpoint = NULL;
 	struct walk w = { 0 };
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "l:h", opts, NULL)) != -1) {
-		if (c == 'l' && !strcmp(optarg, "class")) {
+	while ((c = getopt_long(argc, argv, "l:m:h", opts, NULL)) != -1) {
+		if (c == 'm') {
+			mountpoint = optarg;
+		} else if (c == 'l' && !strcmp(optarg, "class")) {
 			layout = CLASSFS_LAYOUT_CLASS;
 		} else if (c == 'l' && !strcmp(optarg, "devices")) {
 			layout = CLASSFS_LAYOUT_DEVICES;
 		} else {
 			fprintf(c == 'h' ? stdout : stderr,
-				"usage: classfs-demo [--layout class|devices]\n");
+				"usage: classfs-demo [--layout class|devices] [--mount DIR]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -229,8 +237,25 @@ int main(int argc, char **argv)
 	if (IS_ERR(event0) || IS_ERR(mouse0) || IS_ERR(mice))
 		fail("input interfaces", -EINVAL);
 
-	printf("\n== the tree (layout %s)\n", layout == CLASSFS_LAYOUT_CLASS ? "class" : "devices");
-	show_dir(&w);
+	if (mountpoint) {
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+		if ((r = classfs_mount(mountpoint, NULL)) < 0)
+			fail(mountpoint, r);
+		printf("ready\n");
+		fflush(stdout);
+		sigwait(&set, &sig);
+		classfs_unmount();
+	} else {
+		printf("\n== the tree (layout %s)\n",
+		       layout == CLASSFS_LAYOUT_CLASS ? "class" : "devices");
+		show_dir(&w);
+	}
 
 	printf("\n== rename sda2 -> sda3\n");
 	class_device_rename(sda2, "sda3");

@@ -309,6 +309,8 @@ struct classfs_class {
 		struct classfs_htab names;	/* every added device, by name */
 		struct classfs_interface *interfaces;
 		struct classfs_class *next;	/* the tree's list of classes */
+		const void *intf_owner;		/* thread in interface calls */
+		int intf_depth;
 		int refcount;
 		bool registered;
 		bool allocated;
@@ -571,13 +573,24 @@ CLASSFS_PUBLIC int classfs_device_uevent(struct classfs_device *dev, enum classf
  */
 CLASSFS_PUBLIC int classfs_device_notify(struct classfs_device *dev, const char *attr_name);
 /**
- * classfs_tree_set_notify() - who learns of classfs_device_notify() calls
- * (the filesystem wakes its pollers); one per tree, NULL removes it.
+ * struct classfs_watch_ops - how a view (the filesystem) follows a tree
+ * @changed: directory @dir_ino gained or lost entry @name.  Runs with the
+ *           tree locked: record it, call nothing of the tree.
+ * @sync: end of an API call that changed the tree, no lock held: push
+ *        what was recorded before returning.
+ * @notify: classfs_device_notify() on attribute @ino, no lock held.
  */
-CLASSFS_PUBLIC void classfs_tree_set_notify(struct classfs_tree *tree,
-					    void (*fn)(struct classfs_tree *tree, uint64_t ino,
-						       void *data),
-					    void *data);
+struct classfs_watch_ops {
+	void (*changed)(void *data, uint64_t dir_ino, const char *name);
+	void (*sync)(void *data);
+	void (*notify)(void *data, uint64_t ino);
+};
+
+/** classfs_tree_watch_add() - follow @tree's changes; a watch id or -errno */
+CLASSFS_PUBLIC int classfs_tree_watch_add(struct classfs_tree *tree,
+					  const struct classfs_watch_ops *ops, void *data);
+/** classfs_tree_watch_remove() - stop; 0 or -ENOENT */
+CLASSFS_PUBLIC int classfs_tree_watch_remove(struct classfs_tree *tree, int id);
 /**
  * classfs_device_devpath() - DEVPATH of an added device ("/class/block/sda")
  * Return: length, or -errno (-ERANGE when @size is too small).
@@ -704,6 +717,35 @@ CLASSFS_PUBLIC int classfs_path_list(struct classfs_tree *tree, const char *path
 				     int (*fn)(void *ctx, const char *name,
 					       const struct classfs_stat *st),
 				     void *ctx);
+/* ------------------------------------------------------------------ */
+/* the live filesystem (FUSE)                                          */
+/* ------------------------------------------------------------------ */
+
+struct classfs_mount;
+
+/**
+ * classfs_mount() - serve the default tree (the one <classfs/kernel.h>
+ * builds) at @mountpoint from background threads
+ * @options: NULL or comma-separated: allow_other, allow_root, ro, rw,
+ *           nosuid, nodev, noexec, noatime.
+ * Return: 0, -EBUSY when already mounted, -EINVAL for bad options, or
+ * the mount's error.
+ */
+CLASSFS_PUBLIC int classfs_mount(const char *mountpoint, const char *options);
+/** classfs_unmount() - stop serving the default tree; 0 or -EINVAL when not mounted */
+CLASSFS_PUBLIC int classfs_unmount(void);
+/**
+ * classfs_mount_tree() - serve any tree at @mountpoint (a tree may be
+ * served at several mount points).  Return: the mount or NULL with errno.
+ */
+CLASSFS_PUBLIC struct classfs_mount *classfs_mount_tree(struct classfs_tree *tree,
+							const char *mountpoint,
+							const char *options);
+/** classfs_mount_close() - unmount and free; 0 or -EINVAL */
+CLASSFS_PUBLIC int classfs_mount_close(struct classfs_mount *m);
+/** classfs_mount_point() - the directory @m serves */
+CLASSFS_PUBLIC const char *classfs_mount_point(const struct classfs_mount *m);
+
 /** classfs_name_valid() - 0 for a valid entry name, else -EINVAL */
 CLASSFS_PUBLIC int classfs_name_valid(const char *name);
 

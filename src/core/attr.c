@@ -44,6 +44,8 @@ static int file_add(struct classfs_device *dev, const struct classfs_attribute *
 	cfs_unlock(t);
 	if (r < 0)
 		cfs_node_free(n);
+	else
+		cfs_watch_sync(t);
 	return r;
 }
 
@@ -207,12 +209,14 @@ int classfs_device_create_group(struct classfs_device *dev,
 	}
 	r = 0;
 out_unlock:
-	if (r < 0 && !dev->p.node.u.dir->count) {
+	if (r < 0 && dev->p.node.u.dir && !dev->p.node.u.dir->count) {
 		cfs_htab_destroy(dev->p.node.u.dir);
 		cfs_free(dev->p.node.u.dir);
 		dev->p.node.u.dir = NULL;
 	}
 	cfs_unlock(t);
+	if (!r)
+		cfs_watch_sync(t);
 out_free:
 	cfs_free_list(list);
 	if (dir)
@@ -241,10 +245,11 @@ void classfs_device_remove_group(struct classfs_device *dev,
 	d = cfs_dir_lookup(&dev->p.node, grp->name);
 	if (d && d->type == CFS_NT_DIR && !cfs_active_held_below(d)) {
 		cfs_subtree_deactivate(d);
-		cfs_subtree_drain_locked(t, d);
-		cfs_subtree_unlink(t, d, &freelist);
+		if (cfs_subtree_drain_locked(t, d))
+			cfs_subtree_unlink(t, d, &freelist);
 	}
 	cfs_unlock(t);
+	cfs_watch_sync(t);
 	cfs_free_list(freelist);
 }
 
@@ -282,29 +287,7 @@ int classfs_device_notify(struct classfs_device *dev, const char *attr_name)
 		return r;
 	if (st.type != CLASSFS_FT_REG)
 		return -ENOENT;
-	pthread_mutex_lock(&t->evlock);
-	void (*fn)(struct classfs_tree *, uint64_t, void *) = t->notify_fn;
-	void *data = t->notify_data;
-
-	t->notifications++;
-	pthread_mutex_unlock(&t->evlock);
-	if (fn)
-		fn(t, st.ino, data);
+	cfs_watch_notify(t, st.ino);
 	return 0;
 }
 
-/**
- * classfs_tree_set_notify() - who learns of classfs_device_notify() calls
- * (the filesystem wakes its pollers there).  One per tree; NULL removes.
- */
-void classfs_tree_set_notify(struct classfs_tree *tree,
-			     void (*fn)(struct classfs_tree *tree, uint64_t ino, void *data),
-			     void *data)
-{
-	if (!tree)
-		return;
-	pthread_mutex_lock(&tree->evlock);
-	tree->notify_fn = fn;
-	tree->notify_data = data;
-	pthread_mutex_unlock(&tree->evlock);
-}

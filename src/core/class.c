@@ -94,6 +94,7 @@ int classfs_class_register(struct classfs_tree *tree, struct classfs_class *cls)
 	if (cls->p.block)
 		tree->block_class = cls;
 	cfs_unlock(tree);
+	cfs_watch_sync(tree);
 	return 0;
 
 fail_node: {
@@ -164,6 +165,7 @@ void classfs_class_unregister(struct classfs_class *cls)
 	cls->p.interfaces = NULL;
 	cfs_htab_destroy(&cls->p.names);
 	cfs_unlock(t);
+	cfs_watch_sync(t);
 	cfs_free_list(freelist);
 	classfs_class_put(cls);
 }
@@ -265,8 +267,10 @@ static int class_file_add(struct classfs_class *cls, const struct classfs_class_
 	if (!r && owned)
 		n->flags |= CFS_NF_OWN_ATTR;
 	cfs_unlock(t);
-	if (r < 0 && n)
+	if (r < 0)
 		cfs_node_free(n);
+	else
+		cfs_watch_sync(t);
 	return r;
 }
 
@@ -310,9 +314,11 @@ int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char
 		return -EDEADLK;
 	}
 	cfs_deactivate(n);
-	cfs_drain_locked(t, n);
-	cfs_subtree_unlink(t, n, &freelist);
+	/* false: removed with its device (or by a twin call) meanwhile */
+	if (cfs_drain_locked(t, n))
+		cfs_subtree_unlink(t, n, &freelist);
 	cfs_unlock(t);
+	cfs_watch_sync(t);
 	cfs_free_list(freelist);
 	return 0;
 }
@@ -435,6 +441,8 @@ int classfs_bus_register(struct classfs_tree *tree, struct classfs_bus *bus)
 	cfs_unlock(tree);
 	if (r < 0)
 		cfs_node_free(devices);
+	else
+		cfs_watch_sync(tree);
 	return r;
 }
 
@@ -463,6 +471,7 @@ int classfs_bus_unregister(struct classfs_bus *bus)
 		}
 	bus->p.registered = false;
 	cfs_unlock(t);
+	cfs_watch_sync(t);
 	cfs_free_list(freelist);
 	return 0;
 }

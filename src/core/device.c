@@ -370,6 +370,11 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	}
 
 	cfs_lock(t);
+	/* the index buckets read below: their cache misses overlap */
+	if (dev->cls)
+		cfs_htab_prefetch(&dev->cls->p.names, dev->p.node.hash);
+	if (major(dev->devt))
+		cfs_htab_prefetch(&t->devts, cfs_hash_devt(dev->devt));
 	r = -EINVAL;
 	if ((dev->cls && !dev->cls->p.registered) || (dev->bus && !dev->bus->p.registered))
 		goto out_unlock;
@@ -434,10 +439,12 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	}
 	state_set(dev, CFS_DS_ADDED);
 	t->ndevices++;
+	cfs_watch_device_locked(t, dev);
 	/* over the limits: added without an event, as Linux does */
 	(void)cfs_event_emit_locked(t, ev, CLASSFS_ACTION_ADD, dev, NULL);
 	cfs_unlock(t);
 
+	cfs_watch_sync(t);
 	cfs_events_deliver(t);
 	/* joins the class's list and meets its interfaces */
 	if (dev->cls)
@@ -514,12 +521,32 @@ int classfs_device_register(struct classfs_device *dev)
 struct dev_vec {
 	struct classfs_device **v;
 	size_t n, cap;
+	bool busy;	/* one is being removed by another thread */
 };
+
+/* the removals running on this thread, innermost first */
+struct removal {
+	struct classfs_device *dev;
+	struct removal *prev;
+};
+
+static __thread struct removal *removals;
+
+static bool removing_here(const struct classfs_device *dev)
+{
+	for (const struct removal *r = removals; r; r = r->prev)
+		if (r->dev == dev)
+			return true;
+	return false;
+}
 
 static void vec_add(struct dev_vec *vec, struct classfs_device *d)
 {
-	if (!added_and_alive(d))
+	if (!added_and_alive(d)) {
+		if (cfs_dev_state(d, CFS_DS_ADDED) && !removing_here(d))
+			vec->busy = true;
 		return;
+	}
 	for (size_t i = 0; i < vec->n; i++)
 		if (vec->v[i] == d)
 			return;
@@ -560,6 +587,15 @@ static void remove_dependents(struct classfs_tree *t, struct classfs_device *dev
 
 		cfs_lock(t);
 		collect_dir(t, dev, &dev->p.node, &vec);
+		/*
+		 * Those another thread is removing go before @dev does: their
+		 * REMOVE comes first and their nodes are theirs to unlink.
+		 */
+		while (!vec.n && vec.busy) {
+			pthread_cond_wait(&t->drain, &t->lock);
+			vec.busy = false;
+			collect_dir(t, dev, &dev->p.node, &vec);
+		}
 		cfs_unlock(t);
 		if (!vec.n) {
 			cfs_free(vec.v);
@@ -575,18 +611,23 @@ static void remove_dependents(struct classfs_tree *t, struct classfs_device *dev
 	}
 }
 
-/**
- * classfs_device_del() - unpublish @dev (see the header for the order)
- * Return: 0, -EINVAL (NULL, not added or already being removed),
- * -EDEADLK (from a callback of this device: use
- * classfs_device_unregister_self()).
- */
-int classfs_device_del(struct classfs_device *dev)
+/* under L: the nearest device or class directory above @dev */
+static struct classfs_node *holder_of(struct classfs_device *dev)
+{
+	for (struct classfs_node *n = dev->p.node.parent; n; n = n->parent)
+		if (n->flags & (CFS_NF_DEVICE | CFS_NF_CLASS))
+			return n;
+	return NULL;
+}
+
+/* @caller: the frame of the callback removing its own device, else NULL */
+static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 {
 	struct classfs_node *freelist = NULL, *dir;
 	struct classfs_tree *t;
 	struct cfs_event *ev = NULL;
 	struct cfs_frame *self;
+	struct removal removal;
 
 	if (!dev || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
@@ -596,12 +637,21 @@ int classfs_device_del(struct classfs_device *dev)
 		cfs_unlock(t);
 		return -EINVAL;
 	}
+	/*
+	 * Only the thread that becomes the remover gives up its callback's
+	 * reference: a removal another thread started still waits for the
+	 * callback, and so does the removal of what is above the device.
+	 */
+	if (caller)
+		cfs_frame_release_locked(t, caller, holder_of(dev));
 	if (cfs_active_held_below(&dev->p.node)) {
 		cfs_unlock(t);
 		return -EDEADLK;
 	}
 	state_set(dev, CFS_DS_REMOVING);
 	cfs_unlock(t);
+	removal = (struct removal){ dev, removals };
+	removals = &removal;
 
 	/* its interfaces first: a driver tears down what it hung below */
 	if (dev->cls)
@@ -621,6 +671,7 @@ int classfs_device_del(struct classfs_device *dev)
 	cfs_subtree_deactivate(&dev->p.node);
 	cfs_subtree_drain_locked(t, &dev->p.node);
 	cfs_event_emit_locked(t, ev, CLASSFS_ACTION_REMOVE, dev, NULL);
+	cfs_watch_device_locked(t, dev);
 	if (wants_backlink(t, dev)) {
 		struct classfs_node *bl = backlink_find(dev);
 
@@ -643,8 +694,12 @@ int classfs_device_del(struct classfs_device *dev)
 	glue_put_locked(t, dir, &freelist);
 	state_clear(dev, CFS_DS_ADDED | CFS_DS_REMOVING | CFS_DS_LISTED);
 	t->ndevices--;
+	/* a parent's removal may be waiting for this one (remove_dependents()) */
+	pthread_cond_broadcast(&t->drain);
 	cfs_unlock(t);
+	removals = removal.prev;
 
+	cfs_watch_sync(t);
 	cfs_events_deliver(t);
 	/* from unregister_self(): the running callback may still use its file */
 	self = cfs_frame_find_released(dev);
@@ -661,6 +716,17 @@ int classfs_device_del(struct classfs_device *dev)
 	classfs_device_put(dev->phys);
 	classfs_device_put(dev->parent);
 	return 0;
+}
+
+/**
+ * classfs_device_del() - unpublish @dev (see the header for the order)
+ * Return: 0, -EINVAL (NULL, not added or already being removed),
+ * -EDEADLK (from a callback of this device: use
+ * classfs_device_unregister_self()).
+ */
+int classfs_device_del(struct classfs_device *dev)
+{
+	return device_del(dev, NULL);
 }
 
 /** classfs_device_unregister() - del and drop the registration reference */
@@ -680,7 +746,6 @@ int classfs_device_unregister(struct classfs_device *dev)
  */
 int classfs_device_unregister_self(struct classfs_device *dev)
 {
-	struct classfs_tree *t;
 	struct cfs_frame *f;
 	int r;
 
@@ -689,15 +754,15 @@ int classfs_device_unregister_self(struct classfs_device *dev)
 	f = cfs_frame_find_device(dev);
 	if (!f)
 		return -EINVAL;
-	t = cfs_node_tree(&dev->p.node);
 	/* hold the device until the callback is done with it */
 	classfs_device_get(dev);
-	f->released = true;
-	cfs_active_put(t, f->node);
-	r = classfs_device_del(dev);
+	r = device_del(dev, f);
 	if (r == 0)
 		classfs_device_put(dev);	/* the registration reference */
-	f->put = dev;
+	if (f->released && !f->put)
+		f->put = dev;
+	else
+		classfs_device_put(dev);
 	return r;
 }
 
@@ -792,6 +857,7 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 	if (r < 0)
 		goto out_unlock;
 
+	cfs_watch_device_locked(t, dev);
 	cfs_dir_unlink(&dev->p.node);
 	if (dev->cls)
 		cfs_htab_remove(&dev->cls->p.names, &cfs_name_htab_ops, dev);
@@ -814,7 +880,9 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 		cfs_dir_link(&dev->phys->p.node, backlink);
 		backlink = NULL;
 	}
+	cfs_watch_device_locked(t, dev);
 	cfs_unlock(t);
+	cfs_watch_sync(t);
 
 	/* the MOVE event carries the new name's variables: hooks run unlocked */
 	if (cfs_event_fill(dev, ev, NULL)) {

@@ -35,6 +35,13 @@ static void chain_insert(void **head, const struct cfs_htab_ops *ops, void *elem
 	*pp = elem;
 }
 
+/*
+ * Doubling splits old bucket i into 2i and 2i+1 by the next hash bit; a
+ * sorted chain has its 0s first, so it is cut at its first 1 and only the
+ * elements before the cut are read.  Halving joins 2j and 2j+1: every hash
+ * of 2j is below those of 2j+1, so the chains are concatenated.  Neither
+ * moves an element, and both keep chains sorted.
+ */
 static void rehash(struct classfs_htab *t, const struct cfs_htab_ops *ops, uint32_t bits)
 {
 	void **nb = cfs_zalloc(sizeof(void *) << bits);
@@ -42,16 +49,43 @@ static void rehash(struct classfs_htab *t, const struct cfs_htab_ops *ops, uint3
 
 	if (!nb)
 		return;		/* keep the old table: longer chains, still correct */
-	/* walking old buckets in order and appending keeps chains sorted */
-	for (uint32_t i = 0; i < old; i++) {
-		void *e = t->buckets[i];
+	if (old && bits == t->bits + 1) {
+		for (uint32_t i = 0; i < old; i++) {
+			void *e = t->buckets[i], *prev = NULL;
 
-		while (e) {
-			void *next = *link_ptr(ops, e);
-			uint32_t h = ops->hash(e);
+			while (e && !((ops->hash(e) >> (32 - bits)) & 1)) {
+				prev = e;
+				e = *link_ptr(ops, e);
+			}
+			nb[2 * i + 1] = e;
+			if (prev) {
+				*link_ptr(ops, prev) = NULL;
+				nb[2 * i] = t->buckets[i];
+			}
+		}
+	} else if (old && bits + 1 == t->bits) {
+		for (uint32_t j = 0; j < old / 2; j++) {
+			void *a = t->buckets[2 * j];
 
-			chain_insert(&nb[bucket_of(h, bits)], ops, e, h);
-			e = next;
+			nb[j] = a ? a : t->buckets[2 * j + 1];
+			if (!a)
+				continue;
+			while (*link_ptr(ops, a))
+				a = *link_ptr(ops, a);
+			*link_ptr(ops, a) = t->buckets[2 * j + 1];
+		}
+	} else {
+		/* walking old buckets in order and appending keeps chains sorted */
+		for (uint32_t i = 0; i < old; i++) {
+			void *e = t->buckets[i];
+
+			while (e) {
+				void *next = *link_ptr(ops, e);
+				uint32_t h = ops->hash(e);
+
+				chain_insert(&nb[bucket_of(h, bits)], ops, e, h);
+				e = next;
+			}
 		}
 	}
 	cfs_free(t->buckets);
@@ -98,6 +132,13 @@ void cfs_htab_remove(struct classfs_htab *t, const struct cfs_htab_ops *ops, voi
 	} else if (t->bits > HTAB_MIN_BITS && t->count < (1u << t->bits) / 4) {
 		rehash(t, ops, t->bits - 1);
 	}
+}
+
+/* start loading the bucket of @hash: a hint, so that cache misses overlap */
+void cfs_htab_prefetch(const struct classfs_htab *t, uint32_t hash)
+{
+	if (t->buckets)
+		__builtin_prefetch(&t->buckets[bucket_of(hash, t->bits)]);
 }
 
 void *cfs_htab_chain(const struct classfs_htab *t, uint32_t hash)

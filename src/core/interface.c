@@ -3,10 +3,17 @@
  * interface.c - class interfaces: add() for every device of the class,
  * present or future, remove() when a device leaves or the interface goes.
  *
- * No lock is held while add()/remove() run, so they may create and remove
- * devices of the same class (Linux 2.6.15 deadlocked there).  Each call is
- * counted in intf->p.users; unregistering waits for calls made by other
- * threads, never for those of its own thread.
+ * No tree lock is held while add()/remove() run, so they may create and
+ * remove devices of the same class (Linux 2.6.15 deadlocked there).  Each
+ * call is counted in intf->p.users; unregistering waits for calls made by
+ * other threads, never for those of its own thread.
+ *
+ * The calls of one class are made under the class's interface lock (I,
+ * Linux's class mutex), one thread at a time, so that for each device
+ * remove() comes after add() returned and an interface going away meets
+ * each device once, before the device's children go.  I is recursive (a
+ * callback may add and remove devices of the class) and is taken and
+ * released under L.
  */
 #include "internal.h"
 
@@ -51,11 +58,34 @@ static int own_calls(const struct classfs_interface *intf)
 	return n;
 }
 
-static void users_put(struct classfs_tree *t, struct classfs_interface **v, int n)
+/* its address tells the threads apart */
+static __thread char self_tag;
+
+/* under L: take @cls's interface lock (L released while waiting) */
+static void intf_lock_locked(struct classfs_tree *t, struct classfs_class *cls)
+{
+	while (cls->p.intf_depth && cls->p.intf_owner != &self_tag)
+		pthread_cond_wait(&t->drain, &t->lock);
+	cls->p.intf_owner = &self_tag;
+	cls->p.intf_depth++;
+}
+
+static void intf_unlock_locked(struct classfs_tree *t, struct classfs_class *cls)
+{
+	if (--cls->p.intf_depth == 0) {
+		cls->p.intf_owner = NULL;
+		pthread_cond_broadcast(&t->drain);
+	}
+}
+
+/* after the calls: drop the users and the interface lock */
+static void users_put(struct classfs_tree *t, struct classfs_class *cls,
+		      struct classfs_interface **v, int n)
 {
 	cfs_lock(t);
 	for (int i = 0; i < n; i++)
 		v[i]->p.users--;
+	intf_unlock_locked(t, cls);
 	pthread_cond_broadcast(&t->drain);
 	cfs_unlock(t);
 }
@@ -81,7 +111,9 @@ void cfs_interfaces_add_device(struct classfs_device *dev)
 	int n;
 
 	cfs_lock(t);
+	intf_lock_locked(t, dev->cls);
 	if (!cfs_dev_state(dev, CFS_DS_ADDED) || cfs_dev_state(dev, CFS_DS_REMOVING)) {
+		intf_unlock_locked(t, dev->cls);
 		cfs_unlock(t);
 		return;
 	}
@@ -90,7 +122,7 @@ void cfs_interfaces_add_device(struct classfs_device *dev)
 	cfs_unlock(t);
 	for (int i = 0; i < n; i++)
 		call_add(v[i], dev);
-	users_put(t, v, n);
+	users_put(t, dev->cls, v, n);
 }
 
 void cfs_interfaces_remove_device(struct classfs_device *dev)
@@ -100,7 +132,9 @@ void cfs_interfaces_remove_device(struct classfs_device *dev)
 	int n;
 
 	cfs_lock(t);
+	intf_lock_locked(t, dev->cls);
 	if (!cfs_dev_state(dev, CFS_DS_LISTED)) {
+		intf_unlock_locked(t, dev->cls);
 		cfs_unlock(t);
 		return;
 	}
@@ -109,7 +143,7 @@ void cfs_interfaces_remove_device(struct classfs_device *dev)
 	cfs_unlock(t);
 	for (int i = 0; i < n; i++)
 		call_remove(v[i], dev);
-	users_put(t, v, n);
+	users_put(t, dev->cls, v, n);
 }
 
 /* under L: listed devices of @intf's class it should see, referenced */
@@ -141,7 +175,7 @@ int classfs_interface_register(struct classfs_interface *intf)
 	struct classfs_device **v;
 	struct classfs_tree *t;
 	size_t n;
-	int count = 0;
+	int count = 0, r;
 
 	if (!intf || !intf->cls)
 		return -ENODEV;
@@ -149,21 +183,19 @@ int classfs_interface_register(struct classfs_interface *intf)
 		return -EINVAL;
 	t = intf->cls->p.tree;
 	cfs_lock(t);
-	if (intf->p.registered) {
-		cfs_unlock(t);
-		return -EEXIST;
-	}
+	intf_lock_locked(t, intf->cls);
+	r = -EEXIST;
+	if (intf->p.registered)
+		goto out_unlock;
 	for (struct classfs_interface *i = intf->cls->p.interfaces; i; i = i->p.next)
 		count++;
-	if (count >= CFS_MAX_INTERFACES) {
-		cfs_unlock(t);
-		return -ENOSPC;
-	}
+	r = -ENOSPC;
+	if (count >= CFS_MAX_INTERFACES)
+		goto out_unlock;
+	r = -ENOMEM;
 	v = devices_locked(intf, &n);
-	if (!v) {
-		cfs_unlock(t);
-		return -ENOMEM;
-	}
+	if (!v)
+		goto out_unlock;
 	/* devices listed from now on meet it themselves; those before, here */
 	struct classfs_interface **pp = &intf->cls->p.interfaces;
 
@@ -180,8 +212,13 @@ int classfs_interface_register(struct classfs_interface *intf)
 		classfs_device_put(v[i]);
 	}
 	cfs_free(v);
-	users_put(t, &intf, 1);
+	users_put(t, intf->cls, &intf, 1);
 	return 0;
+
+out_unlock:
+	intf_unlock_locked(t, intf->cls);
+	cfs_unlock(t);
+	return r;
 }
 
 /**
@@ -198,6 +235,12 @@ void classfs_interface_unregister(struct classfs_interface *intf)
 		return;
 	t = intf->cls->p.tree;
 	cfs_lock(t);
+	intf_lock_locked(t, intf->cls);
+	if (!intf->p.registered) {
+		intf_unlock_locked(t, intf->cls);
+		cfs_unlock(t);
+		return;
+	}
 	for (struct classfs_interface **pp = &intf->cls->p.interfaces; *pp; pp = &(*pp)->p.next)
 		if (*pp == intf) {
 			*pp = intf->p.next;
@@ -210,8 +253,13 @@ void classfs_interface_unregister(struct classfs_interface *intf)
 	v = devices_locked(intf, &n);
 	cfs_unlock(t);
 	for (size_t i = 0; i < n; i++) {
-		call_remove(intf, v[i]);
+		/* not those a callback of this thread removed meanwhile */
+		if (cfs_dev_state(v[i], CFS_DS_LISTED))
+			call_remove(intf, v[i]);
 		classfs_device_put(v[i]);
 	}
 	cfs_free(v);
+	cfs_lock(t);
+	intf_unlock_locked(t, intf->cls);
+	cfs_unlock(t);
 }

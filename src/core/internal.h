@@ -15,10 +15,17 @@
  *                    SEQNUM order is tree order.  Never held across a
  *                    listener call.
  *  default_lock      creation of the default tree only.
+ *  class I           a class's interface calls (cls->p.intf_owner and
+ *                    intf_depth, under L): add()/remove() of one class
+ *                    run on one thread at a time, as under Linux's class
+ *                    mutex; recursive, so callbacks may add and remove
+ *                    devices.  Held across those callbacks (I -> L).
  *
  *  Active references (node->active) are atomics, taken under L (the
  *  node is then known alive) and dropped without it.  A drain waits on
- *  tree->drain with L released by pthread_cond_wait.
+ *  tree->drain with L released by pthread_cond_wait, and so do a
+ *  removal waiting for dependents another thread is removing and a
+ *  thread waiting for a class's I.
  *  Device and class reference counts are atomics.
  */
 #ifndef CLASSFS_INTERNAL_H
@@ -71,6 +78,7 @@ int cfs_htab_reserve(struct classfs_htab *t);	/* make insert infallible */
 void cfs_htab_insert(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem);
 void cfs_htab_remove(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem);
 void *cfs_htab_chain(const struct classfs_htab *t, uint32_t hash);
+void cfs_htab_prefetch(const struct classfs_htab *t, uint32_t hash);
 void *cfs_htab_first_from(const struct classfs_htab *t, const struct cfs_htab_ops *ops,
 			  uint64_t hash);
 void *cfs_htab_next(const struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem);
@@ -128,24 +136,27 @@ int cfs_rel_path(const struct classfs_node *from_dir, const struct classfs_node 
 bool cfs_active_get(struct classfs_node *n);
 void cfs_active_put(struct classfs_tree *t, struct classfs_node *n);
 void cfs_deactivate(struct classfs_node *n);
-void cfs_drain_locked(struct classfs_tree *t, struct classfs_node *n);
+bool cfs_drain_locked(struct classfs_tree *t, struct classfs_node *n);
 bool cfs_active_held_below(const struct classfs_node *top);
 
 /* the frames of callbacks running on this thread, for -EDEADLK and remove-self */
 struct cfs_frame {
 	struct classfs_node *node;	/* whose active reference is held */
 	bool released;			/* given up by remove-self */
+	struct classfs_node *held;	/* held instead: the removed device's parent */
 	struct classfs_device *put;	/* reference to drop after the callback */
 	struct classfs_node *deferred;	/* nodes to free after the callback */
 };
 struct cfs_frame *cfs_frame_push(struct classfs_node *n);
 void cfs_frame_pop(struct classfs_tree *t, struct cfs_frame *f);
+void cfs_frame_release_locked(struct classfs_tree *t, struct cfs_frame *f,
+			      struct classfs_node *hold);
 struct cfs_frame *cfs_frame_find_device(const struct classfs_device *dev);
 struct cfs_frame *cfs_frame_find_released(const struct classfs_device *dev);
 
 /* removal of a node and everything real below it; under L */
 void cfs_subtree_deactivate(struct classfs_node *n);
-void cfs_subtree_drain_locked(struct classfs_tree *t, struct classfs_node *n);
+bool cfs_subtree_drain_locked(struct classfs_tree *t, struct classfs_node *n);
 void cfs_subtree_unlink(struct classfs_tree *t, struct classfs_node *n,
 			struct classfs_node **freelist);
 void cfs_free_list(struct classfs_node *freelist);
@@ -160,6 +171,14 @@ struct cfs_listener {
 #define CFS_MAX_LISTENERS 64
 
 struct cfs_event;
+
+struct cfs_watch {
+	const struct classfs_watch_ops *ops;
+	void *data;
+	int id;
+};
+
+#define CFS_MAX_WATCHES 8
 
 struct classfs_tree {
 	pthread_mutex_t lock;
@@ -192,9 +211,9 @@ struct classfs_tree {
 	int nlisteners;
 	int next_listener_id;
 	bool default_tree;
-	void (*notify_fn)(struct classfs_tree *t, uint64_t ino, void *data);
-	void *notify_data;
-	uint64_t notifications;
+	struct cfs_watch watches[CFS_MAX_WATCHES];
+	int nwatches;
+	int watch_ids;
 };
 
 /* files of the tree itself (kernel/uevent_seqnum) */
@@ -268,6 +287,14 @@ void cfs_events_deliver(struct classfs_tree *t);
 int cfs_uevent_file_write(struct classfs_device *dev, const char *buf, size_t count);
 int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char *name,
 		    const void *attr);
+
+/* ---- views following the tree (watch.c) ---- */
+void cfs_watch_entry_locked(struct classfs_tree *t, const struct classfs_node *dir,
+			    unsigned int slot, const char *name);
+void cfs_watch_node_locked(const struct classfs_node *n);
+void cfs_watch_device_locked(struct classfs_tree *t, const struct classfs_device *dev);
+void cfs_watch_sync(struct classfs_tree *t);
+void cfs_watch_notify(struct classfs_tree *t, uint64_t ino);
 
 /* ---- interfaces (interface.c) ---- */
 void cfs_interfaces_add_device(struct classfs_device *dev);

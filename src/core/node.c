@@ -170,6 +170,7 @@ void cfs_dir_link(struct classfs_node *dir, struct classfs_node *n)
 {
 	n->parent = dir;
 	cfs_htab_insert(dir->u.dir, &cfs_node_htab_ops, n);
+	cfs_watch_node_locked(n);
 }
 
 void cfs_dir_unlink(struct classfs_node *n)
@@ -178,6 +179,7 @@ void cfs_dir_unlink(struct classfs_node *n)
 
 	if (!dir || !dir->u.dir)
 		return;
+	cfs_watch_node_locked(n);
 	cfs_htab_remove(dir->u.dir, &cfs_node_htab_ops, n);
 	if (!dir->u.dir->count) {
 		cfs_free(dir->u.dir);
@@ -286,6 +288,10 @@ int cfs_rel_path(const struct classfs_node *from_dir, const struct classfs_node 
 	/* a[na-1] and b[nb-1] are the root */
 	while (common < na && common < nb && a[na - 1 - common] == b[nb - 1 - common])
 		common++;
+	/* a link to an ancestor still ends in its name ("../../block", not
+	 * "../.."): tools take the basename of `subsystem` and `device` */
+	if (common == nb && nb > 1)
+		common--;
 	if (size)
 		buf[0] = '\0';
 	for (int i = 0; i < na - common; i++) {
@@ -344,11 +350,28 @@ void cfs_deactivate(struct classfs_node *n)
 		__atomic_add_fetch(&n->active, CFS_ACTIVE_BIAS, __ATOMIC_ACQ_REL);
 }
 
-/* under L: wait (L released meanwhile) until no active reference is left */
-void cfs_drain_locked(struct classfs_tree *t, struct classfs_node *n)
+/* is @n, seen live as (@id, @gen) before L was dropped, still there? (under L) */
+static bool node_still_there(struct classfs_tree *t, struct classfs_node *n, uint32_t id,
+			     uint32_t gen)
 {
-	while (__atomic_load_n(&n->active, __ATOMIC_ACQUIRE) != CFS_ACTIVE_BIAS)
+	return cfs_node_by_id(t, id) == n && n->gen == gen;
+}
+
+/*
+ * Under L: wait (L released meanwhile) until no active reference is left.
+ * Return: false when someone else removed @n meanwhile (a file taken away
+ * with its device): @n may be freed, the caller must not touch it.
+ */
+bool cfs_drain_locked(struct classfs_tree *t, struct classfs_node *n)
+{
+	uint32_t id = n->id, gen = n->gen;
+
+	while (__atomic_load_n(&n->active, __ATOMIC_ACQUIRE) != CFS_ACTIVE_BIAS) {
 		pthread_cond_wait(&t->drain, &t->lock);
+		if (!node_still_there(t, n, id, gen))
+			return false;
+	}
+	return true;
 }
 
 /* ---- the callbacks running on this thread ---- */
@@ -375,6 +398,8 @@ void cfs_frame_pop(struct classfs_tree *t, struct cfs_frame *f)
 
 	if (!f->released)
 		cfs_active_put(t, f->node);
+	if (f->held)
+		cfs_active_put(t, f->held);
 	nframes--;
 	cfs_free_list(deferred);
 	classfs_device_put(put);
@@ -392,9 +417,26 @@ static bool node_below(const struct classfs_node *n, const struct classfs_node *
 bool cfs_active_held_below(const struct classfs_node *top)
 {
 	for (int i = 0; i < nframes; i++)
-		if (!frames[i].released && node_below(frames[i].node, top))
+		if ((!frames[i].released && node_below(frames[i].node, top)) ||
+		    (frames[i].held && node_below(frames[i].held, top)))
 			return true;
 	return false;
+}
+
+/*
+ * Under L, for remove-self: give up @f's active reference so that the
+ * removal of its own device does not wait for it, and take one on @hold
+ * (the directory above the device) instead, so that the removal of what
+ * is above still waits for the callback to return.
+ */
+void cfs_frame_release_locked(struct classfs_tree *t, struct cfs_frame *f,
+			      struct classfs_node *hold)
+{
+	if (hold && !f->held && cfs_active_get(hold))
+		f->held = hold;
+	f->released = true;
+	if (__atomic_sub_fetch(&f->node->active, 1, __ATOMIC_RELEASE) == CFS_ACTIVE_BIAS)
+		pthread_cond_broadcast(&t->drain);
 }
 
 /* the innermost frame of this thread working on @dev (or a file of it) */
@@ -441,15 +483,41 @@ void cfs_subtree_deactivate(struct classfs_node *n)
 	subtree_walk(n, deactivate_one, NULL);
 }
 
-static void drain_one(struct classfs_node *n, void *data)
+/* under L: a node at or below @n that still has active references */
+static struct classfs_node *subtree_find_active(struct classfs_node *n)
 {
-	cfs_drain_locked(data, n);
+	if (__atomic_load_n(&n->active, __ATOMIC_ACQUIRE) != CFS_ACTIVE_BIAS)
+		return n;
+	if (n->type == CFS_NT_DIR && n->u.dir && n->u.dir->buckets) {
+		uint32_t nb = 1u << n->u.dir->bits;
+
+		for (uint32_t i = 0; i < nb; i++)
+			for (struct classfs_node *c = n->u.dir->buckets[i]; c; c = c->next) {
+				struct classfs_node *busy = subtree_find_active(c);
+
+				if (busy)
+					return busy;
+			}
+	}
+	return NULL;
 }
 
-void cfs_subtree_drain_locked(struct classfs_tree *t, struct classfs_node *n)
+/* as cfs_drain_locked(), for @n and everything below it */
+bool cfs_subtree_drain_locked(struct classfs_tree *t, struct classfs_node *n)
 {
-	/* a drain may drop L, but the subtree is only changed by its remover */
-	subtree_walk(n, drain_one, t);
+	uint32_t id = n->id, gen = n->gen;
+
+	/*
+	 * Waiting drops L, and meanwhile other threads may remove files or
+	 * devices below @n (freeing their nodes): walk again from @n, never
+	 * from where the walk stopped.
+	 */
+	while (subtree_find_active(n)) {
+		pthread_cond_wait(&t->drain, &t->lock);
+		if (!node_still_there(t, n, id, gen))
+			return false;
+	}
+	return true;
 }
 
 /*

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * watch.c - how views learn of changes: every directory entry that
+ * appears or goes (real or computed), attribute notifications, and a sync
+ * point at the end of each API call that changed the tree.
+ *
+ * changed() runs under L and must only record (the FUSE layer queues an
+ * invalidation for its notifier thread); sync() and notify() run without
+ * locks at the end of the call.  So when an API call returns, every view
+ * has pushed what the call changed.
+ */
+#include "internal.h"
+
+int cfs_watchers_active;	/* any tree has watchers: skip the work otherwise */
+
+/**
+ * classfs_tree_watch_add() - observe @tree's changes (for views)
+ * Return: a watch id (> 0), -EINVAL, or -ENOSPC.
+ */
+int classfs_tree_watch_add(struct classfs_tree *tree, const struct classfs_watch_ops *ops,
+			   void *data)
+{
+	int id;
+
+	if (!tree || !ops)
+		return -EINVAL;
+	cfs_lock(tree);
+	if (tree->nwatches == CFS_MAX_WATCHES) {
+		cfs_unlock(tree);
+		return -ENOSPC;
+	}
+	id = ++tree->watch_ids;
+	tree->watches[tree->nwatches++] = (struct cfs_watch){ ops, data, id };
+	__atomic_add_fetch(&cfs_watchers_active, 1, __ATOMIC_RELEASE);
+	cfs_unlock(tree);
+	return id;
+}
+
+/** classfs_tree_watch_remove() - stop observing.  Return: 0 or -ENOENT. */
+int classfs_tree_watch_remove(struct classfs_tree *tree, int id)
+{
+	int i;
+
+	if (!tree)
+		return -EINVAL;
+	cfs_lock(tree);
+	for (i = 0; i < tree->nwatches; i++)
+		if (tree->watches[i].id == id)
+			break;
+	if (i == tree->nwatches) {
+		cfs_unlock(tree);
+		return -ENOENT;
+	}
+	memmove(&tree->watches[i], &tree->watches[i + 1],
+		sizeof(tree->watches[0]) * (size_t)(tree->nwatches - i - 1));
+	tree->nwatches--;
+	__atomic_sub_fetch(&cfs_watchers_active, 1, __ATOMIC_RELEASE);
+	cfs_unlock(tree);
+	return 0;
+}
+
+static inline bool watched(void)
+{
+	return __atomic_load_n(&cfs_watchers_active, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* under L: entry @name of directory @dir (computed slot @slot) appeared or went */
+void cfs_watch_entry_locked(struct classfs_tree *t, const struct classfs_node *dir,
+			    unsigned int slot, const char *name)
+{
+	if (!watched() || !t->nwatches || !dir || (dir->flags & CFS_NF_DEAD))
+		return;
+	uint64_t ino = cfs_ino(dir, slot);
+
+	for (int i = 0; i < t->nwatches; i++)
+		if (t->watches[i].ops->changed)
+			t->watches[i].ops->changed(t->watches[i].data, ino, name);
+}
+
+/* under L: a real node was linked into or unlinked from its directory */
+void cfs_watch_node_locked(const struct classfs_node *n)
+{
+	if (!watched() || !n->parent)
+		return;
+	cfs_watch_entry_locked(cfs_node_tree(n), n->parent, 0, n->name);
+}
+
+/* under L: the entries a device shows outside its own directory */
+void cfs_watch_device_locked(struct classfs_tree *t, const struct classfs_device *dev)
+{
+	char buf[32];
+
+	if (!watched() || !t->nwatches)
+		return;
+	if (dev->cls) {
+		cfs_watch_entry_locked(t, &dev->cls->p.node, 0, dev->p.node.name);
+		if (dev->cls->p.block)
+			cfs_watch_entry_locked(t, t->block_dir, 0, dev->p.node.name);
+	}
+	if (major(dev->devt)) {
+		snprintf(buf, sizeof(buf), "%u:%u", major(dev->devt), minor(dev->devt));
+		cfs_watch_entry_locked(t, dev->cls && dev->cls->p.block ? t->dev_block : t->dev_char,
+				       0, buf);
+	}
+}
+
+/* without locks, at the end of a call that changed @t */
+void cfs_watch_sync(struct classfs_tree *t)
+{
+	struct cfs_watch w[CFS_MAX_WATCHES];
+	int n;
+
+	if (!watched())
+		return;
+	cfs_lock(t);
+	n = t->nwatches;
+	memcpy(w, t->watches, sizeof(w[0]) * (size_t)n);
+	cfs_unlock(t);
+	for (int i = 0; i < n; i++)
+		if (w[i].ops->sync)
+			w[i].ops->sync(w[i].data);
+}
+
+/* without locks: attribute @ino was notified (sysfs_notify) */
+void cfs_watch_notify(struct classfs_tree *t, uint64_t ino)
+{
+	struct cfs_watch w[CFS_MAX_WATCHES];
+	int n;
+
+	cfs_lock(t);
+	n = t->nwatches;
+	memcpy(w, t->watches, sizeof(w[0]) * (size_t)n);
+	cfs_unlock(t);
+	for (int i = 0; i < n; i++)
+		if (w[i].ops->notify)
+			w[i].ops->notify(w[i].data, ino);
+}
