@@ -171,6 +171,7 @@ struct cfs_listener {
 #define CFS_MAX_LISTENERS 64
 
 struct cfs_event;
+struct cfs_helper;
 
 struct cfs_watch {
 	const struct classfs_watch_ops *ops;
@@ -211,6 +212,7 @@ struct classfs_tree {
 	int nlisteners;
 	int next_listener_id;
 	bool default_tree;
+	struct cfs_helper *helper;	/* kernel/uevent_helper, NULL until set */
 	struct cfs_watch watches[CFS_MAX_WATCHES];
 	int nwatches;
 	int watch_ids;
@@ -287,6 +289,12 @@ void cfs_events_deliver(struct classfs_tree *t);
 int cfs_uevent_file_write(struct classfs_device *dev, const char *buf, size_t count);
 int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char *name,
 		    const void *attr);
+
+/* ---- kernel/uevent_helper (helper.c) ---- */
+extern const struct cfs_tree_attr cfs_uevent_helper_attr;
+void cfs_helper_event(struct classfs_tree *t, const struct classfs_uevent *ev);
+bool cfs_helper_active(struct classfs_tree *t);
+void cfs_helper_stop(struct classfs_tree *t);
 
 /* ---- views following the tree (watch.c) ---- */
 void cfs_watch_entry_locked(struct classfs_tree *t, const struct classfs_node *dir,

@@ -44,7 +44,8 @@ static int tree_populate(struct classfs_tree *t)
 	    !(t->dev_block = cfs_mkdir(t, t->dev_dir, "block")) ||
 	    !(t->dev_char = cfs_mkdir(t, t->dev_dir, "char")) ||
 	    !(t->kernel_dir = cfs_mkdir(t, r, "kernel")) ||
-	    !tree_file(t, t->kernel_dir, &uevent_seqnum_attr))
+	    !tree_file(t, t->kernel_dir, &uevent_seqnum_attr) ||
+	    !tree_file(t, t->kernel_dir, &cfs_uevent_helper_attr))
 		return -ENOMEM;
 	if (t->layout == CLASSFS_LAYOUT_DEVICES &&
 	    !(t->virtual_dir = cfs_mkdir(t, t->devices_dir, "virtual")))
@@ -113,6 +114,7 @@ int classfs_tree_free(struct classfs_tree *t)
 	}
 	cfs_unlock(t);
 	cfs_events_deliver(t);
+	cfs_helper_stop(t);
 	tree_release_nodes(t);
 	cfs_node_free(&t->root);
 	cfs_htab_destroy(&t->devts);

@@ -157,7 +157,7 @@ bool cfs_events_wanted(struct classfs_tree *t)
 	pthread_mutex_lock(&t->evlock);
 	w = t->nlisteners > 0;
 	pthread_mutex_unlock(&t->evlock);
-	return w;
+	return w || cfs_helper_active(t);
 }
 
 /* must an event for @dev be prepared (someone listens, or a hook may veto)? */
@@ -227,7 +227,7 @@ static struct cfs_event *event_finish_locked(struct classfs_tree *t, struct cfs_
 
 	*err = 0;
 	if (!ev) {
-		if (!t->nlisteners)
+		if (!t->nlisteners && !t->helper)
 			return NULL;
 		ev = cfs_event_alloc();
 		if (!ev)
@@ -336,6 +336,7 @@ void cfs_events_deliver(struct classfs_tree *t)
 		pthread_mutex_unlock(&t->evlock);
 		for (int i = 0; i < n; i++)
 			ls[i].fn(&ev->ev, ls[i].data);
+		cfs_helper_event(t, &ev->ev);
 		cfs_event_discard(ev);
 		pthread_mutex_lock(&t->evlock);
 		t->delivered++;

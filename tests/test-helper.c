@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test-helper.c - kernel/uevent_helper: runs once per event with the
+ * event's variables in its environment and SUBSYSTEM as argv[1]; empty
+ * disables it; a helper that hangs does not hold the tree up.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "classfs/classfs.h"
+#include "harness.h"
+
+static char dir[] = "/tmp/classfs-helper-XXXXXX";
+static char script[256], logfile[256];
+
+static void write_script(const char *body)
+{
+	FILE *f = fopen(script, "w");
+
+	fprintf(f, "#!/bin/sh\n%s\n", body);
+	fclose(f);
+	chmod(script, 0755);
+}
+
+static int count_lines(void)
+{
+	FILE *f = fopen(logfile, "r");
+	int n = 0, c;
+
+	if (!f)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static int wait_lines(int want)
+{
+	for (int i = 0; i < 500 && count_lines() < want; i++)
+		usleep(10000);
+	return count_lines();
+}
+
+TEST(helper_runs_per_event)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	struct classfs_class *cls = classfs_class_create(t, "block");
+	char cmd[600], buf[4096], line[512];
+	struct classfs_device *sda, *sda1;
+	ssize_t n;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(script, sizeof(script), "%s/hotplug", dir);
+	snprintf(logfile, sizeof(logfile), "%s/log", dir);
+	snprintf(cmd, sizeof(cmd), "echo \"$1 $ACTION $DEVPATH $MAJOR:$MINOR $SEQNUM $HOME\" >> %s",
+		 logfile);
+	write_script(cmd);
+
+	n = classfs_path_read(t, "kernel/uevent_helper", buf, sizeof(buf));
+	CHECK_INT(n, 1);
+	CHECK_INT(classfs_path_write(t, "kernel/uevent_helper", "relative/path\n", 14), -EINVAL);
+	CHECK_INT(classfs_path_write(t, "kernel/uevent_helper", script, strlen(script)),
+		  (long long)strlen(script));
+	n = classfs_path_read(t, "kernel/uevent_helper", buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	snprintf(line, sizeof(line), "%s\n", script);
+	CHECK_STR(buf, line);
+
+	sda = classfs_device_create(cls, NULL, makedev(8, 0), NULL, NULL, "sda");
+	sda1 = classfs_device_create(cls, sda, makedev(8, 1), NULL, NULL, "sda1");
+	CHECK(sda && sda1);
+	CHECK_INT(wait_lines(2), 2);
+	FILE *f = fopen(logfile, "r");
+
+	CHECK(f && fgets(line, sizeof(line), f));
+	CHECK_STR(line, "block add /class/block/sda 8:0 1 /\n");
+	CHECK(f && fgets(line, sizeof(line), f));
+	CHECK_STR(line, "block add /class/block/sda/sda1 8:1 2 /\n");
+	if (f)
+		fclose(f);
+
+	/* a helper that hangs: the tree goes on (helpers run detached) */
+	char pidfile[300];
+
+	snprintf(pidfile, sizeof(pidfile), "%s/pids", dir);
+	snprintf(cmd, sizeof(cmd), "echo $$ >> %s; exec sleep 30", pidfile);
+	write_script(cmd);
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	classfs_device_uevent(sda, CLASSFS_ACTION_CHANGE, NULL);
+	classfs_device_uevent(sda, CLASSFS_ACTION_CHANGE, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	CHECK((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < 1000);
+
+	/* empty disables it */
+	snprintf(cmd, sizeof(cmd), "echo \"$1 $ACTION\" >> %s", logfile);
+	write_script(cmd);
+	CHECK_INT(classfs_path_write(t, "kernel/uevent_helper", "\n", 1), 1);
+	classfs_device_unregister(sda1);
+	usleep(200000);
+	CHECK_INT(count_lines(), 2);
+
+	classfs_device_unregister(sda);
+	classfs_class_destroy(cls);
+	/* the sleeping helpers are waited for by tree_free: end them first */
+	f = fopen(pidfile, "r");
+	for (int pid; f && fscanf(f, "%d", &pid) == 1;)
+		kill(pid, SIGTERM);
+	if (f)
+		fclose(f);
+	unlink(pidfile);
+	CHECK_INT(classfs_tree_free(t), 0);
+	unlink(script);
+	unlink(logfile);
+	rmdir(dir);
+}
