@@ -87,8 +87,12 @@ TEST(helper_runs_per_event)
 	char pidfile[300];
 
 	snprintf(pidfile, sizeof(pidfile), "%s/pids", dir);
+	/* a second program: helpers still starting keep reading the first */
+	snprintf(script, sizeof(script), "%s/hotplug-hang", dir);
 	snprintf(cmd, sizeof(cmd), "echo $$ >> %s; exec sleep 30", pidfile);
 	write_script(cmd);
+	CHECK_INT(classfs_path_write(t, "kernel/uevent_helper", script, strlen(script)),
+		  (long long)strlen(script));
 	struct timespec a, b;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
@@ -97,9 +101,20 @@ TEST(helper_runs_per_event)
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	CHECK((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < 1000);
 
-	/* empty disables it */
-	snprintf(cmd, sizeof(cmd), "echo \"$1 $ACTION\" >> %s", logfile);
-	write_script(cmd);
+	/* both hanging helpers started (they wrote their pids) */
+	for (int i = 0; i < 500; i++) {
+		int lines = 0, c;
+		FILE *pf = fopen(pidfile, "r");
+
+		while (pf && (c = fgetc(pf)) != EOF)
+			lines += c == '\n';
+		if (pf)
+			fclose(pf);
+		if (lines >= 2)
+			break;
+		usleep(10000);
+	}
+	/* empty disables it: no more runs, the log stays as it is */
 	CHECK_INT(classfs_path_write(t, "kernel/uevent_helper", "\n", 1), 1);
 	classfs_device_unregister(sda1);
 	usleep(200000);
@@ -115,6 +130,8 @@ TEST(helper_runs_per_event)
 		fclose(f);
 	unlink(pidfile);
 	CHECK_INT(classfs_tree_free(t), 0);
+	unlink(script);
+	snprintf(script, sizeof(script), "%s/hotplug", dir);
 	unlink(script);
 	unlink(logfile);
 	rmdir(dir);

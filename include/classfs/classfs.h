@@ -440,6 +440,7 @@ struct classfs_device {
 		struct classfs_node node;
 		struct classfs_device *name_next;	/* class name index */
 		struct classfs_device *devt_next;	/* tree devt index */
+		uint32_t devt_hash;	/* devt's hash there: a chain walk reads one line */
 		int refcount;
 		unsigned int state;
 	} p;

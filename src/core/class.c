@@ -8,28 +8,35 @@
 static int attr_nodes_new(struct classfs_tree *t, const struct classfs_class_attribute *const *attrs,
 			  struct classfs_node **list)
 {
+	int r = -EINVAL;
+
 	*list = NULL;
 	for (; attrs && *attrs; attrs++) {
 		const struct classfs_class_attribute *a = *attrs;
 		struct classfs_node *n;
 
 		if (classfs_name_valid(a->attr.name) < 0)
-			goto fail_inval;
+			goto fail;
+		/* a name twice in the list would be two entries of one name */
+		for (n = *list; n; n = n->next)
+			if (!strcmp(n->name, a->attr.name)) {
+				r = -EEXIST;
+				goto fail;
+			}
 		n = cfs_node_new(t, a->attr.name, CFS_NT_REG, a->attr.mode);
 		if (!n) {
-			cfs_free_list(*list);
-			*list = NULL;
-			return -ENOMEM;
+			r = -ENOMEM;
+			goto fail;
 		}
 		n->u.attr = a;
 		n->next = *list;
 		*list = n;
 	}
 	return 0;
-fail_inval:
+fail:
 	cfs_free_list(*list);
 	*list = NULL;
-	return -EINVAL;
+	return r;
 }
 
 static struct classfs_class *class_find_locked(struct classfs_tree *t, const char *name)
@@ -112,27 +119,41 @@ fail:
 	return r;
 }
 
-/* unregister every device of @cls still there, top-level ones first */
+/*
+ * Unregister every device of @cls still there: a pass over the top-level
+ * ones in table order (each takes its children along), then a pass for
+ * whatever is left.  Each pass resumes at the key of the last pick, so
+ * the whole costs O(devices), not a scan per device.
+ */
 void cfs_class_devices_unregister(struct classfs_class *cls)
 {
 	struct classfs_tree *t = cls->p.tree;
+	bool top = true;
+	uint64_t pos = 0;
 
 	for (;;) {
 		struct classfs_device *pick = NULL;
 
 		cfs_lock(t);
-		for (struct classfs_device *d = cfs_htab_first_from(&cls->p.names, &cfs_name_htab_ops, 0);
+		for (struct classfs_device *d = cfs_htab_first_from(&cls->p.names, &cfs_name_htab_ops, pos);
 		     d; d = cfs_htab_next(&cls->p.names, &cfs_name_htab_ops, d)) {
-			if (cfs_dev_state(d, CFS_DS_REMOVING))
+			if (cfs_dev_state(d, CFS_DS_REMOVING) || (top && d->parent))
 				continue;
-			if (!pick || (!d->parent && pick->parent))
-				pick = d;
+			pick = d;
+			pos = cfs_htab_key(&cfs_name_htab_ops, d);
+			break;
 		}
 		classfs_device_get(pick);
 		cfs_unlock(t);
-		if (!pick)
-			return;
-		classfs_device_unregister(pick);
+		if (!pick) {
+			if (!top)
+				return;
+			top = false;
+			pos = 0;
+			continue;
+		}
+		if (classfs_device_unregister(pick) < 0)
+			pos++;		/* still there: go on after it */
 		classfs_device_put(pick);
 	}
 }
@@ -377,9 +398,10 @@ struct classfs_device *classfs_class_find_device_by_devt(struct classfs_class *c
 	t = cls->p.tree;
 	cfs_lock(t);
 	for (struct classfs_device *d = cfs_htab_chain(&t->devts, h); d; d = d->p.devt_next) {
-		if (cfs_hash_devt(d->devt) > h)
+		if (d->p.devt_hash > h)
 			break;
-		if (d->devt == devt && d->cls == cls && !cfs_dev_state(d, CFS_DS_REMOVING)) {
+		if (d->p.devt_hash == h && d->devt == devt && d->cls == cls &&
+		    !cfs_dev_state(d, CFS_DS_REMOVING)) {
 			found = classfs_device_get(d);
 			break;
 		}

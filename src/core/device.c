@@ -17,19 +17,27 @@ static uint32_t name_hash(const void *e)
 	return ((const struct classfs_device *)e)->p.node.hash;
 }
 
+/* the device node's id: given before the device joins the indexes */
+static uint32_t dev_node_id(const void *e)
+{
+	return ((const struct classfs_device *)e)->p.node.id;
+}
+
 const struct cfs_htab_ops cfs_name_htab_ops = {
 	.next_off = offsetof(struct classfs_device, p.name_next),
 	.hash = name_hash,
+	.key2 = dev_node_id,
 };
 
 static uint32_t devt_hash(const void *e)
 {
-	return cfs_hash_devt(((const struct classfs_device *)e)->devt);
+	return ((const struct classfs_device *)e)->p.devt_hash;
 }
 
 const struct cfs_htab_ops cfs_devt_htab_ops = {
 	.next_off = offsetof(struct classfs_device, p.devt_next),
 	.hash = devt_hash,
+	.key2 = dev_node_id,
 };
 
 static void state_set(struct classfs_device *dev, unsigned int bits)
@@ -373,8 +381,9 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	/* the index buckets read below: their cache misses overlap */
 	if (dev->cls)
 		cfs_htab_prefetch(&dev->cls->p.names, dev->p.node.hash);
+	dev->p.devt_hash = cfs_hash_devt(dev->devt);
 	if (major(dev->devt))
-		cfs_htab_prefetch(&t->devts, cfs_hash_devt(dev->devt));
+		cfs_htab_prefetch(&t->devts, dev->p.devt_hash);
 	r = -EINVAL;
 	if ((dev->cls && !dev->cls->p.registered) || (dev->bus && !dev->bus->p.registered))
 		goto out_unlock;
@@ -386,7 +395,9 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	    (dev->phys && !added_and_alive(dev->phys)))
 		goto out_unlock;
 	r = -EEXIST;
-	if (dev->cls && cfs_class_lookup_locked(dev->cls, name))
+	/* the class directory lists every device of the class beside its files */
+	if (dev->cls && (cfs_class_lookup_locked(dev->cls, name) ||
+			 cfs_dir_lookup(&dev->cls->p.node, name)))
 		goto out_unlock;
 	dir = placement_locked(t, dev, &glue);
 	if (!dir) {
@@ -812,9 +823,26 @@ struct classfs_device *classfs_device_create(struct classfs_class *cls,
 	return dev;
 }
 
+/* its address tells the renaming threads apart */
+static __thread char rename_tag;
+
+/* under L: the pending rename of @dev, if any */
+static struct cfs_move *move_of(struct classfs_tree *t, const struct classfs_device *dev)
+{
+	for (struct cfs_move *m = t->moves; m; m = m->next)
+		if (m->dev == dev)
+			return m;
+	return NULL;
+}
+
 /**
  * classfs_device_rename() - give an added device a new name; sends MOVE
- * with DEVPATH_OLD.  Return: 0, -EINVAL, -EEXIST, -ENOMEM.
+ * with DEVPATH_OLD.  Return: 0, -EINVAL, -EEXIST, -ENOMEM, -EDEADLK (from
+ * a uevent hook of this device's own rename).
+ *
+ * The hooks of the MOVE event see the new name, so they run between the
+ * rename and the numbering of its MOVE; meanwhile the device is listed in
+ * t->moves and other events still use its old name in their DEVPATH.
  */
 int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 {
@@ -823,6 +851,7 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 	struct classfs_tree *t;
 	struct cfs_event *ev;
 	const char *old_name;
+	struct cfs_move move, *m;
 	char *copy;
 	int r;
 
@@ -837,6 +866,13 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 	}
 
 	cfs_lock(t);
+	/* one rename of a device at a time: the MOVE of the last one goes first */
+	while ((m = move_of(t, dev))) {
+		r = -EDEADLK;
+		if (m->owner == &rename_tag)
+			goto out_unlock;
+		pthread_cond_wait(&t->drain, &t->lock);
+	}
 	r = -EINVAL;
 	if (!added_and_alive(dev))
 		goto out_unlock;
@@ -845,8 +881,10 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 		goto out_unlock;
 	dir = dev->p.node.parent;
 	r = -EEXIST;
-	if ((dev->cls && cfs_class_lookup_locked(dev->cls, new_name)) ||
-	    cfs_dir_lookup(dir, new_name))
+	if ((dev->cls && (cfs_class_lookup_locked(dev->cls, new_name) ||
+			  cfs_dir_lookup(&dev->cls->p.node, new_name))) ||
+	    cfs_dir_lookup(dir, new_name) ||
+	    (dir->flags & CFS_NF_DEVICE && cfs_name_is_virtual(cfs_node_device(dir), new_name)))
 		goto out_unlock;
 	if (backlink) {
 		oldlink = backlink_find(dev);
@@ -858,27 +896,28 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 		goto out_unlock;
 
 	cfs_watch_device_locked(t, dev);
-	cfs_dir_unlink(&dev->p.node);
+	/* the tables stay allocated, so the re-links below cannot fail */
+	cfs_dir_unlink_keep(&dev->p.node);
 	if (dev->cls)
-		cfs_htab_remove(&dev->cls->p.names, &cfs_name_htab_ops, dev);
+		cfs_htab_remove_keep(&dev->cls->p.names, &cfs_name_htab_ops, dev);
+	/* events keep the old name until the MOVE (freed at the end) */
+	move = (struct cfs_move){ dev, dev->p.node.name, &rename_tag, t->moves };
+	t->moves = &move;
 	old_name = (dev->p.node.flags & CFS_NF_OWN_NAME) ? dev->p.node.name : NULL;
 	dev->p.node.name = copy;
 	dev->p.node.flags |= CFS_NF_OWN_NAME;
 	dev->p.node.hash = cfs_hash_name(copy);
 	copy = (char *)old_name;
-	/* both were reserved when they held this node: cannot fail */
-	cfs_dir_reserve(dir);
 	cfs_dir_link(dir, &dev->p.node);
-	if (dev->cls) {
-		cfs_htab_reserve(&dev->cls->p.names);
+	if (dev->cls)
 		cfs_htab_insert(&dev->cls->p.names, &cfs_name_htab_ops, dev);
-	}
 	if (backlink) {
-		if (oldlink)
-			cfs_subtree_unlink(t, oldlink, &freelist);
+		/* linked before the old one goes, which could free the reserved table */
 		backlink->u.target = &dev->p.node;
 		cfs_dir_link(&dev->phys->p.node, backlink);
 		backlink = NULL;
+		if (oldlink)
+			cfs_subtree_unlink(t, oldlink, &freelist);
 	}
 	cfs_watch_device_locked(t, dev);
 	cfs_unlock(t);
@@ -890,7 +929,16 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 		ev = NULL;
 	}
 	cfs_lock(t);
-	if (added_and_alive(dev))
+	/* DEVPATH_OLD as events knew it: the ancestors' pending renames too */
+	r = cfs_event_path_locked(t, &dev->p.node, old_path, sizeof(old_path));
+	for (struct cfs_move **pp = &t->moves; *pp; pp = &(*pp)->next)
+		if (*pp == &move) {
+			*pp = move.next;
+			break;
+		}
+	pthread_cond_broadcast(&t->drain);
+	/* until its REMOVE is numbered, even a device being removed needs it */
+	if (r >= 0 && cfs_dev_state(dev, CFS_DS_ADDED))
 		cfs_event_emit_locked(t, ev, CLASSFS_ACTION_MOVE, dev, old_path);
 	else
 		cfs_event_discard(ev);

@@ -2,10 +2,12 @@
 /*
  * htab.c - intrusive hash tables ordered by hash.
  *
- * bucket = top @bits of the hash and chains are sorted by hash, so the
- * table read bucket by bucket is sorted by hash.  Directories use the hash
- * as the readdir offset: a listing resumes at "first entry with hash >= h"
- * in O(1), whatever was added or removed meanwhile.  The load factor stays
+ * bucket = top @bits of the hash and chains are sorted by key (the hash,
+ * then key2 among equal hashes), so the table read bucket by bucket is
+ * sorted by key.  Directories use the key as the readdir offset: a
+ * listing resumes at "first entry with key >= k" in O(1), whatever was
+ * added or removed meanwhile; key2 keeps entries whose hashes collide
+ * apart, so a reader stopping between two of them misses neither.  The load factor stays
  * between 1/4 and 1; growing can fail quietly (chains get longer), only
  * the first allocation can fail, which cfs_htab_reserve() does up front.
  */
@@ -24,12 +26,13 @@ static inline void **link_ptr(const struct cfs_htab_ops *ops, void *elem)
 	return (void **)((char *)elem + ops->next_off);
 }
 
-/* insert into a sorted chain; equal hashes keep insertion order */
-static void chain_insert(void **head, const struct cfs_htab_ops *ops, void *elem, uint32_t h)
+/* insert into a chain sorted by key */
+static void chain_insert(void **head, const struct cfs_htab_ops *ops, void *elem)
 {
+	uint64_t k = cfs_htab_key(ops, elem);
 	void **pp = head;
 
-	while (*pp && ops->hash(*pp) <= h)
+	while (*pp && cfs_htab_key(ops, *pp) <= k)
 		pp = link_ptr(ops, *pp);
 	*link_ptr(ops, elem) = *pp;
 	*pp = elem;
@@ -83,7 +86,7 @@ static void rehash(struct classfs_htab *t, const struct cfs_htab_ops *ops, uint3
 				void *next = *link_ptr(ops, e);
 				uint32_t h = ops->hash(e);
 
-				chain_insert(&nb[bucket_of(h, bits)], ops, e, h);
+				chain_insert(&nb[bucket_of(h, bits)], ops, e);
 				e = next;
 			}
 		}
@@ -110,11 +113,12 @@ void cfs_htab_insert(struct classfs_htab *t, const struct cfs_htab_ops *ops, voi
 
 	if (t->count + 1 > (1u << t->bits) && t->bits < HTAB_MAX_BITS)
 		rehash(t, ops, t->bits + 1);
-	chain_insert(&t->buckets[bucket_of(h, t->bits)], ops, elem, h);
+	chain_insert(&t->buckets[bucket_of(h, t->bits)], ops, elem);
 	t->count++;
 }
 
-void cfs_htab_remove(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem)
+static void htab_remove(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem,
+			bool keep)
 {
 	void **pp = &t->buckets[bucket_of(ops->hash(elem), t->bits)];
 
@@ -125,13 +129,24 @@ void cfs_htab_remove(struct classfs_htab *t, const struct cfs_htab_ops *ops, voi
 	*pp = *link_ptr(ops, elem);
 	*link_ptr(ops, elem) = NULL;
 	t->count--;
-	if (t->count == 0) {
+	if (t->count == 0 && !keep) {
 		cfs_free(t->buckets);
 		t->buckets = NULL;
 		t->bits = 0;
 	} else if (t->bits > HTAB_MIN_BITS && t->count < (1u << t->bits) / 4) {
 		rehash(t, ops, t->bits - 1);
 	}
+}
+
+void cfs_htab_remove(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem)
+{
+	htab_remove(t, ops, elem, false);
+}
+
+/* as cfs_htab_remove(), but an emptied table keeps its buckets: re-inserting cannot fail */
+void cfs_htab_remove_keep(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem)
+{
+	htab_remove(t, ops, elem, true);
 }
 
 /* start loading the bucket of @hash: a hint, so that cache misses overlap */
@@ -148,17 +163,19 @@ void *cfs_htab_chain(const struct classfs_htab *t, uint32_t hash)
 	return t->buckets[bucket_of(hash, t->bits)];
 }
 
-/* the first element whose hash is >= @hash (a 33-bit value: 2^32 = end) */
+/* the first element whose key is >= @key (a 61-bit value: 2^60 = end) */
 void *cfs_htab_first_from(const struct classfs_htab *t, const struct cfs_htab_ops *ops,
-			  uint64_t hash)
+			  uint64_t key)
 {
+	uint64_t hash = key >> CFS_HTAB_KEY2_BITS;
+
 	if (!t->buckets || hash > UINT32_MAX)
 		return NULL;
 	uint32_t n = 1u << t->bits;
 
 	for (uint32_t i = bucket_of((uint32_t)hash, t->bits); i < n; i++) {
 		for (void *e = t->buckets[i]; e; e = *link_ptr(ops, e))
-			if (ops->hash(e) >= hash)
+			if (cfs_htab_key(ops, e) >= key)
 				return e;
 	}
 	return NULL;

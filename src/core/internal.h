@@ -65,24 +65,37 @@ uint32_t cfs_hash_devt(dev_t devt);
 
 /* ---- hashed, hash-ordered tables (htab.c) ---- */
 /*
- * Chains are sorted by hash and bucket = top bits of the hash, so walking
- * buckets in order walks the whole table in hash order: readdir offsets
- * are hashes and stay valid while the table grows, shrinks or changes.
+ * Chains are sorted by key = hash << CFS_HTAB_KEY2_BITS | key2 and bucket
+ * = top bits of the hash, so walking buckets in order walks the whole
+ * table in key order: readdir offsets are keys and stay valid while the
+ * table grows, shrinks or changes.  key2 (the node id) tells apart
+ * elements whose hashes collide, so that every element has a position of
+ * its own to resume after.
  */
+#define CFS_HTAB_KEY2_BITS 28
+
 struct cfs_htab_ops {
 	size_t next_off;			/* offset of the chain pointer */
 	uint32_t (*hash)(const void *elem);
+	uint32_t (*key2)(const void *elem);	/* < 2^CFS_HTAB_KEY2_BITS, fixed while in */
 };
 
 int cfs_htab_reserve(struct classfs_htab *t);	/* make insert infallible */
 void cfs_htab_insert(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem);
 void cfs_htab_remove(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem);
+void cfs_htab_remove_keep(struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem);
 void *cfs_htab_chain(const struct classfs_htab *t, uint32_t hash);
 void cfs_htab_prefetch(const struct classfs_htab *t, uint32_t hash);
 void *cfs_htab_first_from(const struct classfs_htab *t, const struct cfs_htab_ops *ops,
-			  uint64_t hash);
+			  uint64_t key);
 void *cfs_htab_next(const struct classfs_htab *t, const struct cfs_htab_ops *ops, void *elem);
 void cfs_htab_destroy(struct classfs_htab *t);
+
+/* an element's position in its table (< 2^60) */
+static inline uint64_t cfs_htab_key(const struct cfs_htab_ops *ops, const void *elem)
+{
+	return (uint64_t)ops->hash(elem) << CFS_HTAB_KEY2_BITS | (ops->key2 ? ops->key2(elem) : 0);
+}
 
 static inline void *cfs_htab_link(const struct cfs_htab_ops *ops, const void *elem)
 {
@@ -123,12 +136,15 @@ struct classfs_node *cfs_dir_lookup(const struct classfs_node *dir, const char *
 int cfs_dir_reserve(struct classfs_node *dir);
 void cfs_dir_link(struct classfs_node *dir, struct classfs_node *n);
 void cfs_dir_unlink(struct classfs_node *n);
+void cfs_dir_unlink_keep(struct classfs_node *n);
 int cfs_node_add(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n);
 struct classfs_node *cfs_mkdir(struct classfs_tree *t, struct classfs_node *dir,
 			       const char *name);
 struct classfs_node *cfs_mklink(struct classfs_tree *t, struct classfs_node *dir,
 				const char *name, struct classfs_node *target);
 int cfs_node_path(const struct classfs_node *n, char *buf, size_t size);
+int cfs_event_path_locked(struct classfs_tree *t, const struct classfs_node *n, char *buf,
+			  size_t size);
 int cfs_rel_path(const struct classfs_node *from_dir, const struct classfs_node *to,
 		 char *buf, size_t size);
 
@@ -173,6 +189,14 @@ struct cfs_listener {
 struct cfs_event;
 struct cfs_helper;
 
+/* a rename between its change and its MOVE event (device.c) */
+struct cfs_move {
+	struct classfs_device *dev;
+	const char *old_name;		/* what events still call it */
+	const void *owner;		/* the renaming thread */
+	struct cfs_move *next;
+};
+
 struct cfs_watch {
 	const struct classfs_watch_ops *ops;
 	void *data;
@@ -205,6 +229,7 @@ struct classfs_tree {
 	pthread_cond_t evcond;
 	uint64_t seqnum;
 	struct cfs_event *evq_head, **evq_tail;
+	struct cfs_move *moves;		/* (L) renames whose MOVE is pending */
 	bool delivering;
 	pthread_t deliverer;
 	uint64_t delivered;

@@ -11,9 +11,16 @@ static uint32_t node_hash(const void *e)
 	return ((const struct classfs_node *)e)->hash;
 }
 
+/* ids are given before a node is linked and kept while it is */
+static uint32_t node_id(const void *e)
+{
+	return ((const struct classfs_node *)e)->id;
+}
+
 const struct cfs_htab_ops cfs_node_htab_ops = {
 	.next_off = offsetof(struct classfs_node, next),
 	.hash = node_hash,
+	.key2 = node_id,
 };
 
 void cfs_node_init(struct classfs_node *n, const char *name, int type, mode_t mode, int flags)
@@ -168,23 +175,43 @@ int cfs_dir_reserve(struct classfs_node *dir)
 /* after cfs_dir_reserve(): cannot fail */
 void cfs_dir_link(struct classfs_node *dir, struct classfs_node *n)
 {
-	n->parent = dir;
+	/*
+	 * A rename links a node again into the same directory: its parent
+	 * pointer, which cfs_node_tree() follows without L, is left alone.
+	 */
+	if (n->parent != dir)
+		n->parent = dir;
 	cfs_htab_insert(dir->u.dir, &cfs_node_htab_ops, n);
 	cfs_watch_node_locked(n);
 }
 
-void cfs_dir_unlink(struct classfs_node *n)
+static void dir_unlink(struct classfs_node *n, bool keep)
 {
 	struct classfs_node *dir = n->parent;
 
 	if (!dir || !dir->u.dir)
 		return;
 	cfs_watch_node_locked(n);
+	if (keep) {
+		cfs_htab_remove_keep(dir->u.dir, &cfs_node_htab_ops, n);
+		return;
+	}
 	cfs_htab_remove(dir->u.dir, &cfs_node_htab_ops, n);
 	if (!dir->u.dir->count) {
 		cfs_free(dir->u.dir);
 		dir->u.dir = NULL;
 	}
+}
+
+void cfs_dir_unlink(struct classfs_node *n)
+{
+	dir_unlink(n, false);
+}
+
+/* as cfs_dir_unlink(), but the directory keeps its table: re-linking cannot fail */
+void cfs_dir_unlink_keep(struct classfs_node *n)
+{
+	dir_unlink(n, true);
 }
 
 /* give @n an id and put it in @dir; under L; -EEXIST, -ENOMEM, -ENOSPC */
@@ -240,8 +267,18 @@ struct classfs_node *cfs_mklink(struct classfs_tree *t, struct classfs_node *dir
 
 #define CFS_MAX_DEPTH 128
 
-/* "/a/b/c" below the root ("" for the root itself); length or -ERANGE */
-int cfs_node_path(const struct classfs_node *n, char *buf, size_t size)
+/* the name events know @n by: the old one while its rename's MOVE is pending */
+static const char *event_name(const struct classfs_tree *t, const struct classfs_node *n)
+{
+	if (t && (n->flags & CFS_NF_DEVICE))
+		for (const struct cfs_move *m = t->moves; m; m = m->next)
+			if (&m->dev->p.node == n)
+				return m->old_name;
+	return n->name;
+}
+
+static int node_path(const struct classfs_tree *t, const struct classfs_node *n, char *buf,
+		     size_t size)
 {
 	const struct classfs_node *stack[CFS_MAX_DEPTH];
 	int depth = 0;
@@ -255,16 +292,34 @@ int cfs_node_path(const struct classfs_node *n, char *buf, size_t size)
 	if (size)
 		buf[0] = '\0';
 	while (depth--) {
-		size_t l = strlen(stack[depth]->name);
+		const char *name = event_name(t, stack[depth]);
+		size_t l = strlen(name);
 
 		if (len + 1 + l + 1 > size)
 			return -ERANGE;
 		buf[len++] = '/';
-		memcpy(buf + len, stack[depth]->name, l);
+		memcpy(buf + len, name, l);
 		len += l;
 		buf[len] = '\0';
 	}
 	return (int)len;
+}
+
+/* "/a/b/c" below the root ("" for the root itself); length or -ERANGE */
+int cfs_node_path(const struct classfs_node *n, char *buf, size_t size)
+{
+	return node_path(NULL, n, buf, size);
+}
+
+/*
+ * Under L: the DEVPATH events give @n.  A renamed device keeps its old
+ * name there until its MOVE is numbered, so that events numbered in
+ * between (a child's ADD, a REMOVE) speak of the tree as listeners know it.
+ */
+int cfs_event_path_locked(struct classfs_tree *t, const struct classfs_node *n, char *buf,
+			  size_t size)
+{
+	return node_path(t->moves ? t : NULL, n, buf, size);
 }
 
 /* the relative path from directory @from_dir to @to ("../../class/x") */

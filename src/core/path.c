@@ -66,7 +66,8 @@ static int path_walk(struct classfs_tree *t, const char *path, bool follow_last,
 		r = classfs_lookup(t, stack[depth], name, &st);
 		if (r < 0)
 			break;
-		bool last = !*p || !p[strspn(p, "/")];
+		/* "link/" names the link's target, as in POSIX path resolution */
+		bool last = !*p;
 
 		if (st.type == CLASSFS_FT_LNK && (!last || follow_last)) {
 			ssize_t tl;

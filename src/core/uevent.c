@@ -95,12 +95,9 @@ static bool has_hooks(const struct classfs_device *dev)
 	       (dev->type && dev->type->uevent);
 }
 
-/*
- * The variables a device contributes (what its `uevent` file shows):
- * MAJOR, MINOR, DEVNAME, DEVTYPE, then the class's and the type's hook.
- * Runs callbacks: never under L.  Return: 0, -ENOMEM, or a hook's veto.
- */
-int cfs_env_device_vars(struct classfs_device *dev, struct classfs_uevent_env *env)
+/* @devname: the device's name, read under L (a rename frees the old one) */
+static int env_device_vars(struct classfs_device *dev, struct classfs_uevent_env *env,
+			   const char *devname)
 {
 	int r;
 
@@ -111,7 +108,7 @@ int cfs_env_device_vars(struct classfs_device *dev, struct classfs_uevent_env *e
 		if (dev->cls && dev->cls->devnode)
 			name = dev->cls->devnode(dev, buf, sizeof(buf));
 		if (!name)
-			name = classfs_device_name(dev);
+			name = devname;
 		if ((r = env_add(env, "MAJOR=%u", major(dev->devt))) < 0 ||
 		    (r = env_add(env, "MINOR=%u", minor(dev->devt))) < 0 ||
 		    (r = env_add(env, "DEVNAME=%s", name)) < 0)
@@ -124,6 +121,26 @@ int cfs_env_device_vars(struct classfs_device *dev, struct classfs_uevent_env *e
 	if (dev->type && dev->type->uevent && (r = dev->type->uevent(dev, env)))
 		return r;
 	return 0;
+}
+
+/*
+ * The variables a device contributes (what its `uevent` file shows):
+ * MAJOR, MINOR, DEVNAME, DEVTYPE, then the class's and the type's hook.
+ * Runs callbacks: never under L.  Return: 0, -ENOMEM, or a hook's veto.
+ */
+int cfs_env_device_vars(struct classfs_device *dev, struct classfs_uevent_env *env)
+{
+	char name[NAME_MAX + 1] = "";
+
+	if (major(dev->devt)) {
+		struct classfs_tree *t = dev->cls ? dev->cls->p.tree : cfs_device_tree_of(dev);
+
+		cfs_lock(t);
+		if (dev->p.node.name)
+			snprintf(name, sizeof(name), "%s", dev->p.node.name);
+		cfs_unlock(t);
+	}
+	return env_device_vars(dev, env, name);
 }
 
 static const char *subsystem_of(const struct classfs_device *dev)
@@ -238,12 +255,12 @@ static struct cfs_event *event_finish_locked(struct classfs_tree *t, struct cfs_
 		ev->env.envp_idx = 0;
 		ev->env.buflen = 0;
 		ev->filled = true;
-		if (cfs_env_device_vars(dev, &ev->env) < 0) {
+		if (env_device_vars(dev, &ev->env, dev->p.node.name) < 0) {
 			*err = -ENOMEM;
 			goto fail;
 		}
 	}
-	len = cfs_node_path(&dev->p.node, devpath, sizeof(devpath));
+	len = cfs_event_path_locked(t, &dev->p.node, devpath, sizeof(devpath));
 	if (len < 0) {
 		*err = -ENOMEM;
 		goto fail;

@@ -16,15 +16,20 @@
  * removed node's numbers answer -ENOENT.
  *
  * readdir offsets: each directory lists up to two regions; an offset is
- * region << 33 | position, where the position is an ordinal for computed
- * entries and a hash for hashed ones (see htab.c), so a listing resumes
- * correctly however the directory changed.
+ * region << 61 | position, where the position is an ordinal for computed
+ * entries and a table key (hash and node id, see htab.c) for hashed ones,
+ * so a listing resumes correctly however the directory changed, also
+ * between two entries whose names' hashes collide.
  */
 #include "internal.h"
 
-#define OFF_REGION(off) ((unsigned int)((off) >> 33))
-#define OFF_POS(off) ((off) & ((1ull << 33) - 1))
-#define OFF_MAKE(r, pos) (((uint64_t)(r) << 33) | (pos))
+#define OFF_REGION(off) ((unsigned int)((off) >> 61))
+#define OFF_POS(off) ((off) & ((1ull << 61) - 1))
+#define OFF_MAKE(r, pos) (((uint64_t)(r) << 61) | (pos))
+
+/* node ids are the tables' key2: a key + 1 fits a position */
+_Static_assert(CFS_INO_ID_BITS <= CFS_HTAB_KEY2_BITS, "node ids must fit key2");
+_Static_assert(32 + CFS_HTAB_KEY2_BITS < 61, "keys must fit a position");
 
 enum { R_COMPUTED = 0, R_CHILDREN = 1, R_INDEX = 2, R_DEVT = 3, R_END = 4 };
 
@@ -531,7 +536,7 @@ static bool readdir_locked(struct classfs_tree *t, const struct entry *dir, uint
 			     c = cfs_htab_next(h, &cfs_node_htab_ops, c)) {
 				struct entry e = { c, 0 };
 
-				if (!batch_add(b, &e, OFF_MAKE(r, (uint64_t)c->hash + 1)))
+				if (!batch_add(b, &e, OFF_MAKE(r, cfs_htab_key(&cfs_node_htab_ops, c) + 1)))
 					return true;
 			}
 		} else if (r == R_INDEX) {
@@ -550,7 +555,7 @@ static bool readdir_locked(struct classfs_tree *t, const struct entry *dir, uint
 
 				if (!slot_exists(t, d, slot))
 					continue;
-				if (!batch_add(b, &e, OFF_MAKE(r, (uint64_t)d->p.node.hash + 1)))
+				if (!batch_add(b, &e, OFF_MAKE(r, cfs_htab_key(&cfs_name_htab_ops, d) + 1)))
 					return true;
 			}
 		} else if (r == R_DEVT) {
@@ -562,7 +567,7 @@ static bool readdir_locked(struct classfs_tree *t, const struct entry *dir, uint
 
 				if ((d->cls && d->cls->p.block) != blk || !is_first_devt(t, d))
 					continue;
-				if (!batch_add(b, &e, OFF_MAKE(r, (uint64_t)cfs_hash_devt(d->devt) + 1)))
+				if (!batch_add(b, &e, OFF_MAKE(r, cfs_htab_key(&cfs_devt_htab_ops, d) + 1)))
 					return true;
 			}
 		}

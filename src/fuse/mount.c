@@ -17,7 +17,14 @@
  * Attributes computed on every read use direct_io (whole value, one
  * read); `dev` files never change for an inode and use the page cache.
  */
-#define FUSE_USE_VERSION 34
+/*
+ * 3.12: below it fuse_session_loop_mt() is the 3.2 entry point, which
+ * reads the config from fuse_loop_cfg_create() as the old public struct
+ * (clone_fd, max_idle_threads): the thread cap was lost and an idle limit
+ * of 1 made libfuse start and end a worker thread (cloning /dev/fuse) for
+ * nearly every request, ~35 us of daemon CPU each (bench-fs).
+ */
+#define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -61,6 +68,7 @@ struct classfs_mount {
 	pthread_cond_t qwork, qdone;
 	struct inval *qhead, **qtail;
 	uint64_t queued, pushed;
+	uint64_t changes;		/* entries gained or lost: directories' mtime */
 	bool stopping;
 
 	pthread_mutex_t plock;		/* pollers */
@@ -78,8 +86,10 @@ static void watch_changed(void *data, uint64_t dir, const char *name)
 {
 	struct classfs_mount *m = data;
 	size_t len = strlen(name) + 1;
-	struct inval *iv = malloc(sizeof(*iv) + len);
+	struct inval *iv;
 
+	__atomic_add_fetch(&m->changes, 1, __ATOMIC_RELAXED);
+	iv = malloc(sizeof(*iv) + len);
 	if (!iv)
 		return;	/* the entry stays cached until its timeout: logged below */
 	iv->next = NULL;
@@ -153,29 +163,49 @@ static const struct classfs_watch_ops watch_ops = {
 	.notify = watch_notify,
 };
 
+/*
+ * Pushes in batches: every change recorded so far, each entry, then each
+ * directory once (its cached listing and attributes: FOPEN_CACHE_DIR, and
+ * the kernel compares the mtime, which moved, when a listing starts).
+ */
 static void *notifier_main(void *arg)
 {
 	struct classfs_mount *m = arg;
 
 	pthread_mutex_lock(&m->qlock);
 	for (;;) {
-		struct inval *iv = m->qhead;
+		struct inval *batch = m->qhead, *iv;
+		uint64_t dirs[16], n = 0;
+		int ndirs = 0;
 
-		if (!iv) {
+		if (!batch) {
 			if (m->stopping)
 				break;
 			pthread_cond_wait(&m->qwork, &m->qlock);
 			continue;
 		}
-		m->qhead = iv->next;
-		if (!m->qhead)
-			m->qtail = &m->qhead;
+		m->qhead = NULL;
+		m->qtail = &m->qhead;
 		pthread_mutex_unlock(&m->qlock);
-		/* the kernel may not know the entry: -ENOENT is fine */
-		fuse_lowlevel_notify_inval_entry(m->se, iv->dir, iv->name, strlen(iv->name));
-		free(iv);
+		while ((iv = batch)) {
+			int i = 0;
+
+			batch = iv->next;
+			/* the kernel may not know the entry: -ENOENT is fine */
+			fuse_lowlevel_notify_inval_entry(m->se, iv->dir, iv->name, strlen(iv->name));
+			while (i < ndirs && dirs[i] != iv->dir)
+				i++;
+			if (i == ndirs && ndirs < 16)
+				dirs[ndirs++] = iv->dir;
+			else if (i == ndirs)
+				fuse_lowlevel_notify_inval_inode(m->se, iv->dir, 0, 0);
+			free(iv);
+			n++;
+		}
+		for (int i = 0; i < ndirs; i++)
+			fuse_lowlevel_notify_inval_inode(m->se, dirs[i], 0, 0);
 		pthread_mutex_lock(&m->qlock);
-		m->pushed++;
+		m->pushed += n;
 		pthread_cond_broadcast(&m->qdone);
 	}
 	m->pushed = m->queued;
@@ -207,6 +237,12 @@ static void fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, st
 	}
 	st->st_blksize = 4096;
 	st->st_atime = st->st_mtime = st->st_ctime = m->mtime;
+	if (cs->type == CLASSFS_FT_DIR) {
+		/* moves with every change: the kernel then drops a cached listing */
+		long ns = (long)(__atomic_load_n(&m->changes, __ATOMIC_RELAXED) % 1000000000);
+
+		st->st_mtim.tv_nsec = st->st_ctim.tv_nsec = ns;
+	}
 }
 
 static void reply_entry(fuse_req_t req, const struct classfs_stat *cs)
@@ -425,6 +461,15 @@ static int dir_fill(void *ctx, const char *name, const struct classfs_stat *cs, 
 	return 0;
 }
 
+/* listings are cached by the kernel until the notifier drops them */
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fi->cache_readdir = 1;
+	fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
@@ -492,6 +537,50 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &sv);
 }
 
+/*
+ * Entries come and go only through the tree: refuse the rest as sysfs
+ * does (EACCES for a new file, EPERM for the others) rather than with
+ * FUSE's ENOSYS, which `echo 1 > attr-typo` would print as "Function not
+ * implemented".
+ */
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EACCES);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		     dev_t rdev)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	fuse_reply_err(req, EPERM);
+}
+
 static const struct fuse_lowlevel_ops ops = {
 	.init = op_init,
 	.lookup = op_lookup,
@@ -503,9 +592,18 @@ static const struct fuse_lowlevel_ops ops = {
 	.read = op_read,
 	.write = op_write,
 	.release = op_release,
+	.opendir = op_opendir,
 	.readdir = op_readdir,
 	.poll = op_poll,
 	.statfs = op_statfs,
+	.create = op_create,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.unlink = op_unlink,
+	.rmdir = op_unlink,
+	.symlink = op_symlink,
+	.rename = op_rename,
+	.link = op_link,
 };
 
 /* ---- mounting ---- */
@@ -520,7 +618,7 @@ static void *loop_main(void *arg)
 		return NULL;
 	}
 	fuse_loop_cfg_set_clone_fd(cfg, 1);
-	fuse_loop_cfg_set_idle_threads(cfg, 2);
+	/* no idle limit (libfuse's default): workers stay, at most 8 */
 	fuse_loop_cfg_set_max_threads(cfg, 8);
 	fuse_session_loop_mt(m->se, cfg);
 	fuse_loop_cfg_destroy(cfg);
@@ -634,6 +732,8 @@ struct classfs_mount *classfs_mount_tree(struct classfs_tree *tree, const char *
 	if (!m->mountpoint)
 		goto fail_errno;
 	m->se = fuse_session_new(&args, &ops, sizeof(ops), m);
+	/* its option parsing left @args allocated */
+	fuse_opt_free_args(&args);
 	if (!m->se) {
 		errno = EINVAL;
 		goto fail_errno;

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# check.sh - install what is missing, build, and run every test:
+#   (a) regular build (build/, warnings as errors)
+#   (b) AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/)
+#   (c) ThreadSanitizer build with clang (build-tsan/), concurrency tests only
+#   (d) bench/run.sh --quick, if present (informative: never fails the check)
+# ./check.sh --quick runs (a) only. Closes with "N passed, N failed".
+set -euo pipefail
+cd "$(dirname "$0")"
+source scripts/deps.sh
+
+quick=0
+case "${1:-}" in
+--quick) quick=1 ;;
+"") ;;
+*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+esac
+
+if ((quick)); then
+	classfs_install_missing "${CLASSFS_BUILD_DEPS[@]}"
+else
+	classfs_install_missing "${CLASSFS_BUILD_DEPS[@]}" "${CLASSFS_CHECK_DEPS[@]}"
+fi
+
+passed=0 failed=0 skipped=0
+
+# build DIR OPTION... - configure (or reconfigure) DIR and build it
+build() {
+	local dir=$1; shift
+	echo "== build $dir"
+	if [[ -f $dir/meson-private/coredata.dat ]]; then
+		meson configure "$dir" "$@" || return
+	else
+		meson setup "$dir" "$@" || return
+	fi
+	ninja -C "$dir"
+}
+
+# run_tests DIR [TESTNAME...] - meson test in DIR, counting results from
+# its testlog.json into the totals; a failed run never counts as 0 failed.
+run_tests() {
+	local dir=$1; shift
+	local log=$dir/meson-logs/testlog.json rc=0 ok=0 bad=0 skip=0
+	rm -f "$log"
+	meson test -C "$dir" --print-errorlogs --no-rebuild "$@" || rc=$?
+	if [[ -f $log ]]; then
+		ok=$(grep -cE '"result": "(OK|EXPECTEDFAIL)"' "$log" || true)
+		bad=$(grep -cE '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" || true)
+		skip=$(grep -c '"result": "SKIP"' "$log" || true)
+	fi
+	((rc == 0 || bad > 0)) || bad=1
+	echo "== $dir: $ok passed, $bad failed, $skip skipped"
+	passed=$((passed + ok)) failed=$((failed + bad)) skipped=$((skipped + skip))
+}
+
+# step DIR [TEST ARG...] -- SETUP OPTION... - build DIR, then test it
+# (a build failure counts as one failure)
+step() {
+	local dir=$1 args=(); shift
+	while [[ $1 != -- ]]; do args+=("$1"); shift; done
+	shift
+	if build "$dir" "$@"; then
+		run_tests "$dir" "${args[@]}"
+	else
+		echo "== $dir: build failed"
+		failed=$((failed + 1))
+	fi
+}
+
+# (a) regular build
+step build -- -Dwerror=true -Db_sanitize=none
+
+if ((!quick)); then
+	# (b) ASan + UBSan, every test
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		step build-asan --timeout-multiplier=3 -- \
+		-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=false
+
+	# (c) TSan (clang), tests whose name contains "concurrency"
+	if CC=clang build build-tsan -Db_sanitize=thread -Db_lundef=false -Dwerror=false; then
+		mapfile -t conc < <(meson test -C build-tsan --list --no-rebuild 2>/dev/null |
+			sed 's/^.*[:\/] *//' | grep concurrency || true)
+		if ((${#conc[@]})); then
+			TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+				run_tests build-tsan --timeout-multiplier=5 "${conc[@]}"
+		else
+			echo "== build-tsan: no concurrency test registered yet; built only"
+		fi
+	else
+		echo "== build-tsan: build failed"
+		failed=$((failed + 1))
+	fi
+
+	# (d) quick benchmark: a table to read, not a test
+	if [[ -f bench/run.sh ]]; then
+		echo "== bench/run.sh --quick"
+		timeout 1200 bash bench/run.sh --quick ||
+			echo "== bench exited with status $? (informative, not counted)"
+	fi
+fi
+
+summary="$passed passed, $failed failed"
+((skipped == 0)) || summary+=", $skipped skipped"
+echo "$summary"
+((failed == 0))

@@ -1,0 +1,30 @@
+# shellcheck shell=bash
+# Sourced by demo.sh and check.sh: install the Debian packages classfs needs,
+# and only those that are missing (so a prepared machine makes no apt call).
+
+# build: compiler, build system, libumockdev (bench reference), libfuse3
+CLASSFS_BUILD_DEPS=(build-essential meson ninja-build pkg-config
+                    libumockdev-dev umockdev libfuse3-dev fuse3)
+# check: clang and its sanitizer runtimes (ThreadSanitizer build)
+CLASSFS_CHECK_DEPS=(clang libclang-rt-14-dev)
+
+# classfs_install_missing PKG... - apt-get install the PKGs not yet installed
+classfs_install_missing() {
+	local pkg missing=()
+	if ! command -v dpkg-query >/dev/null; then
+		echo "deps: not a Debian system; install by hand: $*" >&2
+		return 0
+	fi
+	for pkg in "$@"; do
+		# "installed" only when fully installed (not "config-files" etc.)
+		[[ "$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null)" == installed ]] ||
+			missing+=("$pkg")
+	done
+	((${#missing[@]})) || return 0
+	echo "deps: installing ${missing[*]}"
+	local sudo=()
+	((EUID == 0)) || sudo=(sudo)
+	export DEBIAN_FRONTEND=noninteractive
+	"${sudo[@]}" apt-get update -q
+	"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
