@@ -579,6 +579,35 @@ static double median(const double *v, int n)
 	return k % 2 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2;
 }
 
+/* one run of operation @o on filesystem @f; -1 when not applicable or failed */
+static double measure(int o, int f, char (*path)[160], int dirfd, char (*names)[12],
+		      long per_run, const char *churn)
+{
+	long n;
+
+	switch (o) {
+	case OP_READ_DYN:
+		return m_read(path[0], cfg.it_read);
+	case OP_READ_STATIC:
+		return m_read(path[1], cfg.it_read);
+	case OP_STAT:
+		return m_stat(path[0], cfg.it_stat);
+	case OP_LOOKUP:
+		if (f == FS_SYSFS)
+			return m_sysfs_cold(per_run, &res->lookups[f]);
+		res->lookups[f] = per_run;
+		return m_lookup(dirfd, names, per_run);
+	case OP_READDIR:
+		return path[2][0] ? m_readdir(path[2], cfg.it_readdir, &res->entries[f]) : -1;
+	case OP_READDIR_NEW:
+		if (!path[2][0])
+			return -1;
+		return m_readdir_changed(path[2], cfg.it_readdir,
+					 f == FS_CLASSFS ? change_classfs : change_tmpfs, churn, &n);
+	}
+	return -1;
+}
+
 static int child_main(void)
 {
 	char path[NFS][3][160];	/* dynamic, static, readdir directory */
@@ -646,31 +675,17 @@ static int child_main(void)
 				return 1;
 		}
 		for (int r = 0; r < cfg.reps; r++) {
-			for (int f = 0; f < NFS; f++) {
-				double (*u)[NFS][MAX_REPS] = res->us[p];
+			/* each operation on the three in turn, the order rotating per run */
+			for (int o = 0; o < NOP; o++)
+				for (int k = 0; k < NFS; k++) {
+					int f = (k + r) % NFS;
 
-				u[OP_READ_DYN][f][r] = m_read(path[f][0], cfg.it_read);
-				u[OP_READ_STATIC][f][r] = m_read(path[f][1], cfg.it_read);
-				u[OP_STAT][f][r] = m_stat(path[f][0], cfg.it_stat);
-				if (f == FS_SYSFS) {
-					u[OP_LOOKUP][f][r] = m_sysfs_cold(per_run, &res->lookups[f]);
-				} else {
-					u[OP_LOOKUP][f][r] = m_lookup(dirfd[f], names + used, per_run);
-					res->lookups[f] = per_run;
+					res->us[p][o][f][r] = measure(o, f, path[f], dirfd[f],
+								      names + used, per_run,
+								      churn[f == FS_CLASSFS ? 0 : 1]);
+					if (res->error[0])
+						return 1;
 				}
-				if (path[f][2][0]) {
-					long n;
-
-					u[OP_READDIR][f][r] = m_readdir(path[f][2], cfg.it_readdir,
-									&res->entries[f]);
-					u[OP_READDIR_NEW][f][r] = m_readdir_changed(
-						path[f][2], cfg.it_readdir,
-						f == FS_CLASSFS ? change_classfs : change_tmpfs,
-						churn[f == FS_CLASSFS ? 0 : 1], &n);
-				}
-				if (res->error[0])
-					return 1;
-			}
 			used += per_run;
 		}
 	}
@@ -708,7 +723,13 @@ static void print_table(int p)
 			fmt_val(v[f], sizeof(v[f]), med[f] < 0 ? -1 : med[f] * op_info[o].scale);
 		}
 		if (med[FS_CLASSFS] >= 0 && med[op_info[o].ref] > 0) {
-			double q = med[FS_CLASSFS] / med[op_info[o].ref];
+			/* the median of each run's ratio (the two measured one right after the other) */
+			const double *a = res->us[p][o][FS_CLASSFS], *b = res->us[p][o][op_info[o].ref];
+			double ratios[MAX_REPS], q;
+
+			for (int r = 0; r < cfg.reps; r++)
+				ratios[r] = a[r] >= 0 && b[r] > 0 ? a[r] / b[r] : -1;
+			q = median(ratios, cfg.reps);
 
 			snprintf(ratio, sizeof(ratio), "%.2fx %s", q, fs_name[op_info[o].ref]);
 			if (op_info[o].target > 0 && p == PASS_PINNED)
