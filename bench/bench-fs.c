@@ -30,8 +30,9 @@
  * measuring child on one CPU (--cpu, default the last allowed one), as
  * DESIGN section 4 measured.  The unpinned pass (--no-unpinned skips it)
  * lets both sides run on every CPU.  Each figure is the median of --reps
- * runs (default 7, --quick 3), each run many iterations, rounds
- * interleaved (classfs, sysfs, tmpfs in turn) so drift hits all alike.
+ * runs (default 7, --quick 3), each run many iterations, each operation
+ * run on classfs, sysfs and tmpfs in turn (the order rotating per run) so
+ * drift hits all alike; the ratio is the median of the runs' ratios.
  *
  * Memory: resident set of the serving process (/proc/self/statm, after
  * malloc_trim(0)) before the 100,000 devices are created, after, and once
@@ -960,7 +961,9 @@ int main(int argc, char **argv)
 	after_serve = rss_bytes(getpid());
 
 	printf("Pinned: the serving process's threads and the measuring process on CPU %d%s; "
-	       "medians of %d runs.\n\n", cfg.cpu, cfg.rt ? ", both SCHED_FIFO" : "", cfg.reps);
+	       "medians of %d runs (ratio: the median of the runs' ratios, the two figures of a run "
+	       "measured one right after the other).\n\n",
+	       cfg.cpu, cfg.rt ? ", both SCHED_FIFO" : "", cfg.reps);
 	print_table(PASS_PINNED);
 	printf("\nsysfs first-time lookups: %ld entries of a freshly mounted sysfs instance per run; "
 	       "classfs: %ld device directories never looked up; tmpfs: %ld names "

@@ -46,8 +46,8 @@ cmd="bench/run-fs.sh${quick:+ $quick}"
 	echo "- machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)," \
 		"$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \
 		"kernel $(uname -r), libfuse $(pkg-config --modversion fuse3 2>/dev/null || echo '?')"
-	echo "- command: \`$cmd\` (runs \`build-bench/bench/bench-fs $quick\`" \
-		"and \`build-bench/bench/bench-fs $quick --rt --no-unpinned\`)"
+	echo "- command: \`$cmd\` (runs \`build-bench/bench/bench-fs${quick:+ $quick}\`" \
+		"and \`build-bench/bench/bench-fs${quick:+ $quick} --rt --no-unpinned\`)"
 	echo "- load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)" \
 		"(a shared machine: other tenants' work competes for the CPUs)"
 	echo

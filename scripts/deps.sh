@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # the lists are used by the sourcing scripts
 # Sourced by demo.sh and check.sh: install the Debian packages classfs needs,
 # and only those that are missing (so a prepared machine makes no apt call).
 

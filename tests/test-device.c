@@ -790,8 +790,10 @@ static void rename_test(enum classfs_layout layout)
 	CHECK(n != NULL);
 	tree_with_links_checked(t);
 	classfs_device_unregister(n);
+	classfs_device_get(sda);
 	classfs_device_unregister(sda);
 	CHECK_INT(classfs_device_rename(sda, "again"), -EINVAL);	/* not added */
+	classfs_device_put(sda);
 	classfs_device_unregister(sdb);
 	rec_stop(&r);
 	classfs_class_destroy(blk);

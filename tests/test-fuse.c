@@ -11,7 +11,8 @@
  *    "MAJ:MIN\n", d_type set, every link relative and resolving inside;
  *  - writes: one store() per write() with the whole buffer, E2BIG over
  *    4096 bytes, store()'s error as errno, mode bits enforced for root,
- *    O_TRUNC opens, the `uevent` file (read and synthetic events), "ro";
+ *    O_TRUNC opens, the `uevent` file (read and synthetic events), "ro",
+ *    new names refused as sysfs refuses them (EACCES, EPERM);
  *  - removal while open (ENODEV), poll() after classfs_device_notify();
  *  - additions and removals visible at once (negative entries cached),
  *    also when made by a store();
@@ -151,10 +152,12 @@ static bool have_fuse(void)
 	if (geteuid() == 0 && access("/dev/fuse", R_OK | W_OK) == 0)
 		return true;
 	if (!reported++)
-		fprintf(stderr, "  test-fuse needs root and /dev/fuse (euid %d, /dev/fuse: %s); "
+		fprintf(stderr, "  test-fuse needs root and /dev/fuse (euid %d, /dev/fuse %s); "
 				"run it as root where FUSE is available\n",
 			(int)geteuid(),
-			access("/dev/fuse", F_OK) ? "missing" : "not read-writable");
+			access("/dev/fuse", F_OK)		   ? "missing"
+			: access("/dev/fuse", R_OK | W_OK) ? "not read-writable"
+							   : "usable");
 	return false;
 }
 
@@ -626,10 +629,10 @@ static bool fx_build(struct fx *f, enum classfs_layout layout)
 	f->input = classfs_class_create(f->t, "input");
 	f->test.name = "test";
 	f->test.dev_groups = test_groups;
-	CHECK_INT(classfs_class_register(f->t, &f->test), 0);
-	f->test_registered = true;
+	f->test_registered = classfs_class_register(f->t, &f->test) == 0;
+	CHECK(f->test_registered);
 	CHECK(f->block && f->input);
-	if (!f->block || !f->input)
+	if (!f->block || !f->input || !f->test_registered)
 		return false;
 	f->sda = classfs_device_create(f->block, NULL, makedev(8, 0), &f->pdev, NULL, "sda");
 	CHECK(f->sda != NULL);

@@ -75,6 +75,7 @@ TEST(add_remove_variables)
 	CHECK_INT(classfs_device_uevent(NULL, CLASSFS_ACTION_CHANGE, NULL), -EINVAL);
 	CHECK_INT(r.n, 5);
 
+	classfs_device_get(sda1);
 	CHECK_INT(classfs_device_unregister(sda), 0);
 	CHECK_INT(r.n, 7);
 	CHECK_STR(r.ev[5].devpath, "/class/block/sda/sda1");
@@ -83,6 +84,7 @@ TEST(add_remove_variables)
 	CHECK_STR(rec_get(&r, 5, "MINOR"), "1");
 	CHECK_STR(r.ev[6].devpath, "/class/block/sda");
 	CHECK_INT(classfs_device_uevent(sda1, CLASSFS_ACTION_CHANGE, NULL), -EINVAL);	/* gone */
+	classfs_device_put(sda1);
 	CHECK_INT(rec_check_seq(&r, base), 0);
 	CHECK(classfs_tree_seqnum(t) == base + 7);
 	rec_stop(&r);

@@ -118,6 +118,11 @@ static inline size_t classfs_k_strlcpy(char *dst, const char *src, size_t size)
 }
 #define strlcpy classfs_k_strlcpy
 
+/* glibc names loff_t only with its extensions (-std=gnu17, _GNU_SOURCE) */
+#if defined(__GLIBC__) && !defined(__USE_MISC)
+typedef __loff_t loff_t;
+#endif
+
 #define __stringify_1(x)	#x
 #define __stringify(x)		__stringify_1(x)
 

@@ -533,6 +533,7 @@ struct dev_vec {
 	struct classfs_device **v;
 	size_t n, cap;
 	bool busy;	/* one is being removed by another thread */
+	struct classfs_device *inl[8];	/* so that a round never comes back empty for lack of memory */
 };
 
 /* the removals running on this thread, innermost first */
@@ -562,11 +563,14 @@ static void vec_add(struct dev_vec *vec, struct classfs_device *d)
 		if (vec->v[i] == d)
 			return;
 	if (vec->n == vec->cap) {
-		size_t cap = vec->cap ? vec->cap * 2 : 8;
-		struct classfs_device **v = cfs_realloc(vec->v, cap * sizeof(*v));
+		size_t cap = vec->cap * 2;
+		struct classfs_device **v = cfs_malloc(cap * sizeof(*v));
 
 		if (!v)
 			return;	/* found again by the next round */
+		memcpy(v, vec->v, vec->n * sizeof(*v));
+		if (vec->v != vec->inl)
+			cfs_free(vec->v);
 		vec->v = v;
 		vec->cap = cap;
 	}
@@ -596,6 +600,8 @@ static void remove_dependents(struct classfs_tree *t, struct classfs_device *dev
 	for (;;) {
 		struct dev_vec vec = { 0 };
 
+		vec.v = vec.inl;
+		vec.cap = CFS_ARRAY_SIZE(vec.inl);
 		cfs_lock(t);
 		collect_dir(t, dev, &dev->p.node, &vec);
 		/*
@@ -608,17 +614,16 @@ static void remove_dependents(struct classfs_tree *t, struct classfs_device *dev
 			collect_dir(t, dev, &dev->p.node, &vec);
 		}
 		cfs_unlock(t);
-		if (!vec.n) {
-			cfs_free(vec.v);
+		if (!vec.n)
 			return;
-		}
 		for (size_t i = 0; i < vec.n; i++) {
 			/* gone automatically: its registration reference goes too */
 			if (classfs_device_del(vec.v[i]) == 0)
 				classfs_device_put(vec.v[i]);
 			classfs_device_put(vec.v[i]);
 		}
-		cfs_free(vec.v);
+		if (vec.v != vec.inl)
+			cfs_free(vec.v);
 	}
 }
 

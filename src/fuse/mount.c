@@ -16,6 +16,11 @@
  *
  * Attributes computed on every read use direct_io (whole value, one
  * read); `dev` files never change for an inode and use the page cache.
+ * Directory listings are cached by the kernel too (FOPEN_CACHE_DIR): the
+ * notifier also invalidates each changed directory's inode (its cached
+ * listing and attributes), and a directory's mtime moves with every
+ * change, which the kernel checks when a listing starts (so a listing
+ * read from the daemon just before a change is not kept).
  */
 /*
  * 3.12: below it fuse_session_loop_mt() is the 3.2 entry point, which
