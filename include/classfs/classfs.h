@@ -315,6 +315,7 @@ struct classfs_class {
 		bool registered;
 		bool allocated;
 		bool block;			/* devices are block devices */
+		unsigned int nested;		/* added devices with a parent */
 	} p;
 };
 

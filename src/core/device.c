@@ -431,6 +431,8 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	cfs_dir_link(dir, &dev->p.node);
 	if (dev->cls)
 		cfs_htab_insert(&dev->cls->p.names, &cfs_name_htab_ops, dev);
+	if (dev->cls && dev->parent)
+		dev->cls->p.nested++;
 	if (major(dev->devt))
 		cfs_htab_insert(&t->devts, &cfs_devt_htab_ops, dev);
 	if (backlink) {
@@ -703,6 +705,8 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 	}
 	if (dev->cls)
 		cfs_htab_remove(&dev->cls->p.names, &cfs_name_htab_ops, dev);
+	if (dev->cls && dev->parent)
+		dev->cls->p.nested--;
 	if (major(dev->devt))
 		cfs_htab_remove(&t->devts, &cfs_devt_htab_ops, dev);
 	dir = dev->p.node.parent;

@@ -548,6 +548,10 @@ static bool readdir_locked(struct classfs_tree *t, const struct entry *dir, uint
 
 			if (!cls)
 				continue;
+			/* class layout: only nested devices have aliases here */
+			if (slot == CFS_SLOT_ALIAS && t->layout == CLASSFS_LAYOUT_CLASS &&
+			    !cls->p.nested)
+				continue;
 			for (struct classfs_device *d =
 				     cfs_htab_first_from(&cls->p.names, &cfs_name_htab_ops, pos);
 			     d; d = cfs_htab_next(&cls->p.names, &cfs_name_htab_ops, d)) {
