@@ -183,6 +183,9 @@ void classfs_class_unregister(struct classfs_class *cls)
 	if (t->block_class == cls)
 		t->block_class = NULL;
 	cls->p.registered = false;
+	/* interfaces still registered go with the class (nothing left to call) */
+	for (struct classfs_interface *i = cls->p.interfaces; i; i = i->p.next)
+		i->p.registered = false;
 	cls->p.interfaces = NULL;
 	cfs_htab_destroy(&cls->p.names);
 	cfs_unlock(t);
