@@ -104,6 +104,18 @@ void cfs_watch_device_locked(struct classfs_tree *t, const struct classfs_device
 	}
 }
 
+/* a copy of @t's watches, to call without its lock */
+static int watch_snapshot(struct classfs_tree *t, struct cfs_watch *w)
+{
+	int n;
+
+	cfs_lock(t);
+	n = t->nwatches;
+	memcpy(w, t->watches, sizeof(w[0]) * (size_t)n);
+	cfs_unlock(t);
+	return n;
+}
+
 /* without locks, at the end of a call that changed @t */
 void cfs_watch_sync(struct classfs_tree *t)
 {
@@ -112,10 +124,7 @@ void cfs_watch_sync(struct classfs_tree *t)
 
 	if (!watched())
 		return;
-	cfs_lock(t);
-	n = t->nwatches;
-	memcpy(w, t->watches, sizeof(w[0]) * (size_t)n);
-	cfs_unlock(t);
+	n = watch_snapshot(t, w);
 	for (int i = 0; i < n; i++)
 		if (w[i].ops->sync)
 			w[i].ops->sync(w[i].data);
@@ -125,12 +134,8 @@ void cfs_watch_sync(struct classfs_tree *t)
 void cfs_watch_notify(struct classfs_tree *t, uint64_t ino)
 {
 	struct cfs_watch w[CFS_MAX_WATCHES];
-	int n;
+	int n = watch_snapshot(t, w);
 
-	cfs_lock(t);
-	n = t->nwatches;
-	memcpy(w, t->watches, sizeof(w[0]) * (size_t)n);
-	cfs_unlock(t);
 	for (int i = 0; i < n; i++)
 		if (w[i].ops->notify)
 			w[i].ops->notify(w[i].data, ino);
