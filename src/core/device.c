@@ -379,8 +379,11 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 
 	cfs_lock(t);
 	/* the index buckets read below: their cache misses overlap */
-	if (dev->cls)
+	if (dev->cls) {
 		cfs_htab_prefetch(&dev->cls->p.names, dev->p.node.hash);
+		if (dev->cls->p.node.u.dir)
+			cfs_htab_prefetch(dev->cls->p.node.u.dir, dev->p.node.hash);
+	}
 	dev->p.devt_hash = cfs_hash_devt(dev->devt);
 	if (major(dev->devt))
 		cfs_htab_prefetch(&t->devts, dev->p.devt_hash);
