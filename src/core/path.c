@@ -15,17 +15,14 @@ static int path_walk(struct classfs_tree *t, const char *path, bool follow_last,
 {
 	uint64_t stack[MAX_DEPTH];
 	int depth = 0, links = 0;
-	char *buf, *p;
-	size_t cap = PATH_MAX * 2;
+	char buf[PATH_MAX * 2], *p;
+	size_t cap = sizeof(buf);
 	int r = 0;
 
 	if (!t || !path)
 		return -EINVAL;
 	if (strlen(path) >= PATH_MAX)
 		return -ENAMETOOLONG;
-	buf = cfs_malloc(cap);
-	if (!buf)
-		return -ENOMEM;
 	snprintf(buf, cap, "%s", path);
 	stack[0] = 1;
 	r = classfs_getattr(t, 1, out);
@@ -104,7 +101,6 @@ static int path_walk(struct classfs_tree *t, const char *path, bool follow_last,
 		stack[++depth] = st.ino;
 		*out = st;
 	}
-	cfs_free(buf);
 	return r;
 }
 

@@ -169,12 +169,9 @@ struct cfs_event {
 
 bool cfs_events_wanted(struct classfs_tree *t)
 {
-	bool w;
-
-	pthread_mutex_lock(&t->evlock);
-	w = t->nlisteners > 0;
-	pthread_mutex_unlock(&t->evlock);
-	return w || cfs_helper_active(t);
+	/* read without E: a listener added meanwhile gets the events of
+	 * changes that start after classfs_listener_add() returned */
+	return __atomic_load_n(&t->nlisteners, __ATOMIC_ACQUIRE) > 0 || cfs_helper_active(t);
 }
 
 /* must an event for @dev be prepared (someone listens, or a hook may veto)? */
@@ -244,7 +241,7 @@ static struct cfs_event *event_finish_locked(struct classfs_tree *t, struct cfs_
 
 	*err = 0;
 	if (!ev) {
-		if (!t->nlisteners && !t->helper)
+		if (!t->nlisteners && !__atomic_load_n(&t->helper, __ATOMIC_ACQUIRE))
 			return NULL;
 		ev = cfs_event_alloc();
 		if (!ev)
@@ -380,7 +377,8 @@ int classfs_listener_add(struct classfs_tree *tree, classfs_listener_fn fn, void
 		return -ENOSPC;
 	}
 	id = tree->next_listener_id++;
-	tree->listeners[tree->nlisteners++] = (struct cfs_listener){ fn, data, id };
+	tree->listeners[tree->nlisteners] = (struct cfs_listener){ fn, data, id };
+	__atomic_store_n(&tree->nlisteners, tree->nlisteners + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&tree->evlock);
 	return id;
 }
@@ -407,7 +405,7 @@ int classfs_listener_remove(struct classfs_tree *tree, int id)
 	}
 	memmove(&tree->listeners[i], &tree->listeners[i + 1],
 		sizeof(tree->listeners[0]) * (size_t)(tree->nlisteners - i - 1));
-	tree->nlisteners--;
+	__atomic_store_n(&tree->nlisteners, tree->nlisteners - 1, __ATOMIC_RELEASE);
 	if (tree->delivering && !pthread_equal(tree->deliverer, pthread_self())) {
 		uint64_t seen = tree->delivered;
 

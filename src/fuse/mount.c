@@ -57,6 +57,7 @@ struct poller {
 };
 
 struct open_file {
+	struct open_file *prev, *next;	/* the mount's open files (plock) */
 	uint64_t seen;			/* notifications seen at the last read from 0 */
 };
 
@@ -78,6 +79,7 @@ struct classfs_mount {
 
 	pthread_mutex_t plock;		/* pollers */
 	struct poller *pollers;
+	struct open_file *files;	/* freed at unmount if never released */
 };
 
 static struct classfs_mount *m_of(fuse_req_t req)
@@ -378,6 +380,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct poller *p = poller_get(m_of(req), ino, false);
 
 	of->seen = p ? p->events : 0;
+	of->next = m_of(req)->files;
+	if (of->next)
+		of->next->prev = of;
+	m_of(req)->files = of;
 	pthread_mutex_unlock(&m_of(req)->plock);
 	fi->fh = (uintptr_t)of;
 	if (cs.dynamic)
@@ -390,8 +396,19 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct classfs_mount *m = m_of(req);
+	struct open_file *of = (void *)(uintptr_t)fi->fh;
+
 	(void)ino;
-	free((void *)(uintptr_t)fi->fh);
+	pthread_mutex_lock(&m->plock);
+	if (of->prev)
+		of->prev->next = of->next;
+	else
+		m->files = of->next;
+	if (of->next)
+		of->next->prev = of->prev;
+	pthread_mutex_unlock(&m->plock);
+	free(of);
 	fuse_reply_err(req, 0);
 }
 
@@ -680,6 +697,13 @@ static void mount_free(struct classfs_mount *m)
 	while ((iv = m->qhead)) {
 		m->qhead = iv->next;
 		free(iv);
+	}
+	/* files still open when the mount went get no release */
+	while (m->files) {
+		struct open_file *of = m->files;
+
+		m->files = of->next;
+		free(of);
 	}
 	while (m->pollers) {
 		struct poller *p = m->pollers;
