@@ -111,7 +111,7 @@ void cfs_htab_insert(struct classfs_htab *t, const struct cfs_htab_ops *ops, voi
 {
 	uint32_t h = ops->hash(elem);
 
-	if (t->count + 1 > (1u << t->bits) && t->bits < HTAB_MAX_BITS)
+	if (2 * (t->count + 1) > (1u << t->bits) && t->bits < HTAB_MAX_BITS)
 		rehash(t, ops, t->bits + 1);
 	chain_insert(&t->buckets[bucket_of(h, t->bits)], ops, elem);
 	t->count++;
@@ -133,7 +133,7 @@ static void htab_remove(struct classfs_htab *t, const struct cfs_htab_ops *ops, 
 		cfs_free(t->buckets);
 		t->buckets = NULL;
 		t->bits = 0;
-	} else if (t->bits > HTAB_MIN_BITS && t->count < (1u << t->bits) / 4) {
+	} else if (t->bits > HTAB_MIN_BITS && t->count < (1u << t->bits) / 8) {
 		rehash(t, ops, t->bits - 1);
 	}
 }
