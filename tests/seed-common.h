@@ -90,6 +90,17 @@ static int stat_type(const char *path)
 	return st.type;
 }
 
+static size_t base_nodes;
+
+/* record the tree's events, then run the module's init */
+static int seed_module_start(struct classfs_tree *t)
+{
+	base_nodes = classfs_tree_node_count(t);
+	if (classfs_listener_add(t, record, NULL) <= 0)
+		return -1;
+	return classfs_module_init();
+}
+
 static void check_seqnums(void)
 {
 	for (int i = 1; i < nevents; i++)

@@ -5,15 +5,11 @@
  */
 #include "seed-common.h"
 
-static size_t base_nodes;
-
 TEST(init_builds_the_tree)
 {
 	struct classfs_tree *t = classfs_default_tree();
 
-	base_nodes = classfs_tree_node_count(t);
-	CHECK(classfs_listener_add(t, record, NULL) > 0);
-	CHECK_INT(classfs_module_init(), 0);
+	CHECK_INT(seed_module_start(t), 0);
 
 	CHECK_INT(stat_type("class/input/input0"), CLASSFS_FT_DIR);
 	CHECK_INT(stat_type("class/input/input1"), CLASSFS_FT_DIR);
@@ -63,16 +59,11 @@ TEST(init_events)
 	check_seqnums();
 }
 
-static void run_exit(void)
-{
-	classfs_module_exit();
-}
-
 TEST(exit_removes_everything)
 {
 	struct classfs_tree *t = classfs_default_tree();
 	int before = nevents;
-	const char *out = capture_stdout(run_exit);
+	const char *out = capture_stdout(classfs_module_exit);
 
 	/* each embedded input device released exactly once */
 	CHECK_STR(out, "input: released ImExPS/2 Generic Explorer Mouse\n"

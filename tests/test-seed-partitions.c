@@ -5,15 +5,11 @@
  */
 #include "seed-common.h"
 
-static size_t base_nodes;
-
 TEST(init_builds_disks_and_partitions)
 {
 	struct classfs_tree *t = classfs_default_tree();
 
-	base_nodes = classfs_tree_node_count(t);
-	CHECK(classfs_listener_add(t, record, NULL) > 0);
-	CHECK_INT(classfs_module_init(), 0);
+	CHECK_INT(seed_module_start(t), 0);
 
 	CHECK_STR(read_attr("class/block/hda/dev"), "3:0\n");
 	CHECK_STR(read_attr("class/block/hda/size"), "8388608\n");
@@ -79,17 +75,12 @@ TEST(init_events)
 	check_seqnums();
 }
 
-static void run_exit(void)
-{
-	classfs_module_exit();
-}
-
 TEST(exit_removes_everything)
 {
 	struct classfs_tree *t = classfs_default_tree();
 	int before = nevents;
 
-	capture_stdout(run_exit);
+	capture_stdout(classfs_module_exit);
 	CHECK_INT(stat_type("class/block"), 0);
 	CHECK_INT(stat_type("block/hda"), 0);
 	CHECK_INT(stat_type("dev/block/3:0"), 0);
