@@ -53,12 +53,6 @@ void *cfs_realloc(void *p, size_t size);
 char *cfs_strdup(const char *s);
 void cfs_free(void *p);
 
-static inline void cfs_freep(void *p)
-{
-	cfs_free(*(void **)p);
-}
-#define _cfs_cleanup_free_ __attribute__((cleanup(cfs_freep)))
-
 /* ---- hashing and names (alloc.c) ---- */
 uint32_t cfs_hash_name(const char *name);
 uint32_t cfs_hash_devt(dev_t devt);
@@ -97,10 +91,6 @@ static inline uint64_t cfs_htab_key(const struct cfs_htab_ops *ops, const void *
 	return (uint64_t)ops->hash(elem) << CFS_HTAB_KEY2_BITS | (ops->key2 ? ops->key2(elem) : 0);
 }
 
-static inline void *cfs_htab_link(const struct cfs_htab_ops *ops, const void *elem)
-{
-	return *(void **)((char *)elem + ops->next_off);
-}
 
 /* ---- nodes (node.c) ---- */
 enum {
@@ -140,8 +130,6 @@ void cfs_dir_unlink_keep(struct classfs_node *n);
 int cfs_node_add(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n);
 struct classfs_node *cfs_mkdir(struct classfs_tree *t, struct classfs_node *dir,
 			       const char *name);
-struct classfs_node *cfs_mklink(struct classfs_tree *t, struct classfs_node *dir,
-				const char *name, struct classfs_node *target);
 int cfs_node_path(const struct classfs_node *n, char *buf, size_t size);
 int cfs_event_path_locked(struct classfs_tree *t, const struct classfs_node *n, char *buf,
 			  size_t size);

@@ -250,21 +250,6 @@ struct classfs_node *cfs_mkdir(struct classfs_tree *t, struct classfs_node *dir,
 	return n;
 }
 
-struct classfs_node *cfs_mklink(struct classfs_tree *t, struct classfs_node *dir,
-				const char *name, struct classfs_node *target)
-{
-	struct classfs_node *n = cfs_node_new(t, name, CFS_NT_LNK, 0777);
-
-	if (!n)
-		return NULL;
-	n->u.target = target;
-	if (cfs_node_add(t, dir, n) < 0) {
-		cfs_node_free(n);
-		return NULL;
-	}
-	return n;
-}
-
 #define CFS_MAX_DEPTH 128
 
 /* the name events know @n by: the old one while its rename's MOVE is pending */
