@@ -37,6 +37,8 @@
 
 #include <classfs/kernel.h>
 
+#include "bench-util.h"
+
 #define MAX_REPS 15
 #define TARGET_CREATE_NS 1000.0		/* 1M in < 1 s */
 #define TARGET_DESTROY_NS 1000.0	/* 1M in < 1 s */
@@ -78,19 +80,6 @@ static struct span since(struct span t0)
 	struct span t = now();
 
 	return (struct span){ t.wall - t0.wall, t.cpu - t0.cpu };
-}
-
-static long rss_bytes(void)
-{
-	long size = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld %ld", &size, &resident) != 2)
-		resident = -1;
-	fclose(f);
-	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
 }
 
 /* device k of the creation order: parent i is 3i, its children 3i+1, 3i+2 */
@@ -153,7 +142,7 @@ static int run_one(uint32_t n, struct result *res)
 	memset(v, 0xff, ndev * sizeof(*v));
 	res->nodes_base = classfs_tree_node_count(tree);
 	malloc_trim(0);
-	base = rss_bytes();
+	base = rss_bytes(getpid());
 	res->baseline_bytes = (double)base;
 
 	/* create */
@@ -161,7 +150,7 @@ static int run_one(uint32_t n, struct result *res)
 	if (create_all(cls, v, nparents) < 0)
 		return -1;
 	res->create = since(t0);
-	after = rss_bytes();
+	after = rss_bytes(getpid());
 	res->bytes_per_dev = (double)(after - base) / ndev;
 
 	/* look up each one by path (the path is formatted inside the loop) */
@@ -209,9 +198,9 @@ static int run_one(uint32_t n, struct result *res)
 		return fail("node count after destroy", 0, (long)classfs_tree_node_count(tree));
 	if (classfs_path_stat(tree, "class/block/d0", &st) != -ENOENT)
 		return fail("lookup after destroy", 0, 0);
-	res->residual_bytes = (double)(rss_bytes() - base);
+	res->residual_bytes = (double)(rss_bytes(getpid()) - base);
 	malloc_trim(0);
-	res->residual_trim_bytes = (double)(rss_bytes() - base);
+	res->residual_trim_bytes = (double)(rss_bytes(getpid()) - base);
 
 	/* variant: create again, destroy only the parents */
 	if (create_all(cls, v, nparents) < 0)

@@ -73,6 +73,8 @@
 
 #include <classfs/classfs.h>
 
+#include "bench-util.h"
+
 #define MAX_REPS 31
 #define MAX_LOOKUP 20000
 #define TARGET_BYTES 300.0
@@ -173,22 +175,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static long rss_bytes(pid_t pid)
-{
-	char path[64];
-	long size = 0, resident = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld %ld", &size, &resident) != 2)
-		resident = -1;
-	fclose(f);
-	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
 }
 
 static void set_error(const char *fmt, const char *what, int err)
