@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * device.c - class devices and physical devices: add, del, rename,
+ * device.c - class devices and physical devices: add, del,
  * references and release.
  *
  * A device is published in one critical section (L): its directory node
@@ -220,108 +220,6 @@ struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const 
 	return NULL;
 }
 
-static bool added_and_alive(const struct classfs_device *d)
-{
-	return cfs_dev_state(d, CFS_DS_ADDED) && !cfs_dev_state(d, CFS_DS_REMOVING);
-}
-
-/*
- * Where the device's directory goes (under L).  In the `devices` layout a
- * class device without a parent of its class goes under its physical
- * device: directly below a class device, in a "CLASS" glue directory
- * below a physical device, or in devices/virtual/CLASS without one.
- * *glue is set when a glue directory was made for it.
- */
-static struct classfs_node *placement_locked(struct classfs_tree *t, struct classfs_device *dev,
-					     struct classfs_node **glue)
-{
-	struct classfs_node *base;
-
-	*glue = NULL;
-	if (!dev->cls)
-		return dev->parent ? &dev->parent->p.node : t->devices_dir;
-	if (dev->parent)
-		return &dev->parent->p.node;
-	if (t->layout == CLASSFS_LAYOUT_CLASS)
-		return &dev->cls->p.node;
-	if (dev->phys && dev->phys->cls)
-		return &dev->phys->p.node;
-	base = dev->phys ? &dev->phys->p.node : t->virtual_dir;
-	struct classfs_node *g = cfs_dir_lookup(base, dev->cls->name);
-
-	if (g)
-		return g->type == CFS_NT_DIR && !(g->flags & CFS_NF_DEVICE) ? g : NULL;
-	g = cfs_mkdir(t, base, dev->cls->name);
-	*glue = g;
-	return g;
-}
-
-static bool is_glue_dir(struct classfs_tree *t, const struct classfs_node *n)
-{
-	return t->layout == CLASSFS_LAYOUT_DEVICES && n->type == CFS_NT_DIR &&
-	       !(n->flags & (CFS_NF_DEVICE | CFS_NF_CLASS | CFS_NF_BUS)) && n->parent &&
-	       (n->parent == t->virtual_dir || (n->parent->flags & CFS_NF_DEVICE));
-}
-
-/* remove an empty glue directory (under L) */
-static void glue_put_locked(struct classfs_tree *t, struct classfs_node *g,
-			    struct classfs_node **freelist)
-{
-	if (g && is_glue_dir(t, g) && (!g->u.dir || !g->u.dir->count))
-		cfs_subtree_unlink(t, g, freelist);
-}
-
-/* the link "CLASS:NAME" a class device leaves in its physical device (class layout) */
-static bool wants_backlink(struct classfs_tree *t, const struct classfs_device *dev)
-{
-	return dev->cls && dev->phys && t->layout == CLASSFS_LAYOUT_CLASS;
-}
-
-static struct classfs_node *backlink_new(struct classfs_tree *t, struct classfs_device *dev,
-					 const char *name)
-{
-	char buf[2 * NAME_MAX + 2];
-
-	snprintf(buf, sizeof(buf), "%s:%s", dev->cls->name, name);
-	return cfs_node_new(t, buf, CFS_NT_LNK, 0777);
-}
-
-static struct classfs_node *backlink_find(struct classfs_device *dev)
-{
-	char buf[2 * NAME_MAX + 2];
-
-	snprintf(buf, sizeof(buf), "%s:%s", dev->cls->name, dev->p.node.name);
-	return cfs_dir_lookup(&dev->phys->p.node, buf);
-}
-
-/* reserve an id and a slot in @dir for @n; undone by unreserve_link() */
-static int reserve_link(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n)
-{
-	int r;
-
-	if (cfs_dir_lookup(dir, n->name))
-		return -EEXIST;
-	r = cfs_dir_reserve(dir);
-	if (r < 0)
-		return r;
-	return cfs_node_id_alloc(t, n);
-}
-
-static void unreserve_dir(struct classfs_node *dir)
-{
-	if (dir->u.dir && !dir->u.dir->count) {
-		cfs_htab_destroy(dir->u.dir);
-		cfs_free(dir->u.dir);
-		dir->u.dir = NULL;
-	}
-}
-
-static void unreserve_htab(struct classfs_htab *h)
-{
-	if (h->buckets && !h->count)
-		cfs_htab_destroy(h);
-}
-
 static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 {
 	struct classfs_node *backlink = NULL, *buslink = NULL, *dir, *glue = NULL;
@@ -368,7 +266,7 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 			ev = NULL;
 		}
 	}
-	if (wants_backlink(t, dev) && !(backlink = backlink_new(t, dev, name))) {
+	if (cfs_wants_backlink(t, dev) && !(backlink = cfs_backlink_new(t, dev, name))) {
 		r = -ENOMEM;
 		goto out_free;
 	}
@@ -394,15 +292,15 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	    (dev->phys && !cfs_dev_state(dev->phys, CFS_DS_ADDED)))
 		goto out_unlock;
 	r = -ENODEV;
-	if ((dev->parent && !added_and_alive(dev->parent)) ||
-	    (dev->phys && !added_and_alive(dev->phys)))
+	if ((dev->parent && !cfs_dev_alive(dev->parent)) ||
+	    (dev->phys && !cfs_dev_alive(dev->phys)))
 		goto out_unlock;
 	r = -EEXIST;
 	/* the class directory lists every device of the class beside its files */
 	if (dev->cls && (cfs_class_lookup_locked(dev->cls, name) ||
 			 cfs_dir_lookup(&dev->cls->p.node, name)))
 		goto out_unlock;
-	dir = placement_locked(t, dev, &glue);
+	dir = cfs_placement_locked(t, dev, &glue);
 	if (!dir) {
 		r = -ENOMEM;
 		goto out_unlock;
@@ -422,9 +320,9 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	r = cfs_node_id_alloc(t, &dev->p.node);
 	if (r < 0)
 		goto out_devts;
-	if (backlink && (r = reserve_link(t, &dev->phys->p.node, backlink)) < 0)
+	if (backlink && (r = cfs_reserve_link(t, &dev->phys->p.node, backlink)) < 0)
 		goto out_id;
-	if (buslink && (r = reserve_link(t, dev->bus->p.devices, buslink)) < 0)
+	if (buslink && (r = cfs_reserve_link(t, dev->bus->p.devices, buslink)) < 0)
 		goto out_backlink;
 
 	/* publish: nothing below can fail */
@@ -470,24 +368,24 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 out_backlink:
 	if (backlink)
 		cfs_node_id_release(t, backlink);
-	unreserve_dir(&dev->phys->p.node);
+	cfs_unreserve_dir(&dev->phys->p.node);
 out_id:
 	cfs_node_id_release(t, &dev->p.node);
 out_devts:
-	unreserve_htab(&t->devts);
+	cfs_unreserve_htab(&t->devts);
 out_names:
 	if (dev->cls)
-		unreserve_htab(&dev->cls->p.names);
+		cfs_unreserve_htab(&dev->cls->p.names);
 out_dir:
-	unreserve_dir(dir);
+	cfs_unreserve_dir(dir);
 out_glue:
-	glue_put_locked(t, glue, &freelist);
+	cfs_glue_put_locked(t, glue, &freelist);
 out_unlock:
 	cfs_unlock(t);
 	cfs_free_list(freelist);
 out_free:
 	if (buslink && dev->bus)
-		unreserve_dir(dev->bus->p.devices);
+		cfs_unreserve_dir(dev->bus->p.devices);
 	if (backlink)
 		cfs_node_free(backlink);
 	if (buslink)
@@ -559,7 +457,7 @@ static bool removing_here(const struct classfs_device *dev)
 
 static void vec_add(struct dev_vec *vec, struct classfs_device *d)
 {
-	if (!added_and_alive(d)) {
+	if (!cfs_dev_alive(d)) {
 		if (cfs_dev_state(d, CFS_DS_ADDED) && !removing_here(d))
 			vec->busy = true;
 		return;
@@ -595,7 +493,7 @@ static void collect_dir(struct classfs_tree *t, struct classfs_device *dev,
 			 (c->u.target->flags & CFS_NF_DEVICE) &&
 			 cfs_node_device(c->u.target)->phys == dev)
 			vec_add(vec, cfs_node_device(c->u.target));
-		else if (is_glue_dir(t, c))
+		else if (cfs_is_glue_dir(t, c))
 			collect_dir(t, dev, c, vec);
 	}
 }
@@ -654,7 +552,7 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 		return -EINVAL;
 	t = cfs_node_tree(&dev->p.node);
 	cfs_lock(t);
-	if (!added_and_alive(dev)) {
+	if (!cfs_dev_alive(dev)) {
 		cfs_unlock(t);
 		return -EINVAL;
 	}
@@ -693,8 +591,8 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 	cfs_subtree_drain_locked(t, &dev->p.node);
 	cfs_event_emit_locked(t, ev, CLASSFS_ACTION_REMOVE, dev, NULL);
 	cfs_watch_device_locked(t, dev);
-	if (wants_backlink(t, dev)) {
-		struct classfs_node *bl = backlink_find(dev);
+	if (cfs_wants_backlink(t, dev)) {
+		struct classfs_node *bl = cfs_backlink_find(dev);
 
 		if (bl)
 			cfs_subtree_unlink(t, bl, &freelist);
@@ -714,7 +612,7 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 		cfs_htab_remove(&t->devts, &cfs_devt_htab_ops, dev);
 	dir = dev->p.node.parent;
 	cfs_subtree_unlink(t, &dev->p.node, &freelist);
-	glue_put_locked(t, dir, &freelist);
+	cfs_glue_put_locked(t, dir, &freelist);
 	state_clear(dev, CFS_DS_ADDED | CFS_DS_REMOVING | CFS_DS_LISTED);
 	t->ndevices--;
 	/* a parent's removal may be waiting for this one (remove_dependents()) */
@@ -833,139 +731,6 @@ struct classfs_device *classfs_device_create(struct classfs_class *cls,
 		return NULL;
 	}
 	return dev;
-}
-
-/* its address tells the renaming threads apart */
-static __thread char rename_tag;
-
-/* under L: the pending rename of @dev, if any */
-static struct cfs_move *move_of(struct classfs_tree *t, const struct classfs_device *dev)
-{
-	for (struct cfs_move *m = t->moves; m; m = m->next)
-		if (m->dev == dev)
-			return m;
-	return NULL;
-}
-
-/**
- * classfs_device_rename() - give an added device a new name; sends MOVE
- * with DEVPATH_OLD.  Return: 0, -EINVAL, -EEXIST, -ENOMEM, -EDEADLK (from
- * a uevent hook of this device's own rename).
- *
- * The hooks of the MOVE event see the new name, so they run between the
- * rename and the numbering of its MOVE; meanwhile the device is listed in
- * t->moves and other events still use its old name in their DEVPATH.
- */
-int classfs_device_rename(struct classfs_device *dev, const char *new_name)
-{
-	struct classfs_node *backlink = NULL, *oldlink = NULL, *dir, *freelist = NULL;
-	char old_path[PATH_MAX];
-	struct classfs_tree *t;
-	struct cfs_event *ev;
-	const char *old_name;
-	struct cfs_move move, *m;
-	char *copy;
-	int r;
-
-	if (!dev || classfs_name_valid(new_name) < 0 || !cfs_dev_state(dev, CFS_DS_ADDED))
-		return -EINVAL;
-	t = cfs_node_tree(&dev->p.node);
-	copy = cfs_strdup(new_name);
-	ev = cfs_event_alloc();
-	if (!copy || !ev || (wants_backlink(t, dev) && !(backlink = backlink_new(t, dev, new_name)))) {
-		r = -ENOMEM;
-		goto out_free;
-	}
-
-	cfs_lock(t);
-	/* one rename of a device at a time: the MOVE of the last one goes first */
-	while ((m = move_of(t, dev))) {
-		r = -EDEADLK;
-		if (m->owner == &rename_tag)
-			goto out_unlock;
-		pthread_cond_wait(&t->drain, &t->lock);
-	}
-	r = -EINVAL;
-	if (!added_and_alive(dev))
-		goto out_unlock;
-	r = 0;
-	if (!strcmp(dev->p.node.name, new_name))
-		goto out_unlock;
-	dir = dev->p.node.parent;
-	r = -EEXIST;
-	if ((dev->cls && (cfs_class_lookup_locked(dev->cls, new_name) ||
-			  cfs_dir_lookup(&dev->cls->p.node, new_name))) ||
-	    cfs_dir_lookup(dir, new_name) ||
-	    (dir->flags & CFS_NF_DEVICE && cfs_name_is_virtual(cfs_node_device(dir), new_name)))
-		goto out_unlock;
-	if (backlink) {
-		oldlink = backlink_find(dev);
-		if ((r = reserve_link(t, &dev->phys->p.node, backlink)) < 0)
-			goto out_unlock;
-	}
-	r = cfs_node_path(&dev->p.node, old_path, sizeof(old_path));
-	if (r < 0)
-		goto out_unlock;
-
-	cfs_watch_device_locked(t, dev);
-	/* the tables stay allocated, so the re-links below cannot fail */
-	cfs_dir_unlink_keep(&dev->p.node);
-	if (dev->cls)
-		cfs_htab_remove_keep(&dev->cls->p.names, &cfs_name_htab_ops, dev);
-	/* events keep the old name until the MOVE (freed at the end) */
-	move = (struct cfs_move){ dev, dev->p.node.name, &rename_tag, t->moves };
-	t->moves = &move;
-	old_name = (dev->p.node.flags & CFS_NF_OWN_NAME) ? dev->p.node.name : NULL;
-	dev->p.node.name = copy;
-	dev->p.node.flags |= CFS_NF_OWN_NAME;
-	dev->p.node.hash = cfs_hash_name(copy);
-	copy = (char *)old_name;
-	cfs_dir_link(dir, &dev->p.node);
-	if (dev->cls)
-		cfs_htab_insert(&dev->cls->p.names, &cfs_name_htab_ops, dev);
-	if (backlink) {
-		/* linked before the old one goes, which could free the reserved table */
-		backlink->u.target = &dev->p.node;
-		cfs_dir_link(&dev->phys->p.node, backlink);
-		backlink = NULL;
-		if (oldlink)
-			cfs_subtree_unlink(t, oldlink, &freelist);
-	}
-	cfs_watch_device_locked(t, dev);
-	cfs_unlock(t);
-	cfs_watch_sync(t);
-
-	/* the MOVE event carries the new name's variables: hooks run unlocked */
-	if (cfs_event_fill(dev, ev, NULL)) {
-		cfs_event_discard(ev);
-		ev = NULL;
-	}
-	cfs_lock(t);
-	/* DEVPATH_OLD as events knew it: the ancestors' pending renames too */
-	r = cfs_event_path_locked(t, &dev->p.node, old_path, sizeof(old_path));
-	for (struct cfs_move **pp = &t->moves; *pp; pp = &(*pp)->next)
-		if (*pp == &move) {
-			*pp = move.next;
-			break;
-		}
-	pthread_cond_broadcast(&t->drain);
-	/* until its REMOVE is numbered, even a device being removed needs it */
-	if (r >= 0 && cfs_dev_state(dev, CFS_DS_ADDED))
-		cfs_event_emit_locked(t, ev, CLASSFS_ACTION_MOVE, dev, old_path);
-	else
-		cfs_event_discard(ev);
-	ev = NULL;
-	r = 0;
-out_unlock:
-	cfs_unlock(t);
-	cfs_events_deliver(t);
-	cfs_free_list(freelist);
-out_free:
-	cfs_free(copy);
-	if (backlink)
-		cfs_node_free(backlink);
-	cfs_event_discard(ev);
-	return r;
 }
 
 /**

@@ -280,6 +280,25 @@ static inline bool cfs_dev_state(const struct classfs_device *dev, unsigned int 
 }
 
 struct classfs_tree *cfs_device_tree_of(const struct classfs_device *dev);
+
+static inline bool cfs_dev_alive(const struct classfs_device *d)
+{
+	return cfs_dev_state(d, CFS_DS_ADDED) && !cfs_dev_state(d, CFS_DS_REMOVING);
+}
+
+/* ---- where entries go in the layout (placement.c) ---- */
+struct classfs_node *cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
+					  struct classfs_node **glue);
+bool cfs_is_glue_dir(struct classfs_tree *t, const struct classfs_node *n);
+void cfs_glue_put_locked(struct classfs_tree *t, struct classfs_node *g,
+			 struct classfs_node **freelist);
+bool cfs_wants_backlink(struct classfs_tree *t, const struct classfs_device *dev);
+struct classfs_node *cfs_backlink_new(struct classfs_tree *t, struct classfs_device *dev,
+				      const char *name);
+struct classfs_node *cfs_backlink_find(struct classfs_device *dev);
+int cfs_reserve_link(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n);
+void cfs_unreserve_dir(struct classfs_node *dir);
+void cfs_unreserve_htab(struct classfs_htab *h);
 struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const char *name);
 
 void cfs_class_devices_unregister(struct classfs_class *cls);
