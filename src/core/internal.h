@@ -303,7 +303,20 @@ struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const 
 
 void cfs_class_devices_unregister(struct classfs_class *cls);
 
-/* ---- device type / group helpers (view.c) ---- */
+/* ---- entries of the view (view.c; read and written by io.c) ---- */
+struct cfs_entry {
+	struct classfs_node *n;		/* the node */
+	unsigned int slot;		/* 0: the node itself, else a computed entry */
+};
+
+struct classfs_device *cfs_entry_device(const struct cfs_entry *e);
+const struct classfs_attribute *cfs_group_attr(const struct classfs_attribute_group *grp,
+						  unsigned int a,
+						  const struct classfs_device_attribute **text,
+						  const struct classfs_bin_attribute **bin);
+int cfs_resolve_locked(struct classfs_tree *t, uint64_t ino, struct cfs_entry *e);
+void cfs_entry_stat(const struct cfs_entry *e, struct classfs_stat *st);
+
 const struct classfs_attribute_group *cfs_vgroup(const struct classfs_device *dev, unsigned int g);
 bool cfs_name_is_virtual(const struct classfs_device *dev, const char *name);
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * view.c - the tree as files: inode numbers, lookup, readdir, read,
- * write and readlink, in the tree's layout.  The FUSE filesystem and the
- * in-process path API (path.c) both call these.
+ * view.c - the tree as files: inode numbers, lookup, readdir and
+ * readlink, in the tree's layout (read and write are in io.c).  The FUSE
+ * filesystem and the in-process path API (path.c) both call these.
  *
  * An entry is (node, slot).  Slot 0 is the node itself; other slots are
  * entries computed from a device when asked for, so a device costs one
@@ -33,18 +33,13 @@ _Static_assert(32 + CFS_HTAB_KEY2_BITS < 61, "keys must fit a position");
 
 enum { R_COMPUTED = 0, R_CHILDREN = 1, R_INDEX = 2, R_DEVT = 3, R_END = 4 };
 
-struct entry {
-	struct classfs_node *n;
-	unsigned int slot;
-};
-
 /** classfs_root_ino() - the root's inode number, 1 as FUSE wants it */
 uint64_t classfs_root_ino(void)
 {
 	return 1;
 }
 
-static struct classfs_device *entry_device(const struct entry *e)
+struct classfs_device *cfs_entry_device(const struct cfs_entry *e)
 {
 	return (e->n->flags & CFS_NF_DEVICE) ? cfs_node_device(e->n) : NULL;
 }
@@ -78,7 +73,7 @@ static unsigned int group_nattrs(const struct classfs_attribute_group *grp, unsi
 }
 
 /* attribute @a of group @grp: text (*bin NULL) or binary */
-static const struct classfs_attribute *group_attr(const struct classfs_attribute_group *grp,
+const struct classfs_attribute *cfs_group_attr(const struct classfs_attribute_group *grp,
 						  unsigned int a,
 						  const struct classfs_device_attribute **text,
 						  const struct classfs_bin_attribute **bin)
@@ -137,13 +132,13 @@ static bool slot_exists(struct classfs_tree *t, const struct classfs_device *dev
 		return false;
 	if (a == CFS_SLOT_GROUP_DIR)
 		return grp->name != NULL;
-	return group_attr(grp, a, &text, &bin) != NULL;
+	return cfs_group_attr(grp, a, &text, &bin) != NULL;
 }
 
-static int resolve_locked(struct classfs_tree *t, uint64_t ino, struct entry *e)
+int cfs_resolve_locked(struct classfs_tree *t, uint64_t ino, struct cfs_entry *e)
 {
 	if (ino == 1) {
-		*e = (struct entry){ &t->root, 0 };
+		*e = (struct cfs_entry){ &t->root, 0 };
 		return 0;
 	}
 	uint32_t id = (uint32_t)((ino >> CFS_INO_SLOT_BITS) & CFS_MAX_ID);
@@ -154,13 +149,13 @@ static int resolve_locked(struct classfs_tree *t, uint64_t ino, struct entry *e)
 		return -ENOENT;
 	if (slot && (!(n->flags & CFS_NF_DEVICE) || !slot_exists(t, cfs_node_device(n), slot)))
 		return -ENOENT;
-	*e = (struct entry){ n, slot };
+	*e = (struct cfs_entry){ n, slot };
 	return 0;
 }
 
-static const char *entry_name(const struct entry *e, char *buf, size_t size)
+static const char *entry_name(const struct cfs_entry *e, char *buf, size_t size)
 {
-	struct classfs_device *dev = entry_device(e);
+	struct classfs_device *dev = cfs_entry_device(e);
 	const struct classfs_device_attribute *text;
 	const struct classfs_bin_attribute *bin;
 
@@ -185,10 +180,10 @@ static const char *entry_name(const struct entry *e, char *buf, size_t size)
 
 	if ((e->slot & 0xFF) == CFS_SLOT_GROUP_DIR)
 		return grp->name;
-	return group_attr(grp, e->slot & 0xFF, &text, &bin)->name;
+	return cfs_group_attr(grp, e->slot & 0xFF, &text, &bin)->name;
 }
 
-static void entry_stat(const struct entry *e, struct classfs_stat *st)
+void cfs_entry_stat(const struct cfs_entry *e, struct classfs_stat *st)
 {
 	const struct classfs_node *n = e->n;
 
@@ -225,7 +220,7 @@ static void entry_stat(const struct entry *e, struct classfs_stat *st)
 		st->mode = 0777;
 		return;
 	}
-	const struct classfs_attribute_group *grp = cfs_vgroup(entry_device(e), e->slot >> 8);
+	const struct classfs_attribute_group *grp = cfs_vgroup(cfs_entry_device(e), e->slot >> 8);
 	const struct classfs_device_attribute *text;
 	const struct classfs_bin_attribute *bin;
 
@@ -234,7 +229,7 @@ static void entry_stat(const struct entry *e, struct classfs_stat *st)
 		st->mode = 0755;
 		return;
 	}
-	const struct classfs_attribute *a = group_attr(grp, e->slot & 0xFF, &text, &bin);
+	const struct classfs_attribute *a = cfs_group_attr(grp, e->slot & 0xFF, &text, &bin);
 
 	st->type = CLASSFS_FT_REG;
 	st->mode = a->mode & 07777;
@@ -243,10 +238,10 @@ static void entry_stat(const struct entry *e, struct classfs_stat *st)
 }
 
 /* the entry's link target and the directory the link is in */
-static int link_ends(struct classfs_tree *t, const struct entry *e,
+static int link_ends(struct classfs_tree *t, const struct cfs_entry *e,
 		     const struct classfs_node **from, const struct classfs_node **to)
 {
-	struct classfs_device *dev = entry_device(e);
+	struct classfs_device *dev = cfs_entry_device(e);
 
 	switch (e->slot) {
 	case CFS_SLOT_SELF:
@@ -282,15 +277,15 @@ static int link_ends(struct classfs_tree *t, const struct entry *e,
 /** classfs_getattr() - stat entry @ino.  Return: 0 or -ENOENT. */
 int classfs_getattr(struct classfs_tree *t, uint64_t ino, struct classfs_stat *st)
 {
-	struct entry e;
+	struct cfs_entry e;
 	int r;
 
 	if (!t || !st)
 		return -EINVAL;
 	cfs_lock(t);
-	r = resolve_locked(t, ino, &e);
+	r = cfs_resolve_locked(t, ino, &e);
 	if (!r)
-		entry_stat(&e, st);
+		cfs_entry_stat(&e, st);
 	cfs_unlock(t);
 	return r;
 }
@@ -325,7 +320,7 @@ static int computed_slots(struct classfs_tree *t, const struct classfs_device *d
 /* is @name one of @dev's computed entries? */
 bool cfs_name_is_virtual(const struct classfs_device *dev, const char *name)
 {
-	struct entry e = { (struct classfs_node *)&dev->p.node, 0 };
+	struct cfs_entry e = { (struct classfs_node *)&dev->p.node, 0 };
 	unsigned int slots[512];
 	char buf[32];
 	int n = computed_slots(cfs_node_tree(&dev->p.node), dev, slots, 512);
@@ -352,10 +347,10 @@ static int parse_devnum(const char *name, dev_t *devt)
 	return 0;
 }
 
-static int lookup_locked(struct classfs_tree *t, const struct entry *dir, const char *name,
-			 struct entry *out)
+static int lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, const char *name,
+			 struct cfs_entry *out)
 {
-	struct classfs_device *dev = entry_device(dir);
+	struct classfs_device *dev = cfs_entry_device(dir);
 	struct classfs_node *c;
 	char buf[32];
 
@@ -369,7 +364,7 @@ static int lookup_locked(struct classfs_tree *t, const struct entry *dir, const 
 		grp = cfs_vgroup(dev, dir->slot >> 8);
 		na = group_nattrs(grp, &ntext);
 		for (unsigned int a = 0; a < na && a < 0xFF; a++) {
-			*out = (struct entry){ dir->n, (dir->slot & 0xF00) | a };
+			*out = (struct cfs_entry){ dir->n, (dir->slot & 0xF00) | a };
 			if (!strcmp(entry_name(out, buf, sizeof(buf)), name))
 				return 0;
 		}
@@ -382,28 +377,28 @@ static int lookup_locked(struct classfs_tree *t, const struct entry *dir, const 
 		int n = computed_slots(t, dev, slots, 512);
 
 		for (int i = 0; i < n; i++) {
-			*out = (struct entry){ dir->n, slots[i] };
+			*out = (struct cfs_entry){ dir->n, slots[i] };
 			if (!strcmp(entry_name(out, buf, sizeof(buf)), name))
 				return 0;
 		}
 	}
 	c = cfs_dir_lookup(dir->n, name);
 	if (c) {
-		*out = (struct entry){ c, 0 };
+		*out = (struct cfs_entry){ c, 0 };
 		return 0;
 	}
 	if (dir->n->flags & CFS_NF_CLASS) {
 		struct classfs_device *d = cfs_class_lookup_locked(cfs_node_class(dir->n), name);
 
 		if (d && slot_exists(t, d, CFS_SLOT_ALIAS)) {
-			*out = (struct entry){ &d->p.node, CFS_SLOT_ALIAS };
+			*out = (struct cfs_entry){ &d->p.node, CFS_SLOT_ALIAS };
 			return 0;
 		}
 	} else if (dir->n == t->block_dir && t->block_class) {
 		struct classfs_device *d = cfs_class_lookup_locked(t->block_class, name);
 
 		if (d && !d->parent) {
-			*out = (struct entry){ &d->p.node, CFS_SLOT_BLOCK };
+			*out = (struct cfs_entry){ &d->p.node, CFS_SLOT_BLOCK };
 			return 0;
 		}
 	} else if (dir->n == t->dev_block || dir->n == t->dev_char) {
@@ -416,7 +411,7 @@ static int lookup_locked(struct classfs_tree *t, const struct entry *dir, const 
 
 		for (struct classfs_device *d = cfs_htab_chain(&t->devts, h); d; d = d->p.devt_next)
 			if (d->devt == devt && (d->cls && d->cls->p.block) == blk) {
-				*out = (struct entry){ &d->p.node, CFS_SLOT_DEVNUM };
+				*out = (struct cfs_entry){ &d->p.node, CFS_SLOT_DEVNUM };
 				return 0;
 			}
 	}
@@ -426,17 +421,17 @@ static int lookup_locked(struct classfs_tree *t, const struct entry *dir, const 
 /** classfs_lookup() - the entry @name of directory @dir.  Return: 0, -ENOENT, -ENOTDIR. */
 int classfs_lookup(struct classfs_tree *t, uint64_t dir, const char *name, struct classfs_stat *st)
 {
-	struct entry d, e;
+	struct cfs_entry d, e;
 	int r;
 
 	if (!t || !name || !st)
 		return -EINVAL;
 	cfs_lock(t);
-	r = resolve_locked(t, dir, &d);
+	r = cfs_resolve_locked(t, dir, &d);
 	if (!r)
 		r = lookup_locked(t, &d, name, &e);
 	if (!r)
-		entry_stat(&e, st);
+		cfs_entry_stat(&e, st);
 	cfs_unlock(t);
 	return r;
 }
@@ -456,7 +451,7 @@ struct dbatch {
 	int n;
 };
 
-static bool batch_add(struct dbatch *b, const struct entry *e, uint64_t next_off)
+static bool batch_add(struct dbatch *b, const struct cfs_entry *e, uint64_t next_off)
 {
 	char buf[32];
 	struct dent *d;
@@ -464,14 +459,14 @@ static bool batch_add(struct dbatch *b, const struct entry *e, uint64_t next_off
 	if (b->n == DENT_BATCH)
 		return false;
 	d = &b->d[b->n++];
-	entry_stat(e, &d->st);
+	cfs_entry_stat(e, &d->st);
 	snprintf(d->name, sizeof(d->name), "%s", entry_name(e, buf, sizeof(buf)));
 	d->next_off = next_off;
 	return true;
 }
 
 /* the regions a directory lists, in order */
-static int dir_regions(struct classfs_tree *t, const struct entry *dir, int *regions)
+static int dir_regions(struct classfs_tree *t, const struct cfs_entry *dir, int *regions)
 {
 	int n = 0;
 
@@ -494,7 +489,7 @@ static int dir_regions(struct classfs_tree *t, const struct entry *dir, int *reg
 }
 
 /* fill @b from offset @off (under L); returns false when the listing ended */
-static bool readdir_locked(struct classfs_tree *t, const struct entry *dir, uint64_t off,
+static bool readdir_locked(struct classfs_tree *t, const struct cfs_entry *dir, uint64_t off,
 			   struct dbatch *b)
 {
 	int regions[3], nr = dir_regions(t, dir, regions);
@@ -512,17 +507,17 @@ static bool readdir_locked(struct classfs_tree *t, const struct entry *dir, uint
 
 			if (dir->slot) {
 				const struct classfs_attribute_group *grp =
-					cfs_vgroup(entry_device(dir), dir->slot >> 8);
+					cfs_vgroup(cfs_entry_device(dir), dir->slot >> 8);
 				unsigned int ntext, na = group_nattrs(grp, &ntext);
 
 				n = 0;
 				for (unsigned int a = 0; a < na && a < 0xFF; a++)
 					slots[n++] = (dir->slot & 0xF00) | a;
 			} else {
-				n = computed_slots(t, entry_device(dir), slots, 512);
+				n = computed_slots(t, cfs_entry_device(dir), slots, 512);
 			}
 			for (int k = (int)pos; k < n; k++) {
-				struct entry e = { dir->n, slots[k] };
+				struct cfs_entry e = { dir->n, slots[k] };
 
 				if (!batch_add(b, &e, OFF_MAKE(r, (uint64_t)k + 1)))
 					return true;
@@ -534,7 +529,7 @@ static bool readdir_locked(struct classfs_tree *t, const struct entry *dir, uint
 				continue;
 			for (struct classfs_node *c = cfs_htab_first_from(h, &cfs_node_htab_ops, pos); c;
 			     c = cfs_htab_next(h, &cfs_node_htab_ops, c)) {
-				struct entry e = { c, 0 };
+				struct cfs_entry e = { c, 0 };
 
 				if (!batch_add(b, &e, OFF_MAKE(r, cfs_htab_key(&cfs_node_htab_ops, c) + 1)))
 					return true;
@@ -555,7 +550,7 @@ static bool readdir_locked(struct classfs_tree *t, const struct entry *dir, uint
 			for (struct classfs_device *d =
 				     cfs_htab_first_from(&cls->p.names, &cfs_name_htab_ops, pos);
 			     d; d = cfs_htab_next(&cls->p.names, &cfs_name_htab_ops, d)) {
-				struct entry e = { &d->p.node, slot };
+				struct cfs_entry e = { &d->p.node, slot };
 
 				if (!slot_exists(t, d, slot))
 					continue;
@@ -567,7 +562,7 @@ static bool readdir_locked(struct classfs_tree *t, const struct entry *dir, uint
 
 			for (struct classfs_device *d = cfs_htab_first_from(&t->devts, &cfs_devt_htab_ops, pos);
 			     d; d = cfs_htab_next(&t->devts, &cfs_devt_htab_ops, d)) {
-				struct entry e = { &d->p.node, CFS_SLOT_DEVNUM };
+				struct cfs_entry e = { &d->p.node, CFS_SLOT_DEVNUM };
 
 				if ((d->cls && d->cls->p.block) != blk || !is_first_devt(t, d))
 					continue;
@@ -591,7 +586,7 @@ int classfs_readdir(struct classfs_tree *t, uint64_t dir, uint64_t off,
 		    void *ctx)
 {
 	struct dbatch *b;
-	struct entry d;
+	struct cfs_entry d;
 	int r = 0;
 
 	if (!t || !fill)
@@ -604,11 +599,11 @@ int classfs_readdir(struct classfs_tree *t, uint64_t dir, uint64_t off,
 
 		b->n = 0;
 		cfs_lock(t);
-		r = resolve_locked(t, dir, &d);
+		r = cfs_resolve_locked(t, dir, &d);
 		if (!r) {
 			struct classfs_stat st;
 
-			entry_stat(&d, &st);
+			cfs_entry_stat(&d, &st);
 			if (st.type != CLASSFS_FT_DIR)
 				r = -ENOTDIR;
 		}
@@ -633,298 +628,17 @@ out:
 ssize_t classfs_readlink(struct classfs_tree *t, uint64_t ino, char *buf, size_t size)
 {
 	const struct classfs_node *from, *to;
-	struct entry e;
+	struct cfs_entry e;
 	int r;
 
 	if (!t || !buf)
 		return -EINVAL;
 	cfs_lock(t);
-	r = resolve_locked(t, ino, &e);
+	r = cfs_resolve_locked(t, ino, &e);
 	if (!r)
 		r = link_ends(t, &e, &from, &to);
 	if (!r)
 		r = cfs_rel_path(from, to, buf, size);
 	cfs_unlock(t);
-	return r;
-}
-
-/* ---- read and write: the callbacks run with an active reference, no lock ---- */
-
-enum call_kind { CALL_NONE, CALL_DEV_TEXT, CALL_DEV_BIN, CALL_CLASS, CALL_TREE, CALL_UEVENT,
-		 CALL_DEVNUM };
-
-struct call {
-	enum call_kind kind;
-	struct classfs_node *active;	/* whose active reference is held */
-	struct classfs_device *dev;
-	struct classfs_class *cls;
-	const void *attr;
-	mode_t mode;
-	dev_t devt;
-};
-
-static struct classfs_node *owner_of(struct classfs_node *n, uint8_t flag)
-{
-	for (n = n->parent; n; n = n->parent)
-		if (n->flags & flag)
-			return n;
-	return NULL;
-}
-
-/* what reading or writing @e calls; takes the active reference (under L) */
-static int call_prepare_locked(const struct entry *e, struct call *c)
-{
-	struct classfs_stat st;
-
-	entry_stat(e, &st);
-	*c = (struct call){ .mode = st.mode };
-	if (st.type == CLASSFS_FT_DIR)
-		return -EISDIR;
-	if (st.type == CLASSFS_FT_LNK)
-		return -EINVAL;
-	if (e->slot == CFS_SLOT_DEV) {
-		c->kind = CALL_DEVNUM;
-		c->devt = entry_device(e)->devt;
-		return 0;
-	}
-	if (e->slot) {
-		const struct classfs_device_attribute *text;
-		const struct classfs_bin_attribute *bin;
-
-		c->dev = entry_device(e);
-		c->active = e->n;
-		if (e->slot == CFS_SLOT_UEVENT) {
-			c->kind = CALL_UEVENT;
-		} else {
-			group_attr(cfs_vgroup(c->dev, e->slot >> 8), e->slot & 0xFF, &text, &bin);
-			c->kind = text ? CALL_DEV_TEXT : CALL_DEV_BIN;
-			c->attr = text ? (const void *)text : (const void *)bin;
-		}
-	} else {
-		struct classfs_node *o;
-
-		c->active = e->n;
-		c->attr = e->n->u.attr;
-		if (e->n->flags & CFS_NF_TREEATTR) {
-			c->kind = CALL_TREE;
-		} else if ((o = owner_of(e->n, CFS_NF_DEVICE | CFS_NF_CLASS)) &&
-			   (o->flags & CFS_NF_DEVICE)) {
-			c->kind = e->n->type == CFS_NT_BIN ? CALL_DEV_BIN : CALL_DEV_TEXT;
-			c->dev = cfs_node_device(o);
-		} else if (o) {
-			c->kind = CALL_CLASS;
-			c->cls = cfs_node_class(o);
-		} else {
-			return -EIO;
-		}
-	}
-	if (!cfs_active_get(c->active))
-		return -ENODEV;
-	return 0;
-}
-
-static int call_begin(struct classfs_tree *t, uint64_t ino, struct call *c, struct cfs_frame **f)
-{
-	struct entry e;
-	int r;
-
-	*f = NULL;
-	cfs_lock(t);
-	r = resolve_locked(t, ino, &e);
-	if (!r)
-		r = call_prepare_locked(&e, c);
-	cfs_unlock(t);
-	if (r < 0 || !c->active)
-		return r;
-	*f = cfs_frame_push(c->active);
-	if (!*f) {
-		cfs_active_put(t, c->active);
-		return -EBUSY;
-	}
-	return 0;
-}
-
-static ssize_t uevent_show(struct classfs_device *dev, char *page)
-{
-	struct classfs_uevent_env *env = cfs_malloc(sizeof(*env));
-	size_t len = 0;
-	int r;
-
-	if (!env)
-		return -ENOMEM;
-	env->envp_idx = 0;
-	env->buflen = 0;
-	r = cfs_env_device_vars(dev, env);
-	/* a veto only hides the event, the file still shows the variables */
-	(void)r;
-	for (int i = 0; i < env->envp_idx; i++) {
-		size_t l = strlen(env->envp[i]);
-
-		if (len + l + 1 > CLASSFS_ATTR_MAX)
-			break;
-		memcpy(page + len, env->envp[i], l);
-		len += l;
-		page[len++] = '\n';
-	}
-	cfs_free(env);
-	return (ssize_t)len;
-}
-
-/** classfs_read() - read entry @ino from @off (see the header) */
-ssize_t classfs_read(struct classfs_tree *t, uint64_t ino, char *buf, size_t size, off_t off)
-{
-	struct cfs_frame *f;
-	struct call c;
-	ssize_t len;
-	char *page;
-	int r;
-
-	if (!t || (!buf && size) || off < 0)
-		return -EINVAL;
-	r = call_begin(t, ino, &c, &f);
-	if (r < 0)
-		return r;
-	if (!(c.mode & 0444)) {
-		len = -EACCES;
-		goto out;
-	}
-	if (c.kind == CALL_DEV_BIN) {
-		const struct classfs_bin_attribute *a = c.attr;
-
-		if (!a->read)
-			len = -EIO;
-		else if (a->size && (size_t)off >= a->size)
-			len = 0;
-		else
-			len = a->read(c.dev, a, buf, off,
-				      a->size && off + size > a->size ? a->size - (size_t)off : size);
-		goto out;
-	}
-	page = cfs_malloc(CLASSFS_ATTR_MAX + 1);
-	if (!page) {
-		len = -ENOMEM;
-		goto out;
-	}
-	switch (c.kind) {
-	case CALL_DEVNUM:
-		len = snprintf(page, CLASSFS_ATTR_MAX, "%u:%u\n", major(c.devt), minor(c.devt));
-		break;
-	case CALL_UEVENT:
-		len = uevent_show(c.dev, page);
-		break;
-	case CALL_DEV_TEXT: {
-		const struct classfs_device_attribute *a = c.attr;
-
-		len = a->show ? a->show(c.dev, a, page) : -EIO;
-		break;
-	}
-	case CALL_CLASS: {
-		const struct classfs_class_attribute *a = c.attr;
-
-		len = a->show ? a->show(c.cls, a, page) : -EIO;
-		break;
-	}
-	case CALL_TREE: {
-		const struct cfs_tree_attr *a = c.attr;
-
-		len = a->show ? a->show(t, page) : -EIO;
-		break;
-	}
-	default:
-		len = -EIO;
-	}
-	if (len > CLASSFS_ATTR_MAX)
-		len = CLASSFS_ATTR_MAX;	/* a show() may not overrun its page */
-	if (len >= 0) {
-		if (off >= len) {
-			len = 0;
-		} else {
-			len -= off;
-			if ((size_t)len > size)
-				len = (ssize_t)size;
-			memcpy(buf, page + off, (size_t)len);
-		}
-	}
-	cfs_free(page);
-out:
-	if (f)
-		cfs_frame_pop(t, f);
-	return len;
-}
-
-/** classfs_write() - one store() with the whole buffer (see the header) */
-ssize_t classfs_write(struct classfs_tree *t, uint64_t ino, const char *buf, size_t size, off_t off)
-{
-	struct cfs_frame *f;
-	struct call c;
-	ssize_t r;
-	char *page = NULL;
-
-	if (!t || (!buf && size) || off < 0)
-		return -EINVAL;
-	r = call_begin(t, ino, &c, &f);
-	if (r < 0)
-		return r;
-	if (!(c.mode & 0222) || c.kind == CALL_DEVNUM) {
-		r = -EACCES;
-		goto out;
-	}
-	if (c.kind == CALL_DEV_BIN) {
-		const struct classfs_bin_attribute *a = c.attr;
-
-		if (!a->write)
-			r = -EIO;
-		else if (a->size && (size_t)off >= a->size)
-			r = -EFBIG;
-		else
-			r = a->write(c.dev, a, buf, off,
-				     a->size && off + size > a->size ? a->size - (size_t)off : size);
-		goto out;
-	}
-	if (size > CLASSFS_ATTR_MAX) {
-		r = -E2BIG;
-		goto out;
-	}
-	/* store() gets a NUL-terminated copy, as sysfs gives it */
-	page = cfs_malloc(size + 1);
-	if (!page) {
-		r = -ENOMEM;
-		goto out;
-	}
-	memcpy(page, buf, size);
-	page[size] = '\0';
-	switch (c.kind) {
-	case CALL_UEVENT:
-		r = cfs_uevent_file_write(c.dev, page, size);
-		if (r == 0)
-			r = (ssize_t)size;
-		break;
-	case CALL_DEV_TEXT: {
-		const struct classfs_device_attribute *a = c.attr;
-
-		r = a->store ? a->store(c.dev, a, page, size) : -EIO;
-		break;
-	}
-	case CALL_CLASS: {
-		const struct classfs_class_attribute *a = c.attr;
-
-		r = a->store ? a->store(c.cls, a, page, size) : -EIO;
-		break;
-	}
-	case CALL_TREE: {
-		const struct cfs_tree_attr *a = c.attr;
-
-		r = a->store ? a->store(t, page, size) : -EIO;
-		break;
-	}
-	default:
-		r = -EIO;
-	}
-	if (r > (ssize_t)size)
-		r = (ssize_t)size;
-out:
-	cfs_free(page);
-	if (f)
-		cfs_frame_pop(t, f);
 	return r;
 }
