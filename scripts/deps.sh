@@ -2,11 +2,12 @@
 # Sourced by demo.sh and check.sh: install the Debian packages classfs needs,
 # and only those that are missing (so a prepared machine makes no apt call).
 
-# build: compiler, build system, libumockdev (bench reference), libfuse3;
+# build: compiler, build system, libumockdev (bench reference), libfuse3,
+# json-c (JSON output of the printers and classctl);
 # the real tools the tests run against the mount: lsblk, udevadm, systool
 CLASSFS_BUILD_DEPS=(build-essential meson ninja-build pkg-config
                     libumockdev-dev umockdev libfuse3-dev fuse3
-                    util-linux udev sysfsutils)
+                    libjson-c-dev util-linux udev sysfsutils)
 # check: clang and its sanitizer runtimes (ThreadSanitizer build)
 CLASSFS_CHECK_DEPS=(clang libclang-rt-14-dev)
 

@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/internal.h"
+#include "../../core/internal.h"
 
 #define CACHE_TIMEOUT 86400.0
 #define SYNC_TIMEOUT_S 5
