@@ -70,7 +70,7 @@ struct classfs_node {			/* private */
 	int active;			/* active references (kernfs's s_active) */
 	uint16_t mode;
 	uint8_t type;
-	uint8_t flags;
+	uint16_t flags;
 };
 
 /* ------------------------------------------------------------------ */
@@ -593,6 +593,81 @@ CLASSFS_PUBLIC int classfs_tree_watch_add(struct classfs_tree *tree,
 					  const struct classfs_watch_ops *ops, void *data);
 /** classfs_tree_watch_remove() - stop; 0 or -ENOENT */
 CLASSFS_PUBLIC int classfs_tree_watch_remove(struct classfs_tree *tree, int id);
+/* ------------------------------------------------------------------ */
+/* data-driven publishing: stored values, links, quiet adds            */
+/* ------------------------------------------------------------------ */
+
+/* classfs_device_add_value() flag: a binary attribute (random access, st_size = length) */
+#define CLASSFS_VALUE_BINARY 0x1u
+
+/**
+ * classfs_device_add_value() - add an attribute holding @len bytes of @value
+ * at @path ("name" or "dir/sub/name": missing plain directories are made
+ * and go with the device).  Text values read back exactly as given (no
+ * '\n' added), at most %CLASSFS_ATTR_MAX bytes.  Mode bits hold for
+ * filesystem and path-API writes; a write to a writable value replaces it.
+ * Return: 0, -EINVAL, -ENODEV (not added), -EEXIST (name taken, computed
+ * entries included), -E2BIG, -ENOMEM.
+ */
+CLASSFS_PUBLIC int classfs_device_add_value(struct classfs_device *dev, const char *path,
+					    mode_t mode, const void *value, size_t len,
+					    unsigned int flags);
+/**
+ * classfs_device_set_value() - replace a value's bytes whatever its mode,
+ * and wake its poll()ers.  Return: 0, -EINVAL, -ENOENT, -E2BIG, -ENOMEM.
+ */
+CLASSFS_PUBLIC int classfs_device_set_value(struct classfs_device *dev, const char *path,
+					    const void *value, size_t len);
+/**
+ * classfs_device_add_link() - add a symlink at @path whose text is @target
+ * exactly as given (it may dangle).  Return: 0, -EINVAL, -ENODEV, -EEXIST, -ENOMEM.
+ */
+CLASSFS_PUBLIC int classfs_device_add_link(struct classfs_device *dev, const char *path,
+					   const char *target);
+/**
+ * classfs_device_add_link_to() - add a symlink at @path to @target's
+ * directory, its text computed when read (the tree's layout, current
+ * names); -ENOENT on reading once @target is removed.
+ * Return: 0, -EINVAL, -ENODEV, -EEXIST, -ENOMEM.
+ */
+CLASSFS_PUBLIC int classfs_device_add_link_to(struct classfs_device *dev, const char *path,
+					      struct classfs_device *target);
+/**
+ * classfs_device_remove_entry() - remove a value, a link, or an empty plain
+ * directory made by the calls above.
+ * Return: 0, -EINVAL, -ENOENT, -ENOTEMPTY, -EDEADLK.
+ */
+CLASSFS_PUBLIC int classfs_device_remove_entry(struct classfs_device *dev, const char *path);
+/**
+ * classfs_device_set_uevent_suppress() - Linux's dev_set_uevent_suppress():
+ * while set the device sends no uevent (ADD included); a device that never
+ * sent ADD sends no REMOVE.  Publish quietly, add entries, clear, then
+ * classfs_device_uevent(dev, CLASSFS_ACTION_ADD, NULL).
+ */
+CLASSFS_PUBLIC void classfs_device_set_uevent_suppress(struct classfs_device *dev,
+						       bool suppress);
+/**
+ * classfs_device_syspath() - the device's path in Linux's devices layout
+ * ("/devices/.../block/sda/sda1", "/devices/virtual/CLASS/NAME"), whatever
+ * the tree's layout.  Return: length, -EINVAL (not added) or -ERANGE.
+ */
+CLASSFS_PUBLIC int classfs_device_syspath(struct classfs_device *dev, char *buf, size_t size);
+/**
+ * classfs_tree_for_each_class() - call @fn for every registered class,
+ * with a reference and no lock held; stops at (and returns) a non-zero return.
+ */
+CLASSFS_PUBLIC int classfs_tree_for_each_class(struct classfs_tree *tree,
+					       int (*fn)(struct classfs_class *cls, void *data),
+					       void *data);
+/**
+ * classfs_tree_for_each_device() - call @fn for every added device, class
+ * and physical, each after its parent and its physical device, with a
+ * reference and no lock held; stops at (and returns) a non-zero return.
+ */
+CLASSFS_PUBLIC int classfs_tree_for_each_device(struct classfs_tree *tree,
+						int (*fn)(struct classfs_device *dev, void *data),
+						void *data);
+
 /**
  * classfs_device_devpath() - DEVPATH of an added device ("/class/block/sda")
  * Return: length, or -errno (-ERANGE when @size is too small).

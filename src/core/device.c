@@ -79,7 +79,7 @@ static int set_name(struct classfs_device *dev, const char *name, bool owned)
 	if (owned)
 		dev->p.node.flags |= CFS_NF_OWN_NAME;
 	else
-		dev->p.node.flags &= (uint8_t)~CFS_NF_OWN_NAME;
+		dev->p.node.flags &= (uint16_t)~CFS_NF_OWN_NAME;
 	state_set(dev, CFS_DS_NAMED);
 	return 0;
 }
@@ -192,7 +192,7 @@ static void device_release(struct classfs_device *dev)
 		release = dev->type->release;
 	if (!release && dev->cls)
 		release = dev->cls->dev_release;
-	dev->p.node.flags &= (uint8_t)~CFS_NF_ALLOC;
+	dev->p.node.flags &= (uint16_t)~CFS_NF_ALLOC;
 	cfs_node_free(&dev->p.node);
 	dev->p.state = 0;
 	if (release)
@@ -327,7 +327,7 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 
 	/* publish: nothing below can fail */
 	dev->p.node.active = 0;
-	dev->p.node.flags &= (uint8_t)~CFS_NF_DEAD;
+	dev->p.node.flags &= (uint16_t)~CFS_NF_DEAD;
 	dev->p.node.type = CFS_NT_DIR;
 	cfs_dir_link(dir, &dev->p.node);
 	if (dev->cls)
@@ -489,7 +489,7 @@ static void collect_dir(struct classfs_tree *t, struct classfs_device *dev,
 	     c = cfs_htab_next(dir->u.dir, &cfs_node_htab_ops, c)) {
 		if (c->flags & CFS_NF_DEVICE)
 			vec_add(vec, cfs_node_device(c));
-		else if (c->type == CFS_NT_LNK && c->u.target &&
+		else if (c->type == CFS_NT_LNK && !(c->flags & CFS_NF_USER_LINK) && c->u.target &&
 			 (c->u.target->flags & CFS_NF_DEVICE) &&
 			 cfs_node_device(c->u.target)->phys == dev)
 			vec_add(vec, cfs_node_device(c->u.target));
@@ -590,6 +590,7 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 	cfs_subtree_deactivate(&dev->p.node);
 	cfs_subtree_drain_locked(t, &dev->p.node);
 	cfs_event_emit_locked(t, ev, CLASSFS_ACTION_REMOVE, dev, NULL);
+	state_clear(dev, CFS_DS_ADD_SENT);
 	cfs_watch_device_locked(t, dev);
 	if (cfs_wants_backlink(t, dev)) {
 		struct classfs_node *bl = cfs_backlink_find(dev);

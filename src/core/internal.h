@@ -109,6 +109,10 @@ enum {
 	CFS_NF_OWN_ATTR = 0x20,	/* u.attr allocated: freed with the node */
 	CFS_NF_DEAD = 0x40,	/* removed */
 	CFS_NF_TREEATTR = 0x80,	/* u.attr is a struct cfs_tree_attr */
+	CFS_NF_VALUE = 0x100,	/* u.attr is a struct cfs_value (value.c) */
+	CFS_NF_USER_LINK = 0x200,	/* a link a publisher added (value.c) */
+	CFS_NF_LINK_TEXT = 0x400,	/* its target is text stored after its name */
+	CFS_NF_PLAIN_DIR = 0x800,	/* a directory made for a value's path */
 };
 
 #define CFS_ACTIVE_BIAS (INT_MIN + 1)	/* kernfs's KN_DEACTIVATED_BIAS */
@@ -269,6 +273,9 @@ enum {
 	CFS_DS_REMOVING = 0x8,	/* del in progress */
 	CFS_DS_NAMED = 0x10,	/* has a name */
 	CFS_DS_CLASSREF = 0x20,	/* holds a class reference (until release) */
+	CFS_DS_SUPPRESS = 0x40,	/* sends no uevents (dev_set_uevent_suppress) */
+	CFS_DS_ADD_SENT = 0x80,	/* its ADD was numbered: a REMOVE must follow */
+	CFS_DS_MARK = 0x100,	/* visited by a tree walk (under L) */
 };
 
 extern const struct cfs_htab_ops cfs_name_htab_ops;
@@ -334,6 +341,11 @@ void cfs_events_deliver(struct classfs_tree *t);
 int cfs_uevent_file_write(struct classfs_device *dev, const char *buf, size_t count);
 int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char *name,
 		    const void *attr);
+
+/* ---- values, publishers' links, plain directories (value.c) ---- */
+void cfs_value_free(const void *attr);
+void cfs_user_link_free(struct classfs_node *n);
+const char *cfs_link_text(const struct classfs_node *n);
 
 /* ---- kernel/uevent_helper (helper.c) ---- */
 extern const struct cfs_tree_attr cfs_uevent_helper_attr;

@@ -30,7 +30,7 @@ void cfs_node_init(struct classfs_node *n, const char *name, int type, mode_t mo
 		.hash = name ? cfs_hash_name(name) : 0,
 		.type = (uint8_t)type,
 		.mode = (uint16_t)(mode & 07777),
-		.flags = (uint8_t)flags,
+		.flags = (uint16_t)flags,
 	};
 }
 
@@ -52,6 +52,10 @@ void cfs_node_free(struct classfs_node *n)
 {
 	if (n->flags & CFS_NF_OWN_ATTR)
 		cfs_free((void *)n->u.attr);
+	if (n->flags & CFS_NF_VALUE)
+		cfs_value_free(n->u.attr);
+	if (n->flags & CFS_NF_USER_LINK)
+		cfs_user_link_free(n);
 	if (n->type == CFS_NT_DIR && n->u.dir) {
 		cfs_htab_destroy(n->u.dir);
 		cfs_free(n->u.dir);
@@ -60,7 +64,7 @@ void cfs_node_free(struct classfs_node *n)
 	if (n->flags & CFS_NF_OWN_NAME) {
 		cfs_free((void *)n->name);
 		n->name = NULL;
-		n->flags &= (uint8_t)~CFS_NF_OWN_NAME;
+		n->flags &= (uint16_t)~CFS_NF_OWN_NAME;
 	}
 	if (n->flags & CFS_NF_ALLOC)
 		cfs_free(n);

@@ -103,3 +103,56 @@ void cfs_unreserve_htab(struct classfs_htab *h)
 	if (h->buckets && !h->count)
 		cfs_htab_destroy(h);
 }
+
+/* append "/name" of @dev's devices-layout path to @buf (under L) */
+static int syspath_locked(struct classfs_device *dev, char *buf, size_t size, size_t *len,
+			  int depth)
+{
+	const char *glue = NULL;
+	int r;
+
+	if (depth > 64)
+		return -ELOOP;
+	if (dev->parent) {
+		r = syspath_locked(dev->parent, buf, size, len, depth + 1);
+	} else if (dev->cls && dev->phys) {
+		r = syspath_locked(dev->phys, buf, size, len, depth + 1);
+		if (!dev->phys->cls)
+			glue = dev->cls->name;
+	} else {
+		r = snprintf(buf, size, "/devices%s", dev->cls ? "/virtual" : "");
+		*len = (size_t)r;
+		glue = dev->cls ? dev->cls->name : NULL;
+		r = *len < size ? 0 : -ERANGE;
+	}
+	if (r < 0)
+		return r;
+	r = snprintf(buf + *len, size - *len, "%s%s/%s", glue ? "/" : "", glue ? glue : "",
+		     dev->p.node.name);
+	if (r < 0 || (size_t)r >= size - *len)
+		return -ERANGE;
+	*len += (size_t)r;
+	return 0;
+}
+
+/**
+ * classfs_device_syspath() - the path Linux's devices layout gives an
+ * added device ("/devices/pci0000:00/0000:00:1f.2/ata1/.../block/sda/sda1",
+ * "/devices/virtual/CLASS/NAME" without a physical device), whatever the
+ * tree's own layout.  Record files and udev name devices by it.
+ * Return: its length, or -EINVAL (not added), -ERANGE (@size too small).
+ */
+int classfs_device_syspath(struct classfs_device *dev, char *buf, size_t size)
+{
+	struct classfs_tree *t;
+	size_t len = 0;
+	int r;
+
+	if (!dev || !buf || !size || !cfs_dev_state(dev, CFS_DS_ADDED))
+		return -EINVAL;
+	t = cfs_node_tree(&dev->p.node);
+	cfs_lock(t);
+	r = cfs_dev_alive(dev) ? syspath_locked(dev, buf, size, &len, 0) : -EINVAL;
+	cfs_unlock(t);
+	return r < 0 ? r : (int)len;
+}

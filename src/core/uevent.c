@@ -177,6 +177,8 @@ bool cfs_events_wanted(struct classfs_tree *t)
 /* must an event for @dev be prepared (someone listens, or a hook may veto)? */
 bool cfs_event_needed(struct classfs_device *dev)
 {
+	if (cfs_dev_state(dev, CFS_DS_SUPPRESS))
+		return false;
 	return has_hooks(dev) || cfs_events_wanted(cfs_device_tree_of(dev));
 }
 
@@ -309,8 +311,23 @@ int cfs_event_emit_locked(struct classfs_tree *t, struct cfs_event *ev,
 {
 	int err;
 
+	/*
+	 * A suppressed device sends nothing, and one whose ADD was never
+	 * numbered sends no REMOVE: nobody heard of it.
+	 */
+	if (dev) {
+		unsigned int st = __atomic_load_n(&dev->p.state, __ATOMIC_ACQUIRE);
+
+		if ((st & CFS_DS_SUPPRESS) ||
+		    (action == CLASSFS_ACTION_REMOVE && !(st & CFS_DS_ADD_SENT))) {
+			cfs_event_discard(ev);
+			return 0;
+		}
+	}
 	pthread_mutex_lock(&t->evlock);
 	ev = event_finish_locked(t, ev, action, dev, devpath_old, &err);
+	if (!err && dev && action == CLASSFS_ACTION_ADD)
+		__atomic_or_fetch(&dev->p.state, CFS_DS_ADD_SENT, __ATOMIC_RELEASE);
 	if (!err) {
 		t->seqnum++;
 		if (ev) {
@@ -538,4 +555,23 @@ int cfs_uevent_file_write(struct classfs_device *dev, const char *buf, size_t co
 	}
 	extra[n] = NULL;
 	return classfs_device_uevent(dev, (enum classfs_action)action, extra);
+}
+
+/**
+ * classfs_device_set_uevent_suppress() - stop or resume a device's uevents
+ * (Linux's dev_set_uevent_suppress())
+ *
+ * While set, the device sends no uevent, its ADD included; a device
+ * whose ADD was never sent sends no REMOVE either.  To publish a device
+ * with entries of its own before anyone hears of it: set, add, add
+ * values and links, clear, then classfs_device_uevent(dev, ADD, NULL).
+ */
+void classfs_device_set_uevent_suppress(struct classfs_device *dev, bool suppress)
+{
+	if (!dev)
+		return;
+	if (suppress)
+		__atomic_or_fetch(&dev->p.state, CFS_DS_SUPPRESS, __ATOMIC_RELEASE);
+	else
+		__atomic_and_fetch(&dev->p.state, ~(unsigned int)CFS_DS_SUPPRESS, __ATOMIC_RELEASE);
 }

@@ -635,8 +635,20 @@ ssize_t classfs_readlink(struct classfs_tree *t, uint64_t ino, char *buf, size_t
 		return -EINVAL;
 	cfs_lock(t);
 	r = cfs_resolve_locked(t, ino, &e);
+	if (!r && e.slot == CFS_SLOT_SELF && (e.n->flags & CFS_NF_LINK_TEXT)) {
+		size_t len = strlen(cfs_link_text(e.n));
+
+		r = len < size ? (int)len : -ERANGE;
+		if (r > 0)
+			memcpy(buf, cfs_link_text(e.n), len + 1);
+		cfs_unlock(t);
+		return r;
+	}
 	if (!r)
 		r = link_ends(t, &e, &from, &to);
+	/* a publisher's link to a device removed since */
+	if (!r && (to->flags & CFS_NF_DEAD))
+		r = -ENOENT;
 	if (!r)
 		r = cfs_rel_path(from, to, buf, size);
 	cfs_unlock(t);

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * value.c - entries that are data rather than code: stored-value
+ * attributes, links added by a publisher (with literal or computed
+ * targets), and the plain directories their paths need.  The record
+ * loader and the daemon publish devices this way; the filesystem and
+ * the path API see ordinary attributes and links.
+ *
+ * A value is an ordinary text or binary attribute whose show()/store()
+ * read and replace bytes kept beside it, so active references, modes and
+ * removal work as for any attribute.  Its bytes are guarded by one of a
+ * few striped mutexes: a reader copies them out under it, a writer swaps
+ * in a new buffer under it.
+ */
+#include "internal.h"
+
+struct cfs_value {
+	union {
+		struct classfs_device_attribute text;
+		struct classfs_bin_attribute bin;
+	} def;
+	char *data;		/* inl, or its own allocation once it grew */
+	size_t len;
+	size_t cap;
+	char inl[];
+};
+
+#define VALUE_LOCKS 64
+static pthread_mutex_t value_locks[VALUE_LOCKS] = {
+	[0 ... VALUE_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static pthread_mutex_t *value_lock(const struct cfs_value *v)
+{
+	uintptr_t p = (uintptr_t)v;
+
+	return &value_locks[(p >> 6 ^ p >> 12) % VALUE_LOCKS];
+}
+
+static struct cfs_value *text_value(const struct classfs_device_attribute *a)
+{
+	return cfs_container_of(a, struct cfs_value, def.text);
+}
+
+static struct cfs_value *bin_value(const struct classfs_bin_attribute *a)
+{
+	return cfs_container_of(a, struct cfs_value, def.bin);
+}
+
+/*
+ * Make the value's bytes @buf[@count] at @off, the rest kept (binary) or
+ * dropped (text: @truncate).  A value that grows gets a new buffer; a
+ * reader copies under the same lock, so it sees the old bytes or the new.
+ */
+static int value_put(struct cfs_value *v, const char *buf, size_t count, size_t off,
+		     bool truncate)
+{
+	pthread_mutex_t *lock = value_lock(v);
+	char *old = NULL;
+	size_t len;
+
+	if (off > SIZE_MAX - count)
+		return -EFBIG;
+	pthread_mutex_lock(lock);
+	len = truncate || off + count > v->len ? off + count : v->len;
+	if (len > v->cap) {
+		char *data = cfs_malloc(len);
+
+		if (!data) {
+			pthread_mutex_unlock(lock);
+			return -ENOMEM;
+		}
+		memcpy(data, v->data, v->len);
+		if (v->data != v->inl)
+			old = v->data;
+		v->data = data;
+		v->cap = len;
+	}
+	if (off > v->len)
+		memset(v->data + v->len, 0, off - v->len);
+	memcpy(v->data + off, buf, count);
+	v->len = len;
+	pthread_mutex_unlock(lock);
+	cfs_free(old);
+	return 0;
+}
+
+static ssize_t value_show(struct classfs_device *dev, const struct classfs_device_attribute *a,
+			  char *buf)
+{
+	struct cfs_value *v = text_value(a);
+	pthread_mutex_t *lock = value_lock(v);
+	size_t len;
+
+	pthread_mutex_lock(lock);
+	len = v->len;
+	memcpy(buf, v->data, len);
+	pthread_mutex_unlock(lock);
+	return (ssize_t)len;
+}
+
+static ssize_t value_store(struct classfs_device *dev, const struct classfs_device_attribute *a,
+			   const char *buf, size_t count)
+{
+	int r = value_put(text_value(a), buf, count, 0, true);
+
+	return r < 0 ? r : (ssize_t)count;
+}
+
+static ssize_t value_read(struct classfs_device *dev, const struct classfs_bin_attribute *a,
+			  char *buf, off_t off, size_t count)
+{
+	struct cfs_value *v = bin_value(a);
+	pthread_mutex_t *lock = value_lock(v);
+	size_t n = 0;
+
+	pthread_mutex_lock(lock);
+	if ((size_t)off < v->len) {
+		n = v->len - (size_t)off;
+		if (n > count)
+			n = count;
+		memcpy(buf, v->data + off, n);
+	}
+	pthread_mutex_unlock(lock);
+	return (ssize_t)n;
+}
+
+/* the size stat reports is read under L: change it under L */
+static void bin_size_update(struct classfs_device *dev, struct cfs_value *v)
+{
+	struct classfs_tree *t = cfs_node_tree(&dev->p.node);
+	pthread_mutex_t *lock = value_lock(v);
+
+	cfs_lock(t);
+	pthread_mutex_lock(lock);
+	v->def.bin.size = v->len;
+	pthread_mutex_unlock(lock);
+	cfs_unlock(t);
+}
+
+static ssize_t value_write(struct classfs_device *dev, const struct classfs_bin_attribute *a,
+			   const char *buf, off_t off, size_t count)
+{
+	int r = value_put(bin_value(a), buf, count, (size_t)off, false);
+
+	if (r < 0)
+		return r;
+	bin_size_update(dev, bin_value(a));
+	return (ssize_t)count;
+}
+
+/* free a node's value (node.c, for nodes with CFS_NF_VALUE) */
+void cfs_value_free(const void *attr)
+{
+	struct cfs_value *v = (struct cfs_value *)attr;
+
+	if (v->data != v->inl)
+		cfs_free(v->data);
+	cfs_free(v);
+}
+
+/* what a publisher's link leaves behind when it goes (node.c) */
+void cfs_user_link_free(struct classfs_node *n)
+{
+	if (!(n->flags & CFS_NF_LINK_TEXT) && n->u.target)
+		classfs_device_put(cfs_node_device(n->u.target));
+}
+
+/* the text of a literal link (view.c) */
+const char *cfs_link_text(const struct classfs_node *n)
+{
+	return n->name + strlen(n->name) + 1;
+}
+
+/*
+ * Split @path into at most CFS_PATH_DEPTH valid components, in place in
+ * @buf.  Return: the number of components or -EINVAL.
+ */
+#define CFS_PATH_DEPTH 8
+
+static int split_path(const char *path, char *buf, size_t size, char **comp)
+{
+	int n = 0;
+
+	if (!path || strlen(path) >= size)
+		return -EINVAL;
+	strcpy(buf, path);
+	for (char *s = buf, *slash;; s = slash + 1) {
+		slash = strchr(s, '/');
+		if (slash)
+			*slash = '\0';
+		if (n == CFS_PATH_DEPTH || classfs_name_valid(s) < 0)
+			return -EINVAL;
+		comp[n++] = s;
+		if (!slash)
+			return n;
+	}
+}
+
+/* may @n hold a publisher's entries?  The device itself, or a plain dir in it */
+static bool holds_entries(const struct classfs_node *n)
+{
+	return n->type == CFS_NT_DIR && (n->flags & (CFS_NF_DEVICE | CFS_NF_PLAIN_DIR));
+}
+
+/*
+ * Link @leaf at @comp[0..ncomp) below @dev's directory, making the plain
+ * directories missing on the way (under L).  On failure nothing is left:
+ * the directories made here go again.
+ */
+static int place_locked(struct classfs_tree *t, struct classfs_device *dev, char **comp,
+			int ncomp, struct classfs_node *leaf, struct classfs_node **freelist)
+{
+	struct classfs_node *dir = &dev->p.node, *made = NULL;
+	int r = 0;
+
+	for (int i = 0; i < ncomp - 1; i++) {
+		struct classfs_node *c = cfs_dir_lookup(dir, comp[i]);
+
+		if (c) {
+			if (!holds_entries(c) || (c->flags & CFS_NF_DEVICE)) {
+				r = -EEXIST;
+				goto fail;
+			}
+			dir = c;
+			continue;
+		}
+		if (dir == &dev->p.node && cfs_name_is_virtual(dev, comp[i])) {
+			r = -EEXIST;
+			goto fail;
+		}
+		c = cfs_node_new(t, comp[i], CFS_NT_DIR, 0755);
+		if (!c) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		c->flags |= CFS_NF_PLAIN_DIR;
+		r = cfs_node_add(t, dir, c);
+		if (r < 0) {
+			cfs_node_free(c);
+			goto fail;
+		}
+		if (!made)
+			made = c;
+		dir = c;
+	}
+	if (cfs_dir_lookup(dir, leaf->name) ||
+	    (dir == &dev->p.node && cfs_name_is_virtual(dev, leaf->name))) {
+		r = -EEXIST;
+		goto fail;
+	}
+	r = cfs_node_add(t, dir, leaf);
+	if (r == 0)
+		return 0;
+fail:
+	if (made)
+		cfs_subtree_unlink(t, made, freelist);
+	return r;
+}
+
+/* add @leaf (freed on error) at @path below an added @dev */
+static int entry_add(struct classfs_device *dev, const char *path, struct classfs_node *leaf)
+{
+	struct classfs_node *freelist = NULL;
+	struct classfs_tree *t = cfs_node_tree(&dev->p.node);
+	char buf[CFS_PATH_DEPTH * (NAME_MAX + 1)], *comp[CFS_PATH_DEPTH];
+	int n = split_path(path, buf, sizeof(buf), comp), r;
+
+	if (n < 0) {
+		r = n;
+		goto out;
+	}
+	cfs_lock(t);
+	r = cfs_dev_alive(dev) ? place_locked(t, dev, comp, n, leaf, &freelist) : -ENODEV;
+	cfs_unlock(t);
+	cfs_watch_sync(t);
+	cfs_free_list(freelist);
+out:
+	if (r < 0)
+		cfs_node_free(leaf);
+	return r;
+}
+
+/* the last component of a split-able @path, or NULL */
+static const char *leaf_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+/**
+ * classfs_device_add_value() - add an attribute holding @value
+ * @dev: an added device.
+ * @path: "name", or "dir/name" (up to 8 components): missing plain
+ *        directories are made, and go with the device.
+ * @mode: permission bits (enforced for filesystem and path-API writes).
+ * @value: @len bytes, copied; a text value is read back exactly as given.
+ * @flags: %CLASSFS_VALUE_BINARY for a binary attribute (random access,
+ *         st_size is its length, no size cap).
+ *
+ * A write to a writable value replaces it: the whole buffer for text, the
+ * bytes written for binary.
+ * Return: 0, -EINVAL (bad path or flags), -ENODEV (device not added or
+ * going), -EEXIST (name taken, computed entries included), -E2BIG (text
+ * over %CLASSFS_ATTR_MAX bytes), -ENOMEM.
+ */
+int classfs_device_add_value(struct classfs_device *dev, const char *path, mode_t mode,
+			     const void *value, size_t len, unsigned int flags)
+{
+	bool binary = flags & CLASSFS_VALUE_BINARY;
+	const char *name = leaf_name(path);
+	struct classfs_node *n;
+	struct cfs_value *v;
+
+	if (!dev || !name || (flags & ~CLASSFS_VALUE_BINARY) || (len && !value) ||
+	    (mode & ~07777u))
+		return -EINVAL;
+	if (!binary && len > CLASSFS_ATTR_MAX)
+		return -E2BIG;
+	if (!cfs_dev_state(dev, CFS_DS_ADDED))
+		return -ENODEV;
+	v = cfs_malloc(sizeof(*v) + len);
+	if (!v)
+		return -ENOMEM;
+	n = cfs_node_new(cfs_node_tree(&dev->p.node), name, binary ? CFS_NT_BIN : CFS_NT_REG, mode);
+	if (!n) {
+		cfs_free(v);
+		return -ENOMEM;
+	}
+	*v = (struct cfs_value){ .data = v->inl, .len = len, .cap = len };
+	if (len)
+		memcpy(v->inl, value, len);
+	if (binary)
+		v->def.bin = (struct classfs_bin_attribute){
+			.attr = { .name = n->name, .mode = mode },
+			.size = len,
+			.read = value_read,
+			.write = (mode & 0222) ? value_write : NULL,
+		};
+	else
+		v->def.text = (struct classfs_device_attribute){
+			.attr = { .name = n->name, .mode = mode },
+			.show = value_show,
+			.store = (mode & 0222) ? value_store : NULL,
+		};
+	n->u.attr = v;
+	n->flags |= CFS_NF_VALUE;
+	return entry_add(dev, path, n);
+}
+
+/* the node at @path below @dev (under L), or NULL */
+static struct classfs_node *entry_find_locked(struct classfs_device *dev, const char *path)
+{
+	char buf[CFS_PATH_DEPTH * (NAME_MAX + 1)], *comp[CFS_PATH_DEPTH];
+	struct classfs_node *n = &dev->p.node;
+	int ncomp = split_path(path, buf, sizeof(buf), comp);
+
+	for (int i = 0; i < ncomp && n; i++) {
+		if (i && !(n->flags & CFS_NF_PLAIN_DIR))
+			return NULL;
+		n = cfs_dir_lookup(n, comp[i]);
+	}
+	return ncomp > 0 ? n : NULL;
+}
+
+/**
+ * classfs_device_set_value() - replace the bytes of a value added with
+ * classfs_device_add_value(), whatever its mode, and wake its pollers.
+ * Return: 0, -EINVAL, -ENOENT (no such value), -E2BIG, -ENOMEM.
+ */
+int classfs_device_set_value(struct classfs_device *dev, const char *path, const void *value,
+			     size_t len)
+{
+	struct classfs_tree *t;
+	struct classfs_node *n;
+	struct cfs_value *v = NULL;
+	int r;
+
+	if (!dev || !path || (len && !value))
+		return -EINVAL;
+	if (!cfs_dev_state(dev, CFS_DS_ADDED))
+		return -ENOENT;
+	t = cfs_node_tree(&dev->p.node);
+	cfs_lock(t);
+	n = entry_find_locked(dev, path);
+	if (n && (n->flags & CFS_NF_VALUE) && cfs_active_get(n))
+		v = (struct cfs_value *)n->u.attr;
+	cfs_unlock(t);
+	if (!v)
+		return -ENOENT;
+	if (n->type == CFS_NT_REG && len > CLASSFS_ATTR_MAX)
+		r = -E2BIG;
+	else
+		r = value_put(v, value, len, 0, true);
+	if (r == 0 && n->type == CFS_NT_BIN)
+		bin_size_update(dev, v);
+	cfs_active_put(t, n);
+	if (r == 0)
+		(void)classfs_device_notify(dev, path);
+	return r;
+}
+
+static struct classfs_node *link_node(struct classfs_tree *t, const char *name,
+				      const char *text)
+{
+	size_t nl = strlen(name) + 1, tl = text ? strlen(text) + 1 : 0;
+	struct classfs_node *n = cfs_malloc(sizeof(*n) + nl + tl);
+
+	if (!n)
+		return NULL;
+	memcpy((char *)(n + 1), name, nl);
+	if (text)
+		memcpy((char *)(n + 1) + nl, text, tl);
+	cfs_node_init(n, (char *)(n + 1), CFS_NT_LNK, 0777,
+		      CFS_NF_ALLOC | CFS_NF_USER_LINK | (text ? CFS_NF_LINK_TEXT : 0));
+	return n;
+}
+
+/**
+ * classfs_device_add_link() - add a symlink whose target is @target as
+ * given (it may point outside the tree or nowhere).
+ * Return: 0, -EINVAL (bad path, empty target or one over PATH_MAX),
+ * -ENODEV, -EEXIST, -ENOMEM.
+ */
+int classfs_device_add_link(struct classfs_device *dev, const char *path, const char *target)
+{
+	struct classfs_node *n;
+
+	if (!dev || !leaf_name(path) || !target || !*target || strlen(target) >= PATH_MAX)
+		return -EINVAL;
+	if (!cfs_dev_state(dev, CFS_DS_ADDED))
+		return -ENODEV;
+	n = link_node(cfs_node_tree(&dev->p.node), leaf_name(path), target);
+	if (!n)
+		return -ENOMEM;
+	return entry_add(dev, path, n);
+}
+
+/**
+ * classfs_device_add_link_to() - add a symlink to @target's directory;
+ * its text is computed when read, for the tree's layout and names then.
+ * The link holds a reference to @target; once @target is removed,
+ * reading the link gives -ENOENT.
+ * Return: 0, -EINVAL (other tree, bad path), -ENODEV, -EEXIST, -ENOMEM.
+ */
+int classfs_device_add_link_to(struct classfs_device *dev, const char *path,
+			       struct classfs_device *target)
+{
+	struct classfs_node *n;
+	int r;
+
+	if (!dev || !target || !leaf_name(path))
+		return -EINVAL;
+	if (!cfs_dev_state(dev, CFS_DS_ADDED) || !cfs_dev_state(target, CFS_DS_ADDED))
+		return -ENODEV;
+	if (cfs_node_tree(&dev->p.node) != cfs_node_tree(&target->p.node))
+		return -EINVAL;
+	n = link_node(cfs_node_tree(&dev->p.node), leaf_name(path), NULL);
+	if (!n)
+		return -ENOMEM;
+	n->u.target = &classfs_device_get(target)->p.node;
+	r = entry_add(dev, path, n);	/* frees @n, and so puts @target, on error */
+	return r;
+}
+
+/**
+ * classfs_device_remove_entry() - remove a value, a link or an empty plain
+ * directory that the calls above made; waits for a running show()/store()
+ * of a value.
+ * Return: 0, -EINVAL, -ENOENT (none such), -ENOTEMPTY, -EDEADLK (called
+ * from that value's own show()/store()).
+ */
+int classfs_device_remove_entry(struct classfs_device *dev, const char *path)
+{
+	struct classfs_node *n, *freelist = NULL;
+	struct classfs_tree *t;
+	int r = 0;
+
+	if (!dev || !path)
+		return -EINVAL;
+	if (!cfs_dev_state(dev, CFS_DS_ADDED))
+		return -ENOENT;
+	t = cfs_node_tree(&dev->p.node);
+	cfs_lock(t);
+	n = entry_find_locked(dev, path);
+	if (!n || !(n->flags & (CFS_NF_VALUE | CFS_NF_USER_LINK | CFS_NF_PLAIN_DIR)))
+		r = -ENOENT;
+	else if ((n->flags & CFS_NF_PLAIN_DIR) && n->u.dir && n->u.dir->count)
+		r = -ENOTEMPTY;
+	else if (cfs_active_held_below(n))
+		r = -EDEADLK;
+	if (r == 0) {
+		cfs_deactivate(n);
+		/* false: removed with its device meanwhile */
+		if (cfs_drain_locked(t, n))
+			cfs_subtree_unlink(t, n, &freelist);
+	}
+	cfs_unlock(t);
+	cfs_watch_sync(t);
+	cfs_free_list(freelist);
+	return r;
+}
