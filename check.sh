@@ -4,16 +4,22 @@
 #   (b) AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/)
 #   (c) ThreadSanitizer build with clang (build-tsan/), concurrency tests only
 #   (d) bench/run.sh --quick, if present (informative: never fails the check)
-# ./check.sh --quick runs (a) only. Closes with "N passed, N failed".
+#   (e) every libFuzzer target for 30 s (fuzz/run.sh; clang, build-fuzz/)
+# ./check.sh --quick runs (a) only; ./check.sh --fuzz SECONDS runs only the
+# fuzzers, SECONDS each. Closes with "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/deps.sh
 
-quick=0
+quick=0 fuzz_only=0 fuzz_seconds=30
 case "${1:-}" in
 --quick) quick=1 ;;
+--fuzz)
+	fuzz_only=1 fuzz_seconds=${2:-}
+	[[ $fuzz_seconds =~ ^[0-9]+$ ]] || { echo "usage: $0 --fuzz SECONDS" >&2; exit 2; }
+	;;
 "") ;;
-*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+*) echo "usage: $0 [--quick | --fuzz SECONDS]" >&2; exit 2 ;;
 esac
 
 if ((quick)); then
@@ -67,6 +73,34 @@ step() {
 	fi
 }
 
+# run_fuzzers SECONDS - each libFuzzer target for SECONDS; one result per target
+run_fuzzers() {
+	local line t execs crashes
+	echo "== fuzz/run.sh $1"
+	bash fuzz/run.sh "$1"
+	if [[ ! -f build-fuzz/fuzz-results.tsv ]]; then
+		echo "== fuzz: no results"
+		failed=$((failed + 1))
+		return
+	fi
+	while IFS=$'\t' read -r t _ execs crashes; do
+		[[ $t == target ]] && continue
+		if [[ $crashes == 0 && ${execs:-0} -gt 0 ]]; then
+			passed=$((passed + 1))
+		else
+			echo "== fuzz $t: $crashes crashes, ${execs:-0} executions"
+			failed=$((failed + 1))
+		fi
+	done <build-fuzz/fuzz-results.tsv
+}
+
+if ((fuzz_only)); then
+	run_fuzzers "$fuzz_seconds"
+	echo "$passed passed, $failed failed"
+	((failed == 0))
+	exit
+fi
+
 # (a) regular build
 step build -- -Dwerror=true -Db_sanitize=none
 
@@ -91,6 +125,10 @@ if ((!quick)); then
 		echo "== build-tsan: build failed"
 		failed=$((failed + 1))
 	fi
+
+	# (e) the fuzzers, briefly (./check.sh --fuzz SECONDS for long runs)
+	rm -f build-fuzz/fuzz-results.tsv
+	run_fuzzers "$fuzz_seconds"
 
 	# (d) quick benchmark: a table to read, not a test
 	if [[ -f bench/run.sh ]]; then
