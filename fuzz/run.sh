@@ -25,6 +25,13 @@ targets=("$@")
 ninja -C build-fuzz "${targets[@]/#/fuzz/fuzz-}" >/dev/null ||
 	{ ninja -C build-fuzz "${targets[@]/#/fuzz/fuzz-}"; exit 2; }
 
+# extra_seeds TARGET - seed folders kept outside the repository
+extra_seeds() {
+	case $1 in
+	record) [[ -d ../shared/testdata/umockdev ]] && echo ../shared/testdata/umockdev ;;
+	esac
+}
+
 results=build-fuzz/fuzz-results.tsv
 printf 'target\tseconds\texecutions\tcrashes\n' >"$results"
 scratch=$(mktemp -d)
@@ -35,7 +42,7 @@ for t in "${targets[@]}"; do
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1 \
 		"build-fuzz/fuzz/fuzz-$t" -max_total_time="$seconds" -timeout=10 \
 		-print_final_stats=1 -artifact_prefix="$scratch/$t/found/" \
-		"$scratch/$t/new" "fuzz/corpus/$t" >"$scratch/$t/log" 2>&1
+		"$scratch/$t/new" "fuzz/corpus/$t" $(extra_seeds "$t") >"$scratch/$t/log" 2>&1
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$scratch/$t/log" | tail -1)
 	crashes=$(find "$scratch/$t/found" -type f | wc -l)
 	if ((crashes)); then
