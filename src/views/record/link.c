@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * link.c - where each recorded device goes: its nesting parent (a class
+ * device of the same class at the parent path), its physical parent (the
+ * device at the parent path, past a glue directory named after the
+ * class), unrecorded ancestors made as plain physical devices, devices
+ * already in the tree; and the build order, parents first.
+ */
+#include "record-internal.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void cfs_rec_warn(struct rec_load *l, unsigned long line, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!l->opt || !l->opt->warning)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	l->opt->warning(l->p.file, line, msg, l->opt->warning_data);
+}
+
+size_t cfs_rec_parent_len(const char *path, size_t len)
+{
+	while (len && path[len - 1] != '/')
+		len--;
+	return len ? len - 1 : 0;
+}
+
+static bool is_path(const char *path, size_t len, const char *what)
+{
+	return strlen(what) == len && !memcmp(path, what, len);
+}
+
+/*
+ * cfs_rec_lookup_tree() - the record's device at @path, or the tree's device there (when the
+ * record may share paths with the tree: see may_overlap()), which joins
+ * the index as an existing device.  REC_NONE: neither; REC_NONE - 1: no
+ * memory (l->p.devs may have moved either way).
+ */
+uint32_t cfs_rec_lookup_tree(struct rec_load *l, const char *path, size_t len)
+{
+	uint32_t idx = cfs_rec_lookup(&l->p, path, len);
+	struct classfs_device *dev, **v;
+	struct rec_pdev *d;
+	struct rec_dev *rd;
+	char *copy;
+
+	if (idx != REC_NONE || !l->overlap)
+		return idx;
+	copy = strndup(path, len);
+	if (!copy)
+		return REC_NONE - 1;
+	dev = classfs_tree_find_device(l->tree, copy);
+	if (!dev) {
+		free(copy);
+		return REC_NONE;
+	}
+	if (l->existing.n == l->existing.cap) {
+		size_t cap = l->existing.cap ? 2 * l->existing.cap : 16;
+
+		v = realloc(l->existing.v, cap * sizeof(*v));
+		if (!v)
+			goto nomem;
+		l->existing.v = v;
+		l->existing.cap = cap;
+	}
+	idx = cfs_rec_add_placeholder(&l->p, copy, len);
+	if (idx == REC_NONE)
+		goto nomem;
+	l->existing.v[l->existing.n++] = dev;	/* the reference: put at the end */
+	rd = cfs_rec_of(dev);
+	d = &l->p.devs[idx];
+	d->path = copy;		/* freed as existing */
+	d->existing = true;
+	d->dev = dev;
+	d->kind = dev->cls ? REC_CLASS : dev->bus ? REC_BUS : REC_PLAIN;
+	d->subsys = cfs_rec_subsystem(dev);
+	d->subsyslen = d->subsys ? (uint32_t)strlen(d->subsys) : 0;
+	d->placeholder = rd && (rd->flags & REC_F_PLACEHOLDER);
+	return idx;
+nomem:
+	classfs_device_put(dev);
+	free(copy);
+	return REC_NONE - 1;
+}
+
+/* the device at @path, made as an unrecorded plain device when missing */
+static uint32_t ensure(struct rec_load *l, const char *path, size_t len, uint32_t lineno)
+{
+	uint32_t idx = cfs_rec_lookup_tree(l, path, len), up = REC_NONE;
+	size_t plen;
+
+	if (idx == REC_NONE - 1)
+		return REC_NONE;	/* no memory */
+	if (idx != REC_NONE)
+		return idx;
+	if (len >= 16 && !memcmp(path, "/devices/virtual", 16) &&
+	    (len == 16 || path[16] == '/')) {
+		cfs_rec_error(&l->p, lineno, "physical device %.*s under /devices/virtual",
+			      (int)len, path);
+		return REC_NONE - 1;
+	}
+	plen = cfs_rec_parent_len(path, len);
+	if (!is_path(path, plen, "/devices")) {
+		up = ensure(l, path, plen, lineno);
+		if (up >= REC_NONE - 1)
+			return up;
+	}
+	idx = cfs_rec_add_placeholder(&l->p, path, len);
+	if (idx == REC_NONE)
+		return REC_NONE;
+	l->p.devs[idx].up = up;
+	l->p.devs[idx].parent = up;
+	l->p.devs[idx].lineno = lineno;
+	for (size_t i = 0; i < len; i++)
+		l->p.devs[idx].depth += path[i] == '/';
+	return idx;
+}
+
+/* decide parent and physical parent of recorded device @i */
+static int link_dev(struct rec_load *l, uint32_t i)
+{
+	struct rec_pdev *d = &l->p.devs[i];
+	const char *path = d->path;
+	size_t plen = cfs_rec_parent_len(path, d->pathlen);
+	uint32_t lineno = d->lineno, cand;
+
+	if (is_path(path, plen, "/devices")) {
+		/* a class device has no place right below /devices */
+		d->misplaced = d->kind == REC_CLASS;
+		return 0;
+	}
+	if (d->kind != REC_CLASS) {
+		cand = ensure(l, path, plen, lineno);
+		if (cand >= REC_NONE - 1)
+			return cand == REC_NONE ? -ENOMEM : -EINVAL;
+		d = &l->p.devs[i];
+		d->up = d->parent = cand;
+		return 0;
+	}
+	cand = cfs_rec_lookup_tree(l, path, plen);
+	if (cand == REC_NONE - 1)
+		return -ENOMEM;
+	d = &l->p.devs[i];
+	if (cand != REC_NONE) {
+		struct rec_pdev *c = &l->p.devs[cand];
+
+		if (c->kind == REC_CLASS && c->subsyslen == d->subsyslen &&
+		    !memcmp(c->subsys, d->subsys, d->subsyslen))
+			d->parent = cand;
+		else
+			d->phys = cand;
+		d->up = cand;
+		/* a class device right below a physical device has a glue directory */
+		d->misplaced = c->kind != REC_CLASS;
+		return 0;
+	}
+	/* the parent path is a directory: a glue directory named after the class */
+	{
+		size_t glen = cfs_rec_parent_len(path, plen);
+		const char *glue = path + glen + 1;
+		bool glued = plen - glen - 1 == d->subsyslen &&
+			     !memcmp(glue, d->subsys, d->subsyslen);
+
+		if (is_path(path, glen, "/devices/virtual")) {
+			d->misplaced = !glued;
+			return 0;
+		}
+		if (!glued) {
+			glen = plen;	/* no glue: the parent path is the physical device */
+			d->misplaced = true;
+		}
+		if (is_path(path, glen, "/devices")) {
+			d->misplaced = true;
+			return 0;
+		}
+		cand = ensure(l, path, glen, lineno);
+		if (cand >= REC_NONE - 1)
+			return cand == REC_NONE ? -ENOMEM : -EINVAL;
+		d = &l->p.devs[i];
+		if (l->p.devs[cand].kind == REC_CLASS && glued)
+			d->misplaced = true;	/* below a class device: no glue */
+		d->phys = d->up = cand;
+	}
+	return 0;
+}
+
+/*
+ * The devices already in the tree join the record's index when a path
+ * names one (cfs_rec_lookup_tree()), so that a record's unrecorded ancestors are the
+ * devices already there (records sharing /devices/pci0000:00 load one
+ * after the other), and a recorded device already there is refused
+ * before anything is built.
+ */
+/*
+ * Can the tree hold a device at one of the record's paths?  Physical
+ * devices are below devices/ in both layouts: when no recorded path's
+ * first component (/devices/pci0000:00/...) is there, none can be, and the
+ * lookups in the tree are skipped.  /devices/virtual holds class devices only,
+ * whose names their class checks when they are added.
+ */
+static bool may_overlap(struct rec_load *l, size_t nrecorded)
+{
+	const char *last = NULL;
+	size_t lastlen = 0;
+
+	for (size_t i = 0; i < nrecorded; i++) {
+		const struct rec_pdev *d = &l->p.devs[i];
+		const char *first = d->path + 9;	/* after "/devices/" */
+		const char *end = memchr(first, '/', d->pathlen - 9);
+		size_t n = end ? (size_t)(end - first) : d->pathlen - 9;
+		char rel[NAME_MAX + 16];
+		struct classfs_stat st;
+
+		if ((n == 7 && !memcmp(first, "virtual", 7)) ||
+		    (last && n == lastlen && !memcmp(first, last, n)))
+			continue;
+		snprintf(rel, sizeof(rel), "devices/%.*s", (int)n, first);
+		if (classfs_path_stat(l->tree, rel, &st) == 0)
+			return true;
+		last = first;
+		lastlen = n;
+	}
+	return false;
+}
+
+/*
+ * A recorded device already in the tree is refused before anything is
+ * built; the tree's devices at the record's other paths (its unrecorded
+ * ancestors, link targets) are found by path as they are needed (cfs_rec_lookup_tree()).
+ */
+static int add_existing(struct rec_load *l)
+{
+	const struct rec_pdev *first = NULL;
+	char path[PATH_MAX];
+
+	if (!may_overlap(l, l->p.ndevs))
+		return 0;
+	l->overlap = true;
+	/* the one to name: the shallowest (parents first), then the first recorded */
+	for (size_t i = 0; i < l->p.ndevs; i++) {
+		const struct rec_pdev *d = &l->p.devs[i];
+		struct classfs_device *dev;
+
+		if (d->pathlen >= sizeof(path) || (first && d->depth >= first->depth))
+			continue;
+		memcpy(path, d->path, d->pathlen);
+		path[d->pathlen] = '\0';
+		dev = classfs_tree_find_device(l->tree, path);
+		if (dev) {
+			classfs_device_put(dev);
+			first = d;
+		}
+	}
+	if (!first)
+		return 0;
+	cfs_rec_error(&l->p, first->lineno, "device %.*s is already in the tree",
+		      (int)first->pathlen, first->path);
+	return -EEXIST;
+}
+
+/* build order: parents (shorter paths) first, by a counting sort on depth */
+static int sort_by_depth(struct rec_load *l)
+{
+	size_t n = l->p.ndevs, maxd = 0;
+	size_t *start;
+
+	for (size_t i = 0; i < n; i++)
+		if (l->p.devs[i].depth > maxd)
+			maxd = l->p.devs[i].depth;
+	start = calloc(maxd + 2, sizeof(*start));
+	l->order = malloc(n * sizeof(*l->order));
+	if (!start || !l->order) {
+		free(start);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		start[l->p.devs[i].depth + 1]++;
+	for (size_t k = 1; k <= maxd + 1; k++)
+		start[k] += start[k - 1];
+	for (size_t i = 0; i < n; i++)
+		l->order[start[l->p.devs[i].depth]++] = (uint32_t)i;
+	free(start);
+	return 0;
+}
+
+
+/**
+ * cfs_rec_link_all() - place every recorded device of @l; the build order
+ * Return: 0, -EINVAL (error filled), -EEXIST (already in the tree), -ENOMEM.
+ */
+int cfs_rec_link_all(struct rec_load *l)
+{
+	size_t nrecorded = l->p.ndevs;
+	int r = add_existing(l);
+
+	for (uint32_t i = 0; !r && i < nrecorded; i++)
+		r = link_dev(l, i);
+	/* link targets in the tree join the index now: building adds no entry */
+	for (uint32_t i = 0; !r && l->overlap && i < nrecorded; i++) {
+		for (uint32_t k = 0; k < l->p.devs[i].nlines; k++) {
+			const struct rec_line *ln = &l->p.lines[l->p.devs[i].first + k];
+			size_t n;
+
+			if (ln->tag != 'L')
+				continue;
+			n = cfs_rec_resolve_link(l, &l->p.devs[i], ln);
+			if (n && cfs_rec_lookup_tree(l, l->scratch, n) == REC_NONE - 1) {
+				r = -ENOMEM;
+				break;
+			}
+		}
+	}
+	return r ? r : sort_by_depth(l);
+}

@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * load.c - building a parsed record in a tree, all or nothing.
+ *
+ * 1. parse.c checks every line; link.c places each device (its nesting
+ *    parent, its physical parent, unrecorded ancestors) and orders them;
+ * 2. devices are built parents first (by path depth: linear), uevents
+ *    suppressed, with their values; then every link (a link may point at a
+ *    device built after its own);
+ * 3. ADD for each recorded device, parents first.
+ * A failure in 2 removes what was built; suppressed devices that never
+ * sent ADD send no REMOVE, so nobody sees anything.
+ *
+ * Each device keeps its side data in the same allocation (struct rec_dev):
+ * the recorded properties, links, node and `dev` text, attribute names.
+ */
+#include "record-internal.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------ */
+/* building                                                            */
+/* ------------------------------------------------------------------ */
+
+static struct rec_subsys *subsys_get(struct rec_load *l, const struct rec_pdev *d)
+{
+	struct rec_subsys *s;
+	char name[NAME_MAX + 1];
+	int r;
+
+	for (size_t i = l->nsubs; i-- > 0;)
+		if (l->subs[i].len == d->subsyslen && l->subs[i].kind == d->kind &&
+		    !memcmp(l->subs[i].name, d->subsys, d->subsyslen))
+			return &l->subs[i];
+	if (l->nsubs == l->capsubs) {
+		size_t cap = l->capsubs ? l->capsubs * 2 : 8;
+		struct rec_subsys *v = realloc(l->subs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		l->subs = v;
+		l->capsubs = cap;
+	}
+	memcpy(name, d->subsys, d->subsyslen);
+	name[d->subsyslen] = '\0';
+	s = &l->subs[l->nsubs];
+	*s = (struct rec_subsys){ .name = d->subsys, .len = d->subsyslen, .kind = d->kind };
+	if (d->kind == REC_CLASS) {
+		s->cls = classfs_class_find(l->tree, name);
+		if (!s->cls) {
+			struct rec_class *c = calloc(1, sizeof(*c) + d->subsyslen + 1);
+
+			if (!c)
+				return NULL;
+			memcpy(c->name, name, d->subsyslen + 1);
+			c->cls.name = c->name;
+			c->cls.devnode = cfs_rec_devnode;
+			c->cls.class_release = cfs_rec_class_release;
+			r = classfs_class_register(l->tree, &c->cls);
+			if (r < 0) {
+				free(c);
+				errno = -r;
+				return NULL;
+			}
+			if (cfs_rec_remember(l->tree, c, NULL) < 0) {
+				classfs_class_unregister(&c->cls);
+				return NULL;
+			}
+			/* our reference: dropped at the end of the load */
+			s->cls = classfs_class_get(&c->cls);
+			s->made = true;
+		}
+	} else {
+		s->bus = classfs_bus_find(l->tree, name);
+		if (!s->bus) {
+			struct rec_bus *b = calloc(1, sizeof(*b) + d->subsyslen + 1);
+
+			if (!b)
+				return NULL;
+			memcpy(b->name, name, d->subsyslen + 1);
+			b->bus.name = b->name;
+			r = classfs_bus_register(l->tree, &b->bus);
+			if (r < 0) {
+				free(b);
+				errno = -r;
+				return NULL;
+			}
+			if (cfs_rec_remember(l->tree, NULL, b) < 0) {
+				classfs_bus_unregister(&b->bus);
+				free(b);
+				return NULL;
+			}
+			s->bus = &b->bus;
+			s->made = true;
+		}
+	}
+	l->nsubs++;
+	return s;
+}
+
+/* attributes the tree computes itself: their recorded text stays in the blob */
+static bool computed_attr(const struct rec_line *ln)
+{
+	return ln->tag == 'A' && ((ln->keylen == 3 && !memcmp(ln->key, "dev", 3)) ||
+				  (ln->keylen == 6 && !memcmp(ln->key, "uevent", 6)));
+}
+
+static size_t blob_size(const struct rec_parse *p, const struct rec_pdev *d, size_t namelen)
+{
+	size_t n = 1 + namelen + 1;
+
+	for (uint32_t i = 0; i < d->nlines; i++) {
+		const struct rec_line *ln = &p->lines[d->first + i];
+
+		n += 1 + ln->keylen + 1;
+		/* A: and H: values live in the tree; computed ones ('D') stay here */
+		if ((ln->tag != 'A' && ln->tag != 'H') || computed_attr(ln))
+			n += ln->vallen + 1;
+	}
+	return n;
+}
+
+/*
+ * One blob entry: @tag, @a (a name from keys.c's table as 0x01 CODE), and
+ * when @two, @b.  Names repeat across devices (DEVNAME, SUBSYSTEM, size):
+ * two bytes instead of each copy.
+ */
+static char *put(char *s, char tag, const char *a, size_t alen, bool name, const char *b,
+		 size_t blen, bool two)
+{
+	unsigned int code = name ? cfs_rec_name_code(a, alen) : 0;
+
+	*s++ = tag;
+	if (code) {
+		*s++ = CFS_REC_CODED;
+		*s++ = (char)code;
+	} else {
+		memcpy(s, a, alen);
+		s += alen;
+		*s++ = '\0';
+	}
+	if (two) {
+		if (blen)
+			memcpy(s, b, blen);
+		s += blen;
+		*s++ = '\0';
+	}
+	return s;
+}
+
+/*
+ * Does the device's `uevent` show this E: key (the hook adds it)?  Those
+ * Linux emits for the subsystem, less what the core adds itself: DEVTYPE
+ * (the type's name), and a class device's MAJOR, MINOR and DEVNAME.
+ */
+static bool uevent_key(const struct rec_pdev *d, const char *subsystem, const struct rec_line *ln)
+{
+	bool core_devnum = d->kind == REC_CLASS && major(d->devt);
+
+	if (ln->keylen == 7 && !memcmp(ln->key, "DEVTYPE", 7))
+		return false;
+	if (core_devnum && ((ln->keylen == 5 && (!memcmp(ln->key, "MAJOR", 5) ||
+						  !memcmp(ln->key, "MINOR", 5))) ||
+			    (ln->keylen == 7 && !memcmp(ln->key, "DEVNAME", 7))))
+		return false;
+	return cfs_rec_uevent_key(subsystem, ln->key, ln->keylen);
+}
+
+static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d)
+{
+	const char *name = d->path + cfs_rec_parent_len(d->path, d->pathlen) + 1;
+	size_t namelen = (size_t)(d->path + d->pathlen - name);
+	size_t size = blob_size(&l->p, d, namelen);
+	char subsystem[NAME_MAX + 1];
+	struct rec_dev *rd;
+	char *s;
+
+	/* the blob is made aside, then allocated at its exact size with the device */
+	if (size > l->blobcap) {
+		char *b = realloc(l->blob, size);
+
+		if (!b)
+			return NULL;
+		l->blob = b;
+		l->blobcap = size;
+	}
+	if (d->subsys) {
+		memcpy(subsystem, d->subsys, d->subsyslen);
+		subsystem[d->subsyslen] = '\0';
+	}
+	s = put(l->blob, 'n', name, namelen, false, NULL, 0, false);
+	for (uint32_t i = 0; i < d->nlines; i++) {
+		const struct rec_line *ln = &l->p.lines[d->first + i];
+
+		switch (ln->tag) {
+		case 'S':
+			s = put(s, 'S', ln->val, ln->vallen, false, NULL, 0, false);
+			break;
+		case 'A':
+			if (computed_attr(ln))
+				s = put(s, 'D', ln->key, ln->keylen, true, ln->val, ln->vallen, true);
+			else
+				s = put(s, 'A', ln->key, ln->keylen, true, NULL, 0, false);
+			break;
+		case 'H':
+			s = put(s, 'H', ln->key, ln->keylen, true, NULL, 0, false);
+			break;
+		case 'E':
+			s = put(s, uevent_key(d, d->subsys ? subsystem : NULL, ln) ? 'U' : 'E',
+				ln->key, ln->keylen, true, ln->val, ln->vallen, true);
+			break;
+		case 'L':
+			s = put(s, 'L', ln->key, ln->keylen, true, ln->val, ln->vallen, true);
+			break;
+		default:	/* N: the node's name is its own */
+			s = put(s, ln->tag, ln->key, ln->keylen, false, ln->val, ln->vallen, true);
+		}
+	}
+	rd = classfs_zalloc(sizeof(*rd) + (size_t)(s - l->blob));
+	if (!rd)
+		return NULL;
+	rd->bloblen = (uint32_t)(s - l->blob);
+	memcpy(rd->blob, l->blob, rd->bloblen);
+	rd->devt = d->devt;
+	if (d->placeholder)
+		rd->flags |= REC_F_PLACEHOLDER;
+	if (d->kind == REC_CLASS && d->subsyslen == 5 && !memcmp(d->subsys, "block", 5))
+		rd->flags |= REC_F_BLOCK;
+	classfs_device_initialize(&rd->dev);
+	rd->dev.release = cfs_rec_release;
+	return rd;
+}
+
+/* add the attribute values of a built device */
+static int add_values(struct rec_load *l, struct rec_pdev *d, struct rec_dev *rd)
+{
+	char name[PATH_MAX + 1];
+	int r;
+
+	for (uint32_t i = 0; i < d->nlines; i++) {
+		const struct rec_line *ln = &l->p.lines[d->first + i];
+		size_t n;
+
+		if (ln->tag != 'A' && ln->tag != 'H')
+			continue;
+		/*
+		 * Computed attributes stay as recorded in the blob; a bus device
+		 * carries no number in the core (its DEVNAME is the record's),
+		 * so its `dev` is a read-only value.
+		 */
+		if (computed_attr(ln) && (ln->keylen != 3 || major(rd->dev.devt)))
+			continue;
+		memcpy(name, ln->key, ln->keylen);
+		name[ln->keylen] = '\0';
+		if (ln->tag == 'A') {
+			const char *why;
+
+			cfs_rec_unescape(ln->val, ln->vallen, l->scratch, &n, &why);
+			r = classfs_device_add_value(&rd->dev, name, computed_attr(ln) ? 0444 : 0644,
+						     l->scratch, n, 0);
+		} else {
+			unsigned char *bin = malloc(ln->vallen / 2 + 1);
+
+			if (!bin)
+				return -ENOMEM;
+			cfs_rec_unhex(ln->val, ln->vallen, bin);
+			r = classfs_device_add_value(&rd->dev, name, 0644, bin, ln->vallen / 2,
+						     CLASSFS_VALUE_BINARY);
+			free(bin);
+		}
+		if (r < 0) {
+			cfs_rec_error(&l->p, ln->lineno, "attribute '%s' of %.*s: %s", name,
+				      (int)d->pathlen, d->path, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/**
+ * cfs_rec_resolve_link() - resolve a recorded relative link text to a
+ * device path, in l->scratch.  Return: its length, 0 when it leaves /.
+ */
+size_t cfs_rec_resolve_link(struct rec_load *l, const struct rec_pdev *d, const struct rec_line *ln)
+{
+	char *buf = l->scratch;
+	size_t n = d->pathlen, cap = sizeof(l->scratch) - 1;
+	const char *t = ln->val, *end = ln->val + ln->vallen;
+	const char *dirend = ln->key + ln->keylen;
+
+	if (*t == '/' || n + ln->keylen + 1 > cap)
+		return 0;
+	memcpy(buf, d->path, n);
+	/* the link's own directory: the device's, or a subdirectory of it */
+	while (dirend > ln->key && dirend[-1] != '/')
+		dirend--;
+	if (dirend > ln->key) {
+		buf[n++] = '/';
+		memcpy(buf + n, ln->key, (size_t)(dirend - ln->key - 1));
+		n += (size_t)(dirend - ln->key - 1);
+	}
+	while (t < end) {
+		const char *c = memchr(t, '/', (size_t)(end - t));
+		size_t clen;
+
+		if (!c)
+			c = end;
+		clen = (size_t)(c - t);
+		if (clen == 2 && t[0] == '.' && t[1] == '.') {
+			if (!n)
+				return 0;
+			n = cfs_rec_parent_len(buf, n);
+		} else if (clen && !(clen == 1 && t[0] == '.')) {
+			if (n + 1 + clen > cap)
+				return 0;
+			buf[n++] = '/';
+			memcpy(buf + n, t, clen);
+			n += clen;
+		}
+		t = c + (c < end);
+	}
+	return n;
+}
+
+static int add_links(struct rec_load *l, struct rec_pdev *d, struct rec_dev *rd)
+{
+	char name[PATH_MAX + 1], *text = NULL;
+	int r = 0;
+
+	for (uint32_t i = 0; i < d->nlines && !r; i++) {
+		const struct rec_line *ln = &l->p.lines[d->first + i];
+		uint32_t target = REC_NONE;
+		size_t n;
+
+		if (ln->tag != 'L')
+			continue;
+		memcpy(name, ln->key, ln->keylen);
+		name[ln->keylen] = '\0';
+		/* the tree makes these itself */
+		if ((!strcmp(name, "subsystem") && d->kind != REC_PLAIN) ||
+		    (!strcmp(name, "device") && rd->dev.phys))
+			continue;
+		n = cfs_rec_resolve_link(l, d, ln);
+		/* the tree's devices it may name joined the index in cfs_rec_link_all() */
+		if (n)
+			target = cfs_rec_lookup(&l->p, l->scratch, n);
+		if (target != REC_NONE && l->p.devs[target].dev) {
+			r = classfs_device_add_link_to(&rd->dev, name, l->p.devs[target].dev);
+		} else {
+			text = strndup(ln->val, ln->vallen);
+			if (!text)
+				return -ENOMEM;
+			r = classfs_device_add_link(&rd->dev, name, text);
+			free(text);
+			if (!r && strcmp(name, "driver"))
+				cfs_rec_warn(l, ln->lineno,
+					     "link %s of %.*s: target not in the tree, kept as recorded",
+					     name, (int)d->pathlen, d->path);
+		}
+		if (r < 0)
+			cfs_rec_error(&l->p, ln->lineno, "link '%s' of %.*s: %s", name,
+				      (int)d->pathlen, d->path, strerror(-r));
+	}
+	return r;
+}
+
+static int build_one(struct rec_load *l, uint32_t idx)
+{
+	struct rec_pdev *d = &l->p.devs[idx];
+	struct rec_subsys *s = NULL;
+	struct rec_dev *rd;
+	int r;
+
+	errno = ENOMEM;
+	if (d->kind != REC_PLAIN && !(s = subsys_get(l, d))) {
+		r = -errno;
+		cfs_rec_error(&l->p, d->lineno, "subsystem '%.*s': %s", (int)d->subsyslen,
+			      d->subsys, strerror(-r));
+		return r;
+	}
+	rd = make_dev(l, d);
+	if (!rd)
+		return -ENOMEM;
+	rd->dev.type = cfs_rec_intern_type(d->devtype, d->devtypelen);
+	if (!rd->dev.type) {
+		classfs_device_put(&rd->dev);
+		return -ENOMEM;
+	}
+	if (d->kind == REC_CLASS) {
+		rd->dev.cls = s->cls;
+		rd->dev.devt = d->devt;
+		if (d->parent != REC_NONE)
+			rd->dev.parent = l->p.devs[d->parent].dev;
+		if (d->phys != REC_NONE)
+			rd->dev.phys = l->p.devs[d->phys].dev;
+	} else {
+		rd->dev.bus = s ? s->bus : NULL;
+		if (d->parent != REC_NONE)
+			rd->dev.parent = l->p.devs[d->parent].dev;
+	}
+	r = classfs_device_set_name_static(&rd->dev, rd->blob + 1);
+	if (r < 0) {
+		classfs_device_put(&rd->dev);
+		return cfs_rec_error(&l->p, d->lineno, "invalid device name '%s'", rd->blob + 1);
+	}
+	classfs_device_set_uevent_suppress(&rd->dev, true);
+	if (!rd->dev.cls && !rd->dev.bus && !rd->dev.parent)
+		r = classfs_device_add_to(l->tree, &rd->dev);
+	else
+		r = classfs_device_add(&rd->dev);
+	if (r < 0) {
+		classfs_device_put(&rd->dev);
+		cfs_rec_error(&l->p, d->lineno, "device %.*s: %s", (int)d->pathlen, d->path,
+			      strerror(-r));
+		return r;
+	}
+	d->built = rd;
+	d->dev = &rd->dev;
+	return add_values(l, d, rd);
+}
+
+/* undo a failed load: built devices deepest first, then made subsystems */
+static void unbuild(struct rec_load *l)
+{
+	for (size_t k = l->p.ndevs; k-- > 0;) {
+		struct rec_pdev *d = &l->p.devs[l->order[k]];
+
+		if (d->built && classfs_device_is_added(&d->built->dev))
+			classfs_device_unregister(&d->built->dev);
+		d->built = NULL;
+		d->dev = NULL;
+	}
+	for (size_t i = l->nsubs; i-- > 0;) {
+		struct rec_subsys *s = &l->subs[i];
+
+		if (!s->made)
+			continue;
+		if (s->cls) {
+			struct classfs_class *cls = s->cls;
+
+			cfs_rec_forget((struct rec_class *)((char *)cls - offsetof(struct rec_class, cls)),
+			       NULL);
+			classfs_class_unregister(cls);
+		} else if (classfs_bus_unregister(s->bus) == 0) {
+			struct rec_bus *b = (struct rec_bus *)((char *)s->bus -
+							       offsetof(struct rec_bus, bus));
+
+			cfs_rec_forget(NULL, b);
+			free(b);
+		}
+		s->made = false;
+	}
+}
+
+static void progress(struct rec_load *l, size_t done)
+{
+	if (l->opt && l->opt->progress)
+		l->opt->progress(done, l->p.ndevs, l->opt->progress_data);
+}
+
+/**
+ * classfs_record_load() - build the devices of an umockdev record in @tree
+ * (see <classfs/record.h>): parse and check, build quietly, announce.
+ * Return: 0, -EINVAL (malformed: @err says where), -EEXIST, -ENOMEM, ...
+ */
+int classfs_record_load(struct classfs_tree *tree, const char *data, size_t len,
+			const struct classfs_record_options *opt, struct classfs_record_error *err)
+{
+	struct rec_load *l;
+	int r;
+
+	if (err)
+		*err = (struct classfs_record_error){ .line = 0 };
+	if (!tree || (!data && len))
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->tree = tree;
+	l->opt = opt;
+	l->p.err = err;
+	l->p.file = opt && opt->filename ? opt->filename : "<record>";
+
+	r = cfs_rec_parse(&l->p, data, len);
+	if (r < 0)
+		goto out;
+	r = cfs_rec_link_all(l);
+	if (r < 0)
+		goto out;
+
+	for (size_t k = 0; k < l->p.ndevs; k++) {
+		if (l->p.devs[l->order[k]].existing)
+			continue;
+		r = build_one(l, l->order[k]);
+		if (r < 0)
+			goto fail;
+		if ((k & 4095) == 4095)
+			progress(l, k + 1);
+	}
+	for (size_t k = 0; k < l->p.ndevs; k++) {
+		struct rec_pdev *d = &l->p.devs[l->order[k]];
+
+		if (d->existing)
+			continue;
+		r = add_links(l, d, d->built);
+		if (r < 0)
+			goto fail;
+	}
+	progress(l, l->p.ndevs);
+
+	/* everything exists: announce, parents first */
+	for (size_t k = 0; k < l->p.ndevs; k++) {
+		struct rec_pdev *d = &l->p.devs[l->order[k]];
+
+		if (d->misplaced && !d->placeholder) {
+			char path[PATH_MAX];
+
+			if (classfs_device_syspath(&d->built->dev, path, sizeof(path)) >= 0)
+				cfs_rec_warn(l, d->lineno, "device %.*s is at %s in this tree",
+				     (int)d->pathlen, d->path, path);
+		}
+		if (d->placeholder || d->existing)
+			continue;
+		classfs_device_set_uevent_suppress(&d->built->dev, false);
+		r = classfs_device_uevent(&d->built->dev, CLASSFS_ACTION_ADD, NULL);
+		/*
+		 * Out of memory for an event: undone rather than left unheard
+		 * (the devices announced so far send their REMOVE).  A hook's
+		 * veto leaves the device without an event, as Linux does.
+		 */
+		if (r == -ENOMEM)
+			goto fail;
+	}
+	r = 0;
+	goto out;
+
+fail:
+	unbuild(l);
+out:
+	for (size_t i = 0; i < l->nsubs; i++)
+		classfs_class_put(l->subs[i].cls);
+	for (size_t i = 0; i < l->p.ndevs; i++)
+		if (l->p.devs[i].existing)
+			free((char *)l->p.devs[i].path);
+	cfs_rec_devlist_free(&l->existing);
+	free(l->subs);
+	free(l->order);
+	free(l->blob);
+	cfs_rec_parse_free(&l->p);
+	free(l);
+	return r;
+}
+

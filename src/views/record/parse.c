@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * parse.c - reading an umockdev record into struct rec_parse, checking
+ * every line, in time linear in the record's size: one pass to count, one
+ * to parse; devices are found by path in a hash table.  Nothing here
+ * touches a tree: a record is refused before anything is built.
+ */
+#include "record-internal.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/**
+ * cfs_rec_error() - fill the caller's error (file, line, reason); -EINVAL
+ */
+int cfs_rec_error(struct rec_parse *p, unsigned long line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->err) {
+		snprintf(p->err->file, sizeof(p->err->file), "%s", p->file);
+		p->err->line = line;
+		va_start(ap, fmt);
+		vsnprintf(p->err->reason, sizeof(p->err->reason), fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static uint32_t hash_path(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+/**
+ * cfs_rec_lookup() - the index of the device at @path (@len bytes), or
+ * REC_NONE.
+ */
+uint32_t cfs_rec_lookup(const struct rec_parse *p, const char *path, size_t len)
+{
+	size_t mask = p->hashsize - 1;
+
+	uint32_t h = hash_path(path, len);
+
+	if (!p->hashsize)
+		return REC_NONE;
+	for (size_t i = h & mask;; i = (i + 1) & mask) {
+		uint64_t v = p->hash[i];
+		const struct rec_pdev *d;
+
+		if (!v)
+			return REC_NONE;
+		if ((uint32_t)(v >> 32) != h)
+			continue;	/* the slot keeps the hash: no visit to the device */
+		d = &p->devs[(uint32_t)v - 1];
+		if (d->pathlen == len && !memcmp(d->path, path, len))
+			return (uint32_t)v - 1;
+	}
+}
+
+static void hash_insert(struct rec_parse *p, uint32_t idx)
+{
+	size_t mask = p->hashsize - 1;
+	const struct rec_pdev *d = &p->devs[idx];
+	uint32_t h = hash_path(d->path, d->pathlen);
+	size_t i = h & mask;
+
+	while (p->hash[i])
+		i = (i + 1) & mask;
+	p->hash[i] = (uint64_t)h << 32 | (idx + 1);
+}
+
+/* room for @n devices (and their hash slots at load factor <= 1/2) */
+static int reserve(struct rec_parse *p, size_t n)
+{
+	if (n > p->capdevs) {
+		size_t cap = p->capdevs ? p->capdevs : 64;
+		struct rec_pdev *v;
+
+		while (cap < n)
+			cap *= 2;
+		v = realloc(p->devs, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->devs = v;
+		p->capdevs = cap;
+	}
+	if (n * 2 > p->hashsize) {
+		size_t size = p->hashsize ? p->hashsize : 128;
+		uint64_t *h;
+
+		while (size < n * 2)
+			size *= 2;
+		h = calloc(size, sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		free(p->hash);
+		p->hash = h;
+		p->hashsize = size;
+		for (size_t i = 0; i < p->ndevs; i++)
+			hash_insert(p, (uint32_t)i);
+	}
+	return 0;
+}
+
+/* append a device (its path must not be there yet): its index, or REC_NONE on ENOMEM */
+static uint32_t add_dev(struct rec_parse *p, const char *path, size_t len, uint32_t lineno)
+{
+	uint32_t idx;
+
+	if (reserve(p, p->ndevs + 1) < 0)
+		return REC_NONE;
+	idx = (uint32_t)p->ndevs++;
+	p->devs[idx] = (struct rec_pdev){
+		.path = path,
+		.pathlen = (uint32_t)len,
+		.lineno = lineno,
+		.up = REC_NONE,
+		.parent = REC_NONE,
+		.phys = REC_NONE,
+	};
+	hash_insert(p, idx);
+	return idx;
+}
+
+/** cfs_rec_add_placeholder() - a device that is not recorded (link.c) */
+uint32_t cfs_rec_add_placeholder(struct rec_parse *p, const char *path, size_t len)
+{
+	uint32_t idx = add_dev(p, path, len, 0);
+
+	if (idx != REC_NONE)
+		p->devs[idx].placeholder = true;
+	return idx;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/**
+ * cfs_rec_unhex() - decode @len hex digits into @out (@len / 2 bytes)
+ * Return: 0, or -EINVAL for an odd length or a non-hex digit.
+ */
+int cfs_rec_unhex(const char *s, size_t len, unsigned char *out)
+{
+	if (len % 2)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i += 2) {
+		int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		if (out)
+			out[i / 2] = (unsigned char)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/**
+ * cfs_rec_unescape() - decode the C escapes of an A: value
+ * @out: NULL to only check, else room for @len bytes.
+ * @why: set to the reason on error.
+ * Return: 0 or -EINVAL.
+ */
+int cfs_rec_unescape(const char *s, size_t len, char *out, size_t *outlen, const char **why)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned int c = (unsigned char)s[i];
+
+		if (c == '\\') {
+			if (++i == len) {
+				*why = "value ends inside an escape";
+				return -EINVAL;
+			}
+			c = (unsigned char)s[i];
+			switch (c) {
+			case 'n': c = '\n'; break;
+			case 't': c = '\t'; break;
+			case 'r': c = '\r'; break;
+			case 'a': c = '\a'; break;
+			case 'b': c = '\b'; break;
+			case 'f': c = '\f'; break;
+			case 'v': c = '\v'; break;
+			case '\\': case '"': case '\'': case '?': break;
+			case 'x': {
+				int n = 0;
+				unsigned int v = 0;
+
+				while (n < 2 && i + 1 < len && hexval(s[i + 1]) >= 0)
+					v = v << 4 | (unsigned int)hexval(s[++i]), n++;
+				if (!n) {
+					*why = i + 1 == len ? "value ends inside an escape"
+							    : "\\x without hex digits";
+					return -EINVAL;
+				}
+				c = v;
+				break;
+			}
+			default:
+				if (c >= '0' && c <= '7') {
+					unsigned int v = c - '0';
+
+					for (int n = 1; n < 3 && i + 1 < len && s[i + 1] >= '0' &&
+							s[i + 1] <= '7'; n++)
+						v = v * 8 + (unsigned int)(s[++i] - '0');
+					if (v > 0xff) {
+						*why = "octal escape above \\377";
+						return -EINVAL;
+					}
+					c = v;
+				} else {
+					*why = "unknown escape";
+					return -EINVAL;
+				}
+			}
+		}
+		if (out)
+			out[o] = (char)c;
+		o++;
+	}
+	if (outlen)
+		*outlen = o;
+	return 0;
+}
+
+/*
+ * A name or a "dir/sub/name" made of valid names (attributes, links,
+ * device paths); *@ncomp gets the number of components.
+ */
+static bool valid_relpath_n(const char *s, size_t len, uint32_t *ncomp)
+{
+	const char *end = s + len;
+	uint32_t k = 0;
+
+	if (!len || len > PATH_MAX)
+		return false;
+	for (const char *c = s; c <= end; k++) {
+		const char *slash = memchr(c, '/', (size_t)(end - c));
+		size_t n;
+
+		if (!slash)
+			slash = end;
+		n = (size_t)(slash - c);
+		if (!n || n > NAME_MAX || (n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c = slash + 1;
+	}
+	*ncomp = k;
+	return true;
+}
+
+static bool valid_relpath(const char *s, size_t len)
+{
+	uint32_t n;
+
+	return valid_relpath_n(s, len, &n);
+}
+
+static int check_path(struct rec_parse *p, uint32_t lineno, const char *s, size_t len,
+		      uint32_t *depth)
+{
+	static const char prefix[] = "/devices/";
+
+	if (len < sizeof(prefix) || memcmp(s, prefix, sizeof(prefix) - 1))
+		return cfs_rec_error(p, lineno, "device path '%.*s' is not under /devices/",
+				     (int)(len > 200 ? 200 : len), s);
+	if (!valid_relpath_n(s + 1, len - 1, depth))
+		return cfs_rec_error(p, lineno,
+				     "device path '%.*s' has an empty, '.' or '..' component",
+				     (int)(len > 200 ? 200 : len), s);
+	if (len == 16 && !memcmp(s, "/devices/virtual", 16))
+		return cfs_rec_error(p, lineno, "/devices/virtual is not a device");
+	return 0;
+}
+
+/* first @c in [s, s+len), else NULL */
+static const char *find(const char *s, size_t len, char c)
+{
+	return memchr(s, c, len);
+}
+
+static bool key_is(const struct rec_line *l, const char *key)
+{
+	size_t n = strlen(key);
+
+	return l->keylen == n && !memcmp(l->key, key, n);
+}
+
+static int cmp_linename(const void *a, const void *b)
+{
+	const struct rec_line *x = *(const struct rec_line *const *)a;
+	const struct rec_line *y = *(const struct rec_line *const *)b;
+	size_t n = x->keylen < y->keylen ? x->keylen : y->keylen;
+	int r = memcmp(x->key, y->key, n);
+
+	if (r)
+		return r;
+	return (x->keylen > y->keylen) - (x->keylen < y->keylen);
+}
+
+/* the end of a device's paragraph: duplicate names, and what its lines say */
+static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
+{
+	const struct rec_line *sub = NULL, *major = NULL, *minor = NULL, *devattr = NULL;
+	const struct rec_line *stack[64], **names = stack;
+	size_t nnames = 0;
+	int r = 0;
+
+	if (d->nlines > 64 && !(names = malloc(d->nlines * sizeof(*names))))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < d->nlines; i++) {
+		const struct rec_line *l = &p->lines[d->first + i];
+
+		switch (l->tag) {
+		case 'A':
+		case 'H':
+		case 'L':
+			names[nnames++] = l;
+			if (l->tag == 'L' && key_is(l, "subsystem"))
+				sub = l;
+			if (l->tag == 'A' && key_is(l, "dev"))
+				devattr = l;
+			break;
+		case 'E':
+			if (key_is(l, "SUBSYSTEM") && !d->subsys) {
+				d->subsys = l->val;
+				d->subsyslen = l->vallen;
+			} else if (key_is(l, "DEVTYPE")) {
+				d->devtype = l->val;
+				d->devtypelen = l->vallen;
+			} else if (key_is(l, "MAJOR")) {
+				major = l;
+			} else if (key_is(l, "MINOR")) {
+				minor = l;
+			}
+			break;
+		}
+	}
+	/* few names per device: an insertion sort beats qsort()'s calls */
+	if (nnames > 16)
+		qsort(names, nnames, sizeof(*names), cmp_linename);
+	for (size_t i = 1; i < nnames && nnames <= 16; i++) {
+		const struct rec_line *x = names[i];
+		size_t k = i;
+
+		for (; k > 0 && cmp_linename(&names[k - 1], &x) > 0; k--)
+			names[k] = names[k - 1];
+		names[k] = x;
+	}
+	for (size_t i = 1; i < nnames; i++)
+		if (!cmp_linename(&names[i - 1], &names[i])) {
+			const struct rec_line *l = names[i]->lineno > names[i - 1]->lineno ? names[i]
+											   : names[i - 1];
+
+			r = cfs_rec_error(p, l->lineno, "duplicate attribute '%.*s' in device %.*s",
+					  (int)l->keylen, l->key, (int)d->pathlen, d->path);
+			goto out;
+		}
+
+	d->kind = REC_PLAIN;
+	if (sub) {
+		/* ".../bus/NAME" or ".../class/NAME": the link decides */
+		const char *base = sub->val + sub->vallen;
+
+		while (base > sub->val && base[-1] != '/')
+			base--;
+		d->subsys = base;
+		d->subsyslen = (uint32_t)(sub->val + sub->vallen - base);
+		if (!d->subsyslen) {
+			r = cfs_rec_error(p, sub->lineno, "subsystem link without a name");
+			goto out;
+		}
+		if (base - sub->val >= 5 && !memcmp(base - 5, "/bus/", 5))
+			d->kind = REC_BUS;
+		else if (base - sub->val >= 7 && !memcmp(base - 7, "/class/", 7))
+			d->kind = REC_CLASS;
+		else
+			d->kind = cfs_rec_is_bus(d->subsys, d->subsyslen) ? REC_BUS : REC_CLASS;
+	} else if (d->subsys) {
+		d->kind = cfs_rec_is_bus(d->subsys, d->subsyslen) ? REC_BUS : REC_CLASS;
+	}
+	if (d->subsys && (!d->subsyslen || d->subsyslen > NAME_MAX ||
+			  find(d->subsys, d->subsyslen, '/') ||
+			  (d->subsyslen <= 2 && d->subsys[0] == '.'))) {
+		r = cfs_rec_error(p, d->lineno, "invalid SUBSYSTEM '%.*s'", (int)d->subsyslen,
+				  d->subsys);
+		goto out;
+	}
+	if (d->kind == REC_CLASS && d->pathlen > 17 &&
+	    !memcmp(d->path, "/devices/virtual/", 17) && d->depth < 4) {
+		r = cfs_rec_error(p, d->lineno, "class device %.*s is not in /devices/virtual/CLASS/",
+				  (int)d->pathlen, d->path);
+		goto out;
+	}
+
+	/* the device number: `dev` first, else MAJOR and MINOR */
+	if (devattr) {
+		char buf[64], *end;
+		size_t n;
+		const char *why;
+		unsigned long ma = 0, mi = 0;
+		bool ok = false;
+
+		if (devattr->vallen >= sizeof(buf) ||
+		    cfs_rec_unescape(devattr->val, devattr->vallen, buf, &n, &why) < 0) {
+			r = cfs_rec_error(p, devattr->lineno, "invalid dev attribute");
+			goto out;
+		}
+		buf[n] = '\0';
+		if (buf[0] >= '0' && buf[0] <= '9') {
+			ma = strtoul(buf, &end, 10);
+			if (*end == ':' && end[1] >= '0' && end[1] <= '9') {
+				mi = strtoul(end + 1, &end, 10);
+				ok = (!*end || !strcmp(end, "\n")) && ma <= 0xfff && mi <= 0xfffff;
+			}
+		}
+		if (!ok) {
+			r = cfs_rec_error(p, devattr->lineno, "dev attribute '%s' is not MAJOR:MINOR",
+					  buf);
+			goto out;
+		}
+		d->devt = makedev((unsigned int)ma, (unsigned int)mi);
+	} else if (major && minor) {
+		char *end;
+		unsigned long ma = strtoul(major->val, &end, 10);
+		unsigned long mi = strtoul(minor->val, &end, 10);
+
+		d->devt = makedev((unsigned int)ma, (unsigned int)mi);
+	}
+out:
+	if (names != stack)
+		free(names);
+	return r;
+}
+
+/*
+ * Does a line hold a control byte (a tab aside)?  Eight bytes at a time:
+ * bytes below 0x20 or equal to 0x7f set their top bit in the mask; a word
+ * with a hit is looked at byte by byte (tabs are rare).  This is most of
+ * the parser's time otherwise.
+ */
+static bool has_control(const char *s, size_t len)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t x, lt, del;
+
+		memcpy(&x, s + i, 8);
+		lt = (x - 0x20 * ones) & ~x & high;		/* bytes < 0x20 */
+		del = ((x ^ 0x7f * ones) - ones) & ~(x ^ 0x7f * ones) & high;	/* == 0x7f */
+		if (lt | del) {
+			for (size_t k = i; k < i + 8; k++)
+				if (((unsigned char)s[k] < 0x20 && s[k] != '\t') || s[k] == 0x7f)
+					return true;
+		}
+	}
+	for (; i < len; i++)
+		if (((unsigned char)s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f)
+			return true;
+	return false;
+}
+
+/* lines matching `TAG: ...` */
+static int parse_line(struct rec_parse *p, const char *s, size_t len, uint32_t lineno,
+		      uint32_t *cur)
+{
+	struct rec_line *l;
+	const char *rest, *eq;
+	size_t restlen;
+	char tag;
+
+	bool bad = has_control(s, len);
+
+	for (size_t i = 0; bad && i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (!c)
+			return cfs_rec_error(p, lineno, "NUL byte in column %zu", i + 1);
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return cfs_rec_error(p, lineno, "control character 0x%02x in column %zu",
+					     c, i + 1);
+	}
+	if (len < 3 || s[1] != ':' || s[2] != ' ') {
+		if (len >= 2 && s[1] == ':')
+			return cfs_rec_error(p, lineno, "no space after '%c:'", s[0]);
+		return cfs_rec_error(p, lineno, "not a record line (expected 'TAG: ...')");
+	}
+	tag = s[0];
+	rest = s + 3;
+	restlen = len - 3;
+	if (!strchr("PNSEAHL", tag) || !tag)
+		return cfs_rec_error(p, lineno, "unknown tag '%c:'", tag);
+
+	if (tag == 'P') {
+		uint32_t idx, depth;
+		int r;
+
+		if (*cur != REC_NONE && (r = finish_dev(p, &p->devs[*cur])) < 0)
+			return r;
+		r = check_path(p, lineno, rest, restlen, &depth);
+		if (r < 0)
+			return r;
+		idx = cfs_rec_lookup(p, rest, restlen);
+		if (idx != REC_NONE)
+			return cfs_rec_error(p, lineno, "duplicate device %.*s (first at line %u)",
+					     (int)restlen, rest, p->devs[idx].lineno);
+		idx = add_dev(p, rest, restlen, lineno);
+		if (idx == REC_NONE)
+			return -ENOMEM;
+		p->devs[idx].first = (uint32_t)p->nlines;
+		p->devs[idx].depth = depth;
+		*cur = idx;
+		return 0;
+	}
+	if (*cur == REC_NONE)
+		return cfs_rec_error(p, lineno, p->ndevs ? "'%c:' line outside a device (a blank "
+				     "line ends one; no P: line since)" :
+				     "'%c:' line before the first P: line", tag);
+
+	l = &p->lines[p->nlines];
+	*l = (struct rec_line){ .lineno = lineno, .tag = tag };
+	switch (tag) {
+	case 'S':
+		if (!restlen)
+			return cfs_rec_error(p, lineno, "empty S: line");
+		l->val = rest;
+		l->vallen = (uint32_t)restlen;
+		break;
+	case 'N':
+		eq = find(rest, restlen, '=');
+		l->key = rest;
+		l->keylen = (uint32_t)(eq ? (size_t)(eq - rest) : restlen);
+		if (!l->keylen || !valid_relpath(rest, l->keylen))
+			return cfs_rec_error(p, lineno, "invalid node name in N: line");
+		if (eq) {
+			l->val = eq + 1;
+			l->vallen = (uint32_t)(rest + restlen - eq - 1);
+			if (cfs_rec_unhex(l->val, l->vallen, NULL) < 0)
+				return cfs_rec_error(p, lineno, "bad hex in N: contents");
+		}
+		break;
+	default:
+		eq = find(rest, restlen, '=');
+		if (!eq)
+			return cfs_rec_error(p, lineno, "'%c:' line without '='", tag);
+		l->key = rest;
+		l->keylen = (uint32_t)(eq - rest);
+		l->val = eq + 1;
+		l->vallen = (uint32_t)(rest + restlen - eq - 1);
+		if (!l->keylen)
+			return cfs_rec_error(p, lineno, "'%c:' line with an empty name", tag);
+		if (tag == 'E')
+			break;
+		if (!valid_relpath(l->key, l->keylen))
+			return cfs_rec_error(p, lineno, "invalid attribute name '%.*s'",
+					     (int)l->keylen, l->key);
+		if (tag == 'A') {
+			const char *why;
+			size_t n;
+
+			n = l->vallen;
+			if (memchr(l->val, '\\', l->vallen) &&
+			    cfs_rec_unescape(l->val, l->vallen, NULL, &n, &why) < 0)
+				return cfs_rec_error(p, lineno, "attribute '%.*s': %s",
+						     (int)l->keylen, l->key, why);
+			if (n > CLASSFS_ATTR_MAX)
+				return cfs_rec_error(p, lineno,
+						     "attribute '%.*s' longer than %d bytes",
+						     (int)l->keylen, l->key, CLASSFS_ATTR_MAX);
+		} else if (tag == 'H') {
+			if (cfs_rec_unhex(l->val, l->vallen, NULL) < 0)
+				return cfs_rec_error(p, lineno, "bad hex in binary attribute '%.*s'",
+						     (int)l->keylen, l->key);
+		} else if (!l->vallen) {
+			return cfs_rec_error(p, lineno, "link '%.*s' without a target",
+					     (int)l->keylen, l->key);
+		}
+		break;
+	}
+	p->nlines++;
+	p->devs[*cur].nlines++;
+	return 0;
+}
+
+/**
+ * cfs_rec_parse() - parse and check a whole record
+ * Return: 0, -EINVAL (error filled), -ENOMEM.  On error the caller still
+ * calls cfs_rec_parse_free().
+ */
+int cfs_rec_parse(struct rec_parse *p, const char *data, size_t len)
+{
+	size_t nlines = 0, off = 0;
+	uint32_t cur = REC_NONE, lineno = 0;
+	int r;
+
+	size_t npaths = 0;
+
+	/* count lines and devices: the arrays are made once, at their size */
+	for (const char *s = data, *e = data + len; s < e; nlines++) {
+		const char *nl = memchr(s, '\n', (size_t)(e - s));
+
+		npaths += s[0] == 'P';
+		s = nl ? nl + 1 : e;
+	}
+	if (nlines >= UINT32_MAX)
+		return cfs_rec_error(p, 0, "record too large");
+	p->lines = malloc((nlines ? nlines : 1) * sizeof(*p->lines));
+	if (!p->lines || reserve(p, npaths + npaths / 4 + 16) < 0)
+		return -ENOMEM;
+
+	while (off < len) {
+		const char *s = data + off, *nl = memchr(s, '\n', len - off);
+		size_t n = nl ? (size_t)(nl - s) : len - off;
+
+		lineno++;
+		off += n + (nl ? 1 : 0);
+		if (!n) {
+			/* a blank line ends the paragraph */
+			if (cur != REC_NONE && (r = finish_dev(p, &p->devs[cur])) < 0)
+				return r;
+			cur = REC_NONE;
+			continue;
+		}
+		r = parse_line(p, s, n, lineno, &cur);
+		if (r < 0)
+			return r;
+	}
+	if (cur != REC_NONE && (r = finish_dev(p, &p->devs[cur])) < 0)
+		return r;
+	if (!p->ndevs)
+		return cfs_rec_error(p, lineno, "no device in the record");
+	return 0;
+}
+
+/** cfs_rec_parse_free() - free what cfs_rec_parse() and the loader allocated */
+void cfs_rec_parse_free(struct rec_parse *p)
+{
+	free(p->lines);
+	free(p->devs);
+	free(p->hash);
+	*p = (struct rec_parse){ 0 };
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * record-internal.h - what the record loader, saver and exporters share:
+ * the parsed form of a record (temporary), the side data every loaded
+ * device keeps (struct rec_dev: one allocation per device), and the
+ * tables of keys.c.
+ */
+#ifndef CLASSFS_RECORD_INTERNAL_H
+#define CLASSFS_RECORD_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <classfs/classfs.h>
+#include <classfs/record.h>
+#include <limits.h>
+#include <stdio.h>
+
+#define REC_NONE UINT32_MAX
+
+enum rec_kind {
+	REC_PLAIN,	/* physical device without subsystem (or unrecorded ancestor) */
+	REC_BUS,	/* physical device of a bus */
+	REC_CLASS,	/* class device */
+};
+
+/* one line of a record: TAG: KEY=VAL (P:, S: have no key) */
+struct rec_line {
+	const char *key;
+	const char *val;
+	uint32_t keylen;
+	uint32_t vallen;
+	uint32_t lineno;
+	char tag;
+};
+
+/* one device of a record being loaded (recorded or unrecorded ancestor) */
+struct rec_pdev {
+	const char *path;		/* "/devices/..." (into the data or owned) */
+	uint32_t pathlen;
+	uint32_t lineno;		/* of its P: line; 0 for an unrecorded ancestor */
+	uint32_t first, nlines;		/* its lines in rec_parse.lines */
+	uint32_t up;			/* the device at the parent path, or REC_NONE */
+	uint32_t parent;		/* nesting parent (class) / physical parent */
+	uint32_t phys;			/* a class device's physical device */
+	uint32_t depth;			/* path components */
+	const char *subsys;		/* SUBSYSTEM (class or bus name) */
+	uint32_t subsyslen;
+	const char *devtype;
+	uint32_t devtypelen;
+	dev_t devt;
+	uint8_t kind;
+	bool placeholder;		/* unrecorded ancestor */
+	bool misplaced;			/* the layout places it elsewhere */
+	bool existing;			/* already in the tree (path owned) */
+	struct rec_dev *built;		/* made by this load */
+	struct classfs_device *dev;	/* in the tree: built or existing */
+};
+
+struct rec_parse {
+	const char *file;
+	struct rec_line *lines;
+	size_t nlines;
+	struct rec_pdev *devs;
+	size_t ndevs, capdevs;
+	uint64_t *hash;			/* open addressing: hash << 32 | index + 1; 0 empty */
+	size_t hashsize;		/* power of two */
+	struct classfs_record_error *err;
+};
+
+/* the side data of a loaded device: one allocation with the device */
+enum {
+	REC_F_PLACEHOLDER = 0x1,	/* unrecorded ancestor: never saved, no events */
+	REC_F_BLOCK = 0x2,		/* its node is a block device */
+};
+
+/*
+ * The blob holds tagged entries, each a tag byte then NUL-terminated
+ * strings (a first string that is a common name of keys.c is 0x01 CODE):
+ * 'n' name | 'E' key val (udev's) | 'U' key val (also in the `uevent`) |
+ * 'L' name text | 'A' name | 'H' name | 'S' link | 'N' name hex |
+ * 'D' name raw-text (computed attributes).  Values are as recorded.
+ */
+struct rec_dev {
+	struct classfs_device dev;
+	dev_t devt;			/* recorded (bus devices carry none in the core) */
+	uint32_t bloblen;
+	uint32_t flags;
+	char blob[];
+};
+
+struct rec_entry {
+	char tag;
+	const char *a, *b;		/* b: NULL for one-string entries */
+};
+
+/* keys.c: the bus list and the uevent key lists (the one place for both) */
+bool cfs_rec_is_bus(const char *name, size_t len);
+bool cfs_rec_uevent_key(const char *subsystem, const char *key, size_t keylen);
+bool cfs_rec_udev_only_key(const char *key);
+#define CFS_REC_CODED '\x01'	/* in a blob: a name of the table follows as one byte */
+unsigned int cfs_rec_name_code(const char *name, size_t len);
+const char *cfs_rec_name_of(unsigned int code);
+
+/* parse.c */
+int cfs_rec_parse(struct rec_parse *p, const char *data, size_t len);
+void cfs_rec_parse_free(struct rec_parse *p);
+int cfs_rec_error(struct rec_parse *p, unsigned long line, const char *fmt, ...)
+	CLASSFS_PRINTF(3, 4);
+uint32_t cfs_rec_lookup(const struct rec_parse *p, const char *path, size_t len);
+int cfs_rec_unescape(const char *s, size_t len, char *out, size_t *outlen, const char **why);
+int cfs_rec_unhex(const char *s, size_t len, unsigned char *out);
+uint32_t cfs_rec_add_placeholder(struct rec_parse *p, const char *path, size_t len);
+
+/* the devices of a tree, parents first, referenced (save, export, nodes) */
+struct rec_devlist {
+	struct classfs_device **v;
+	size_t n, cap;
+	int err;
+};
+
+/* classes and buses the loader made (side.c keeps them per tree) */
+struct rec_class {
+	struct classfs_class cls;
+	char name[];
+};
+
+struct rec_bus {
+	struct classfs_bus bus;
+	char name[];
+};
+
+/* the subsystems of one load: found or made, undone on failure */
+struct rec_subsys {
+	const char *name;
+	uint32_t len;
+	uint8_t kind;
+	bool made;
+	struct classfs_class *cls;	/* referenced */
+	struct classfs_bus *bus;
+};
+
+struct rec_load {
+	struct classfs_tree *tree;
+	struct rec_parse p;
+	const struct classfs_record_options *opt;
+	struct rec_subsys *subs;
+	size_t nsubs, capsubs;
+	uint32_t *order;		/* build order: by depth */
+	struct rec_devlist existing;	/* the tree's devices the record names */
+	bool overlap;			/* the tree may hold some of the record's paths */
+	char *blob;			/* a device's blob in the making */
+	size_t blobcap;
+	char scratch[2 * PATH_MAX];
+};
+
+/* link.c */
+int cfs_rec_link_all(struct rec_load *l);
+void cfs_rec_warn(struct rec_load *l, unsigned long line, const char *fmt, ...)
+	CLASSFS_PRINTF(3, 4);
+size_t cfs_rec_parent_len(const char *path, size_t len);
+uint32_t cfs_rec_lookup_tree(struct rec_load *l, const char *path, size_t len);
+
+/* load.c */
+size_t cfs_rec_resolve_link(struct rec_load *l, const struct rec_pdev *d,
+			    const struct rec_line *ln);
+
+/* side.c */
+const char *cfs_rec_devnode(struct classfs_device *dev, char *buf, size_t size);
+void cfs_rec_class_release(struct classfs_class *cls);
+const struct classfs_device_type *cfs_rec_intern_type(const char *name, size_t len);
+int cfs_rec_remember(struct classfs_tree *tree, struct rec_class *cls, struct rec_bus *bus);
+void cfs_rec_forget(struct rec_class *cls, struct rec_bus *bus);
+void cfs_rec_release(struct classfs_device *dev);
+static inline struct rec_dev *cfs_rec_of(struct classfs_device *dev)
+{
+	if (!dev || dev->release != cfs_rec_release)
+		return NULL;
+	return (struct rec_dev *)((char *)dev - offsetof(struct rec_dev, dev));
+}
+bool cfs_rec_next(const struct rec_dev *rd, size_t *off, struct rec_entry *e);
+const char *cfs_rec_prop(const struct rec_dev *rd, const char *key);
+const char *cfs_rec_subsystem(const struct classfs_device *dev);
+
+int cfs_rec_collect(struct classfs_tree *tree, struct rec_devlist *l);
+void cfs_rec_devlist_free(struct rec_devlist *l);
+
+#endif

@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * save.c - writing a tree in umockdev's record format, in canonical
+ * order: devices sorted by path, lines sorted within a device, so that
+ * load -> save -> load -> save gives identical bytes.
+ *
+ * A loaded device is written from its side data (properties, links, node,
+ * `dev` text as recorded) and its attribute values as the tree holds them
+ * now; a device made through the API from what the tree shows: its
+ * `uevent`, its files and its links.  Paths are Linux's (devices layout)
+ * whatever the tree's layout.
+ */
+#include "record-internal.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *v;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		v = realloc(b->s, cap);
+		if (!v) {
+			b->oom = true;
+			return;
+		}
+		b->s = v;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+/* an A: value: C escapes for the backslash and control bytes */
+static void sb_escape(struct sbuf *b, const char *s, size_t len)
+{
+	static const char hex[] = "01234567";
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char e[4] = { '\\', 0, 0, 0 };
+
+		switch (c) {
+		case '\\': e[1] = '\\'; sb_add(b, e, 2); break;
+		case '\n': e[1] = 'n'; sb_add(b, e, 2); break;
+		case '\t': e[1] = 't'; sb_add(b, e, 2); break;
+		case '\r': e[1] = 'r'; sb_add(b, e, 2); break;
+		default:
+			if (c < 0x20 || c == 0x7f) {
+				char o[4] = { '\\', hex[c >> 6], hex[(c >> 3) & 7], hex[c & 7] };
+
+				sb_add(b, o, 4);
+			} else {
+				sb_add(b, (const char *)&c, 1);
+			}
+		}
+	}
+}
+
+static void sb_hex(struct sbuf *b, const unsigned char *s, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (size_t i = 0; i < len; i++) {
+		char h[2] = { hex[s[i] >> 4], hex[s[i] & 15] };
+
+		sb_add(b, h, 2);
+	}
+}
+
+/* end of one line: lines are NUL-separated in the buffer, sorted later */
+static void sb_eol(struct sbuf *b)
+{
+	sb_add(b, "", 0);
+	if (!b->oom)
+		b->len++;	/* keep the NUL */
+}
+
+/* ------------------------------------------------------------------ */
+/* reading the tree                                                    */
+/* ------------------------------------------------------------------ */
+
+/* the inode of @name ("dir/name") below directory @ino */
+static int lookup_rel(struct classfs_tree *tree, uint64_t ino, const char *name,
+		      struct classfs_stat *st)
+{
+	char comp[NAME_MAX + 1];
+
+	for (;;) {
+		const char *slash = strchr(name, '/');
+		size_t n = slash ? (size_t)(slash - name) : strlen(name);
+		int r;
+
+		if (n > NAME_MAX)
+			return -ENAMETOOLONG;
+		memcpy(comp, name, n);
+		comp[n] = '\0';
+		r = classfs_lookup(tree, ino, comp, st);
+		if (r < 0 || !slash)
+			return r;
+		ino = st->ino;
+		name = slash + 1;
+	}
+}
+
+/* a whole value; *buf is malloc()ed (caller frees) */
+static ssize_t read_value(struct classfs_tree *tree, const struct classfs_stat *st, char **buf)
+{
+	size_t size = st->size > CLASSFS_ATTR_MAX ? (size_t)st->size : CLASSFS_ATTR_MAX;
+	ssize_t n;
+
+	*buf = malloc(size + 1);
+	if (!*buf)
+		return -ENOMEM;
+	n = classfs_read(tree, st->ino, *buf, size, 0);
+	if (n < 0) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return n;
+}
+
+/* the directory of @dev in @tree: its inode */
+static int device_dir(struct classfs_tree *tree, struct classfs_device *dev,
+		      struct classfs_stat *st)
+{
+	char devpath[PATH_MAX];
+	int r = classfs_device_devpath(dev, devpath, sizeof(devpath));
+
+	if (r < 0)
+		return r;
+	return classfs_path_stat(tree, devpath + 1, st);
+}
+
+/*
+ * Linux's text for a link in directory @from to @to (both syspaths): up
+ * to the deepest common ancestor of @from and @to's parent, then down
+ * (kernfs_get_target_path()).
+ */
+static void link_text(struct sbuf *b, const char *from, const char *to)
+{
+	size_t tparent = strlen(to), common = 0;
+
+	while (tparent && to[tparent - 1] != '/')
+		tparent--;
+	if (tparent)
+		tparent--;
+	/* common prefix ending at a component boundary */
+	for (size_t i = 0;; i++) {
+		bool fend = !from[i] || from[i] == '/', tend = i == tparent || to[i] == '/';
+
+		if (fend && tend)
+			common = i;
+		if (!from[i] || i == tparent || from[i] != to[i])
+			break;
+	}
+	for (const char *s = from + common; *s; s++)
+		if (*s == '/')
+			sb_add(b, "../", 3);
+	sb_str(b, to + common + 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* the lines of a device                                               */
+/* ------------------------------------------------------------------ */
+
+static void lines_loaded(struct classfs_tree *tree, struct rec_dev *rd, struct sbuf *b)
+{
+	struct classfs_stat dir, st;
+	bool have_dir = device_dir(tree, &rd->dev, &dir) == 0;
+	struct rec_entry e;
+	size_t off = 0;
+
+	while (cfs_rec_next(rd, &off, &e)) {
+		char *val;
+		ssize_t n;
+
+		switch (e.tag) {
+		case 'E':
+		case 'U':
+		case 'L':
+			sb_add(b, e.tag == 'L' ? "L: " : "E: ", 3);
+			sb_str(b, e.a);
+			sb_add(b, "=", 1);
+			sb_str(b, e.b);
+			sb_eol(b);
+			break;
+		case 'D':
+			sb_add(b, "A: ", 3);
+			sb_str(b, e.a);
+			sb_add(b, "=", 1);
+			sb_str(b, e.b);
+			sb_eol(b);
+			break;
+		case 'S':
+			sb_add(b, "S: ", 3);
+			sb_str(b, e.a);
+			sb_eol(b);
+			break;
+		case 'N':
+			sb_add(b, "N: ", 3);
+			sb_str(b, e.a);
+			if (*e.b) {
+				sb_add(b, "=", 1);
+				sb_str(b, e.b);
+			}
+			sb_eol(b);
+			break;
+		case 'A':
+		case 'H':
+			/* as the tree holds it now: writes show */
+			if (!have_dir || lookup_rel(tree, dir.ino, e.a, &st) < 0 ||
+			    st.type != CLASSFS_FT_REG || (n = read_value(tree, &st, &val)) < 0)
+				break;
+			sb_add(b, e.tag == 'A' ? "A: " : "H: ", 3);
+			sb_str(b, e.a);
+			sb_add(b, "=", 1);
+			if (e.tag == 'A')
+				sb_escape(b, val, (size_t)n);
+			else
+				sb_hex(b, (const unsigned char *)val, (size_t)n);
+			sb_eol(b);
+			free(val);
+			break;
+		}
+	}
+}
+
+struct list_ctx {
+	struct classfs_tree *tree;
+	struct classfs_device *dev;
+	const char *syspath;
+	const char *relpath;
+	struct sbuf *b;
+};
+
+static int list_entry(void *data, const char *name, const struct classfs_stat *st)
+{
+	struct list_ctx *c = data;
+	char path[PATH_MAX], *val;
+	ssize_t n;
+
+	if (snprintf(path, sizeof(path), "%s/%s", c->relpath, name) >= (int)sizeof(path))
+		return 0;
+	if (st->type == CLASSFS_FT_REG) {
+		if (!strcmp(name, "uevent") || !(st->mode & 0444))
+			return 0;
+		n = read_value(c->tree, st, &val);
+		if (n < 0)
+			return 0;
+		sb_add(c->b, "A: ", 3);
+		sb_str(c->b, name);
+		sb_add(c->b, "=", 1);
+		sb_escape(c->b, val, (size_t)n);
+		sb_eol(c->b);
+		free(val);
+	} else if (st->type == CLASSFS_FT_LNK) {
+		char text[PATH_MAX], target[PATH_MAX];
+
+		/* made by the tree: subsystem, class backlinks; device follows */
+		if (!strcmp(name, "subsystem") || strchr(name, ':'))
+			return 0;
+		if (!strcmp(name, "device") && c->dev->phys &&
+		    classfs_device_syspath(c->dev->phys, target, sizeof(target)) >= 0) {
+			sb_add(c->b, "L: device=", 10);
+			link_text(c->b, c->syspath, target);
+			sb_eol(c->b);
+			return 0;
+		}
+		n = classfs_path_readlink(c->tree, path, text, sizeof(text) - 1);
+		if (n < 0)
+			return 0;
+		text[n] = '\0';
+		sb_add(c->b, "L: ", 3);
+		sb_str(c->b, name);
+		sb_add(c->b, "=", 1);
+		sb_str(c->b, text);
+		sb_eol(c->b);
+	}
+	return 0;
+}
+
+static void lines_api(struct classfs_tree *tree, struct classfs_device *dev, const char *syspath,
+		      struct sbuf *b)
+{
+	const char *subsystem = cfs_rec_subsystem(dev);
+	char devpath[PATH_MAX], path[PATH_MAX + 8], uev[CLASSFS_ATTR_MAX + 1];
+	struct list_ctx c = { tree, dev, syspath, devpath + 1, b };
+	ssize_t n;
+
+	if (classfs_device_devpath(dev, devpath, sizeof(devpath)) < 0)
+		return;
+	if (subsystem) {
+		sb_str(b, "E: SUBSYSTEM=");
+		sb_str(b, subsystem);
+		sb_eol(b);
+	}
+	snprintf(path, sizeof(path), "%s/uevent", devpath + 1);
+	n = classfs_path_read(tree, path, uev, sizeof(uev) - 1);
+	if (n > 0) {
+		uev[n] = '\0';
+		for (char *s = uev, *nl; *s; s = nl + 1) {
+			nl = strchr(s, '\n');
+			if (!nl)
+				nl = s + strlen(s) - 1;
+			else
+				*nl = '\0';
+			if (!*s)
+				continue;
+			sb_str(b, "E: ");
+			if (!strncmp(s, "DEVNAME=", 8)) {
+				sb_str(b, "DEVNAME=/dev/");
+				sb_str(b, s + 8);
+				sb_eol(b);
+				sb_str(b, "N: ");
+				sb_str(b, s + 8);
+			} else {
+				sb_str(b, s);
+			}
+			sb_eol(b);
+		}
+	}
+	classfs_path_list(tree, devpath + 1, list_entry, &c);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* sort the NUL-separated lines of @b and write them */
+static int write_lines(struct sbuf *b, FILE *out)
+{
+	size_t n = 0, i = 0;
+	const char **v;
+
+	for (size_t off = 0; off < b->len; off += strlen(b->s + off) + 1)
+		n++;
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t off = 0; off < b->len; off += strlen(b->s + off) + 1)
+		v[i++] = b->s + off;
+	qsort(v, n, sizeof(*v), cmp_str);
+	for (i = 0; i < n; i++) {
+		fputs(v[i], out);
+		fputc('\n', out);
+	}
+	free(v);
+	return 0;
+}
+
+struct saved {
+	char *syspath;
+	struct classfs_device *dev;
+};
+
+static int cmp_saved(const void *a, const void *b)
+{
+	return strcmp(((const struct saved *)a)->syspath, ((const struct saved *)b)->syspath);
+}
+
+/* is @a @b or an ancestor of it? */
+static bool is_ancestor(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	return !strncmp(a, b, n) && (b[n] == '/' || !b[n]);
+}
+
+/**
+ * classfs_record_save() - write @tree (or @syspath and its parents) in
+ * umockdev format, canonical order.
+ * Return: 0, -EINVAL, -ENOENT (no device at @syspath), -ENOMEM, -EIO.
+ */
+int classfs_record_save(struct classfs_tree *tree, const char *syspath, FILE *out)
+{
+	struct rec_devlist l;
+	struct saved *v;
+	struct sbuf b = { 0 };
+	size_t n = 0, k = 0;
+	char path[PATH_MAX];
+	const char *want = NULL;
+	int r = 0;
+
+	if (!tree || !out)
+		return -EINVAL;
+	if (syspath) {
+		want = strncmp(syspath, "/sys/", 5) ? syspath : syspath + 4;
+		if (strncmp(want, "/devices/", 9))
+			return -EINVAL;
+	}
+	r = cfs_rec_collect(tree, &l);
+	if (r < 0)
+		return r;
+	v = calloc(l.n ? l.n : 1, sizeof(*v));
+	if (!v) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		struct rec_dev *rd = cfs_rec_of(l.v[i]);
+
+		if (rd && (rd->flags & REC_F_PLACEHOLDER))
+			continue;
+		if (classfs_device_syspath(l.v[i], path, sizeof(path)) < 0)
+			continue;
+		if (want && !is_ancestor(path, want))
+			continue;
+		v[n].syspath = strdup(path);
+		if (!v[n].syspath) {
+			r = -ENOMEM;
+			goto out;
+		}
+		v[n++].dev = l.v[i];
+	}
+	if (want) {
+		bool found = false;
+
+		for (size_t i = 0; i < n; i++)
+			found |= !strcmp(v[i].syspath, want);
+		if (!found) {
+			r = -ENOENT;
+			goto out;
+		}
+	}
+	qsort(v, n, sizeof(*v), cmp_saved);
+	for (k = 0; k < n; k++) {
+		struct rec_dev *rd = cfs_rec_of(v[k].dev);
+
+		b.len = 0;
+		if (rd)
+			lines_loaded(tree, rd, &b);
+		else
+			lines_api(tree, v[k].dev, v[k].syspath, &b);
+		if (b.oom) {
+			r = -ENOMEM;
+			goto out;
+		}
+		fprintf(out, "P: %s\n", v[k].syspath);
+		r = write_lines(&b, out);
+		if (r < 0)
+			goto out;
+		fputc('\n', out);
+	}
+	if (ferror(out) || fflush(out))
+		r = -EIO;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(v[i].syspath);
+	free(v);
+	free(b.s);
+	cfs_rec_devlist_free(&l);
+	return r;
+}

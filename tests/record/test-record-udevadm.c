@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test-record-udevadm.c - `udevadm info --export-db` sees what a record
+ * holds: a recording is loaded, the tree mounted, its udev database
+ * exported to a private /run/udev/data, the mount bound over /sys, all in
+ * a private mount namespace of a child process (whatever happens, its
+ * mounts go with it); once per layout.
+ *
+ * Needs root (skipped, exit 77, otherwise) and udevadm (package udev).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "classfs/classfs.h"
+#include "classfs/record.h"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* a copy of the paragraph of `udevadm info --export-db` output holding @needle */
+static char *paragraph(const char *out, const char *needle)
+{
+	const char *hit = out ? strstr(out, needle) : NULL, *start, *end;
+
+	if (!hit)
+		return NULL;
+	for (start = hit; start > out + 1 && !(start[-1] == '\n' && start[-2] == '\n'); start--)
+		;
+	end = strstr(hit, "\n\n");
+	return strndup(start, end ? (size_t)(end - start + 1) : strlen(start));
+}
+
+static int expect(const char *para, const char *line)
+{
+	char want[512];
+
+	snprintf(want, sizeof(want), "%s\n", line);
+	if (para && strstr(para, want))
+		return 0;
+	fprintf(stderr, "  missing \"%s\"\n", line);
+	return 1;
+}
+
+/* in the child: everything in a private mount namespace */
+static int run(enum classfs_layout layout, const char *record)
+{
+	struct classfs_record_error err;
+	struct classfs_tree *t = classfs_tree_new(layout);
+	struct classfs_mount *m;
+	char dir[] = "/tmp/classfs-rec-udevadm.XXXXXX", *data, *out = NULL, *para;
+	size_t len, outlen = 0;
+	FILE *p, *o;
+	int fails = 0, r;
+	char buf[4096];
+	size_t n;
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		perror("  private mount namespace");
+		return 1;
+	}
+	data = slurp(record, &len);
+	if (!data) {
+		fprintf(stderr, "  cannot read %s\n", record);
+		return 1;
+	}
+	r = classfs_record_load(t, data, len, NULL, &err);
+	free(data);
+	if (r < 0) {
+		fprintf(stderr, "  load: %d %s:%lu: %s\n", r, err.file, err.line, err.reason);
+		return 1;
+	}
+	if (!mkdtemp(dir) || !(m = classfs_mount_tree(t, dir, NULL))) {
+		perror("  mount");
+		return 1;
+	}
+	/* a private /run with the exported database; the mount over /sys */
+	if (mount("tmpfs", "/run", "tmpfs", 0, "mode=0755") < 0 ||
+	    mkdir("/run/udev", 0755) < 0 || mkdir("/run/udev/data", 0755) < 0 ||
+	    classfs_record_export_udevdb(t, "/run/udev/data") < 0 ||
+	    mount(dir, "/sys", NULL, MS_BIND, NULL) < 0) {
+		perror("  /run, /run/udev/data, /sys");
+		fails++;
+		goto out;
+	}
+	setenv("SYSTEMD_DEVICE_VERIFY_SYSFS", "0", 1);
+	p = popen("udevadm info --export-db 2>&1", "r");
+	o = open_memstream(&out, &outlen);
+	while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
+		fwrite(buf, 1, n, o);
+	fclose(o);
+	r = p ? pclose(p) : -1;
+	if (r != 0) {
+		fprintf(stderr, "  udevadm info --export-db: status %d\n%s", r, out);
+		fails++;
+	}
+
+	/* event5: the udev database's properties, devlinks, and the kernel's keys */
+	para = paragraph(out, "N: input/event5\n");
+	fails += expect(para, "E: SUBSYSTEM=input");
+	fails += expect(para, "E: DEVNAME=/dev/input/event5");
+	fails += expect(para, "E: MAJOR=13");
+	fails += expect(para, "E: ID_INPUT_KEYBOARD=1");
+	fails += expect(para, "E: XKBLAYOUT=us");
+	fails += expect(para, "S: input/by-id/usb-05f3_0007-event-kbd");
+	if (layout == CLASSFS_LAYOUT_DEVICES)
+		fails += expect(para, "P: /devices/pci0000:00/0000:00:1a.0/usb1/1-1/1-1.5/"
+				"1-1.5.4/1-1.5.4.2/1-1.5.4.2:1.0/input/input5/event5");
+	free(para);
+	/* a USB device (a bus device with a node) and the PCI controller */
+	para = paragraph(out, "N: bus/usb/001/009\n");
+	fails += expect(para, "E: SUBSYSTEM=usb");
+	fails += expect(para, "E: DEVTYPE=usb_device");
+	fails += expect(para, "E: DRIVER=usb");
+	fails += expect(para, "E: ID_MODEL_FROM_DATABASE=Kinesis Advantage PRO MPC/USB Keyboard");
+	free(para);
+	para = paragraph(out, "E: PCI_SLOT_NAME=0000:00:1a.0\n");
+	fails += expect(para, "E: SUBSYSTEM=pci");
+	fails += expect(para, "E: DRIVER=ehci-pci");
+	fails += expect(para, "E: ID_VENDOR_FROM_DATABASE=Intel Corporation");
+	free(para);
+	if (fails)
+		fprintf(stderr, "  udevadm output:\n%s", out ? out : "");
+	free(out);
+	umount2("/sys", MNT_DETACH);
+out:
+	umount2("/run", MNT_DETACH);
+	classfs_mount_close(m);
+	rmdir(dir);
+	classfs_record_unload(t);
+	classfs_tree_free(t);
+	return fails ? 1 : 0;
+}
+
+int main(void)
+{
+	const char *data = getenv("RECORD_DATA");
+	char record[PATH_MAX];
+	int failed = 0;
+
+	if (geteuid() != 0) {
+		printf("SKIP: needs root (mount namespaces, FUSE)\n");
+		return 77;
+	}
+	if (system("command -v udevadm >/dev/null") != 0) {
+		printf("FAIL: udevadm missing (apt-get install udev)\n");
+		return 1;
+	}
+	snprintf(record, sizeof(record), "%s/usbkbd.umockdev",
+		 data ? data : "../shared/testdata/umockdev");
+	for (int layout = 0; layout < 2; layout++) {
+		pid_t pid = fork();
+		int status = 1;
+
+		if (pid == 0)
+			_exit(run(layout, record));
+		if (pid < 0 || waitpid(pid, &status, 0) < 0)
+			status = 1;
+		printf("%s udevadm_export_db_%s\n",
+		       WIFEXITED(status) && !WEXITSTATUS(status) ? "ok  " : "FAIL",
+		       layout ? "devices" : "class");
+		failed += !(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+	printf("%d passed, %d failed\n", 2 - failed, failed);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,771 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test-record.c - umockdev record import/export: every real recording
+ * loads in both layouts with its class devices nested, saves back to
+ * itself (canonical order) and round-trips byte for byte; ADD events come
+ * once per device, parents first; malformed records are refused with
+ * file, line and reason and change nothing; the udev database and the
+ * node list say what was recorded.
+ *
+ * The recordings are read from $RECORD_DATA (meson sets it to
+ * shared/testdata/umockdev).
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../harness.h"
+#include "classfs/classfs.h"
+#include "classfs/record.h"
+
+static const char *const recordings[] = {
+	"usbkbd.umockdev",
+	"fido2.umockdev",
+	"elanfingerprint.umockdev",
+	"canon-powershot-sx200.umockdev",
+};
+
+#define NREC (sizeof(recordings) / sizeof(recordings[0]))
+
+static char *slurp(const char *name, size_t *len)
+{
+	const char *dir = getenv("RECORD_DATA");
+	char path[PATH_MAX];
+	FILE *f;
+	char *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "../shared/testdata/umockdev", name);
+	f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "  cannot open %s\n", path);
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+/* ---- canonical form: paragraphs sorted by P:, lines sorted within ---- */
+
+struct para {
+	char *path;
+	char **lines;
+	size_t n;
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_para(const void *a, const void *b)
+{
+	return strcmp(((const struct para *)a)->path, ((const struct para *)b)->path);
+}
+
+static char *canonical(const char *text)
+{
+	char *copy = strdup(text), *save = NULL, *out;
+	struct para *v = calloc(1024, sizeof(*v));
+	size_t np = 0, size = strlen(text) + 4096, off = 0;
+	struct para *cur = NULL;
+
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "P: ", 3)) {
+			cur = &v[np++];
+			cur->path = line + 3;
+			cur->lines = calloc(4096, sizeof(char *));
+		} else if (cur && *line) {
+			cur->lines[cur->n++] = line;
+		}
+	}
+	qsort(v, np, sizeof(*v), cmp_para);
+	out = malloc(size);
+	for (size_t i = 0; i < np; i++) {
+		qsort(v[i].lines, v[i].n, sizeof(char *), cmp_str);
+		off += (size_t)snprintf(out + off, size - off, "P: %s\n", v[i].path);
+		for (size_t k = 0; k < v[i].n; k++)
+			off += (size_t)snprintf(out + off, size - off, "%s\n", v[i].lines[k]);
+		off += (size_t)snprintf(out + off, size - off, "\n");
+		free(v[i].lines);
+	}
+	free(v);
+	free(copy);
+	return out;
+}
+
+static size_t count_devices(const char *text)
+{
+	size_t n = 0;
+
+	for (const char *s = text; s; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+		n += !strncmp(s, "P: ", 3);
+	return n;
+}
+
+static char *save_string(struct classfs_tree *t, const char *syspath, int *rc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	*rc = classfs_record_save(t, syspath, f);
+	fclose(f);
+	return buf;
+}
+
+static void teardown(struct classfs_tree *t)
+{
+	classfs_record_unload(t);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+/* ---- events ---- */
+
+#define MAXEV 256
+struct evlog {
+	int n;
+	char devpath[MAXEV][512];
+	char subsystem[MAXEV][64];
+	enum classfs_action action[MAXEV];
+};
+
+static void on_event(const struct classfs_uevent *ev, void *data)
+{
+	struct evlog *log = data;
+
+	if (log->n >= MAXEV)
+		return;
+	snprintf(log->devpath[log->n], sizeof(log->devpath[0]), "%s", ev->devpath);
+	snprintf(log->subsystem[log->n], sizeof(log->subsystem[0]), "%s",
+		 ev->subsystem ? ev->subsystem : "");
+	log->action[log->n++] = ev->action;
+}
+
+static int warnings;
+
+static void on_warning(const char *file, unsigned long line, const char *msg, void *data)
+{
+	warnings++;
+}
+
+static int load(struct classfs_tree *t, const char *name, struct classfs_record_error *err)
+{
+	size_t len;
+	char *data = slurp(name, &len);
+	struct classfs_record_options opt = { .filename = name, .warning = on_warning };
+	int r;
+
+	if (!data)
+		return -ENOENT;
+	r = classfs_record_load(t, data, len, &opt, err);
+	if (r < 0)
+		fprintf(stderr, "  load %s: %d %s:%lu: %s\n", name, r, err->file, err->line,
+			err->reason);
+	free(data);
+	return r;
+}
+
+TEST(each_recording_loads_in_both_layouts)
+{
+	for (int layout = 0; layout < 2; layout++)
+		for (size_t i = 0; i < NREC; i++) {
+			struct classfs_tree *t = classfs_tree_new(layout);
+			struct classfs_record_error err;
+			size_t base = classfs_tree_node_count(t);
+
+			CHECK_INT(load(t, recordings[i], &err), 0);
+			CHECK(classfs_tree_node_count(t) > base);
+			teardown(t);
+		}
+}
+
+TEST(nested_class_devices_are_nested)
+{
+	struct classfs_record_error err;
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	struct classfs_stat st;
+	char buf[4096];
+	ssize_t n;
+
+	CHECK_INT(load(t, "usbkbd.umockdev", &err), 0);
+	CHECK_INT(classfs_path_stat(t, "class/input/input5/event5", &st), 0);
+	CHECK_INT(st.type, CLASSFS_FT_DIR);
+	/* the flat alias udevadm enumerates */
+	CHECK_INT(classfs_path_stat(t, "class/input/event5", &st), 0);
+	CHECK_INT(st.type, CLASSFS_FT_LNK);
+	/* input5's physical device is the USB interface (a bus device) */
+	n = classfs_path_readlink(t, "class/input/input5/device", buf, sizeof(buf) - 1);
+	CHECK(n > 0);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK(strstr(buf, "1-1.5.4.2:1.0") != NULL);
+	/* bus devices are listed under bus/BUS/devices */
+	CHECK_INT(classfs_path_stat(t, "bus/usb/devices/1-1.5.4.2:1.0", &st), 0);
+	CHECK_INT(classfs_path_stat(t, "bus/pci/devices/0000:00:1a.0", &st), 0);
+	/* recorded values read back as recorded (C escapes decoded) */
+	n = classfs_path_read(t, "class/input/input5/name", buf, sizeof(buf) - 1);
+	CHECK_INT(n, 13);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK_STR(buf, "HID 05f3:0007");
+	teardown(t);
+
+	/* the devices layout: recorded paths, glue directories */
+	t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	CHECK_INT(load(t, "usbkbd.umockdev", &err), 0);
+	CHECK_INT(classfs_path_stat(t, "devices/pci0000:00/0000:00:1a.0/usb1/1-1/1-1.5/1-1.5.4/"
+				    "1-1.5.4.2/1-1.5.4.2:1.0/input/input5/event5", &st), 0);
+	CHECK_INT(st.type, CLASSFS_FT_DIR);
+	n = classfs_path_read(t, "devices/pci0000:00/0000:00:1a.0/usb1/busnum", buf,
+			      sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK_STR(buf, "1\n");
+	teardown(t);
+
+	/* SPI: a bus device below a class device (spi0), a class device below it */
+	t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	CHECK_INT(load(t, "elanfingerprint.umockdev", &err), 0);
+	CHECK_INT(classfs_path_stat(t, "devices/pci0000:00/0000:00:1e.2/pxa2xx-spi.3/spi_master/"
+				    "spi0/spi-ELAN7001:00/spidev/spidev0.0", &st), 0);
+	CHECK_INT(classfs_path_stat(t, "class/spidev/spidev0.0", &st), 0);
+	CHECK_INT(classfs_path_stat(t, "bus/spi/devices/spi-ELAN7001:00", &st), 0);
+	teardown(t);
+}
+
+TEST(uevent_has_only_kernel_keys)
+{
+	struct classfs_record_error err;
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	char buf[4096];
+	ssize_t n;
+
+	CHECK_INT(load(t, "usbkbd.umockdev", &err), 0);
+	n = classfs_path_read(t, "class/input/input5/event5/uevent", buf, sizeof(buf) - 1);
+	CHECK(n > 0);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK(strstr(buf, "MAJOR=13\n") && strstr(buf, "MINOR=69\n"));
+	CHECK(strstr(buf, "DEVNAME=input/event5\n") != NULL);
+	CHECK(!strstr(buf, "ID_") && !strstr(buf, "XKB") && !strstr(buf, "DEVLINKS"));
+
+	n = classfs_path_read(t, "class/input/input5/uevent", buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK(strstr(buf, "PRODUCT=3/5f3/7/100\n") && strstr(buf, "EV=120013\n"));
+	CHECK(strstr(buf, "NAME=\"HID 05f3:0007\"\n") != NULL);
+	CHECK(!strstr(buf, "ID_") && !strstr(buf, "TAGS"));
+
+	/* a USB device: its node name from the record, DEVTYPE, bus keys */
+	n = classfs_path_read(t, "devices/pci0000:00/0000:00:1a.0/usb1/1-1/uevent", buf,
+			      sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK(strstr(buf, "DEVNAME=bus/usb/001/002\n") && strstr(buf, "DEVTYPE=usb_device\n"));
+	CHECK(strstr(buf, "BUSNUM=001\n") && strstr(buf, "DRIVER=usb\n"));
+	CHECK(!strstr(buf, "ID_"));
+	teardown(t);
+}
+
+TEST(round_trip_is_canonical_and_stable)
+{
+	for (int layout = 0; layout < 2; layout++)
+		for (size_t i = 0; i < NREC; i++) {
+			struct classfs_record_error err;
+			struct classfs_tree *t = classfs_tree_new(layout), *t2;
+			size_t len;
+			char *orig = slurp(recordings[i], &len), *canon, *s1, *s2;
+			int rc;
+
+			if (!orig) {
+				CHECK(orig);
+				continue;
+			}
+			CHECK_INT(load(t, recordings[i], &err), 0);
+			s1 = save_string(t, NULL, &rc);
+			CHECK_INT(rc, 0);
+			canon = canonical(orig);
+			if (strcmp(s1, canon)) {
+				fprintf(stderr, "  %s (layout %d): first save differs from the "
+					"canonical original\n", recordings[i], layout);
+				CHECK(!"save == canonical(original)");
+			}
+			t2 = classfs_tree_new(layout);
+			CHECK_INT(classfs_record_load(t2, s1, strlen(s1), NULL, &err), 0);
+			s2 = save_string(t2, NULL, &rc);
+			CHECK_INT(rc, 0);
+			CHECK(!strcmp(s1, s2));
+			free(orig);
+			free(canon);
+			free(s1);
+			free(s2);
+			teardown(t);
+			teardown(t2);
+		}
+}
+
+TEST(subtree_save_is_the_device_and_its_parents)
+{
+	struct classfs_record_error err;
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	const char *input5 = "/sys/devices/pci0000:00/0000:00:1a.0/usb1/1-1/1-1.5/1-1.5.4/"
+			     "1-1.5.4.2/1-1.5.4.2:1.0/input/input5";
+	char *s;
+	int rc;
+
+	CHECK_INT(load(t, "usbkbd.umockdev", &err), 0);
+	s = save_string(t, input5, &rc);
+	CHECK_INT(rc, 0);
+	CHECK_INT(count_devices(s), 8);
+	CHECK(strstr(s, "P: /devices/pci0000:00/0000:00:1a.0\n") != NULL);
+	CHECK(!strstr(s, "event5\n"));
+	free(s);
+	s = save_string(t, "/devices/nothing/here", &rc);
+	CHECK_INT(rc, -ENOENT);
+	free(s);
+	teardown(t);
+}
+
+TEST(add_events_once_parents_first)
+{
+	for (size_t i = 0; i < NREC; i++) {
+		struct classfs_record_error err;
+		struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+		struct evlog *log = calloc(1, sizeof(*log));
+		size_t len;
+		char *orig = slurp(recordings[i], &len);
+		int id = classfs_listener_add(t, on_event, log);
+
+		CHECK_INT(load(t, recordings[i], &err), 0);
+		CHECK_INT(log->n, (int)count_devices(orig));
+		for (int k = 0; k < log->n; k++) {
+			char want[600];
+
+			CHECK_INT(log->action[k], CLASSFS_ACTION_ADD);
+			/* DEVPATH is the recorded path in this layout */
+			snprintf(want, sizeof(want), "P: %s\n", log->devpath[k]);
+			CHECK(strstr(orig, want) != NULL);
+			CHECK(log->subsystem[k][0] != '\0');
+			/* no later event is an ancestor of this one */
+			for (int j = k + 1; j < log->n; j++) {
+				size_t n = strlen(log->devpath[j]);
+
+				CHECK(!(strncmp(log->devpath[j], log->devpath[k], n) == 0 &&
+					log->devpath[k][n] == '/'));
+			}
+		}
+		classfs_listener_remove(t, id);
+		free(orig);
+		free(log);
+		teardown(t);
+	}
+}
+
+struct bad_case {
+	const char *text;
+	unsigned long line;
+	const char *reason;	/* a substring of the reason */
+};
+
+static const struct bad_case bad_cases[] = {
+	{ "P: /devices/a\nX: foo=bar\n", 2, "unknown tag" },
+	{ "E: A=b\nP: /devices/a\n", 1, "before the first P:" },
+	{ "P: /devices/a\nE: A=b\n\nE: C=d\n", 4, "outside a device" },
+	{ "P: /sys/devices/a\n", 1, "not under /devices/" },
+	{ "P: /dev/a\n", 1, "not under /devices/" },
+	{ "P: /devices/a/../b\n", 1, "'..'" },
+	{ "P: /devices/a//b\n", 1, "empty" },
+	{ "P: /devices/a\nE: SUBSYSTEM=pci\n\nP: /devices/a/b\nH: config=0G\n", 5, "bad hex" },
+	{ "P: /devices/a\nH: config=ABC\n", 2, "bad hex" },
+	{ "P: /devices/a\nN: bus/usb/001/001=XY\n", 2, "bad hex" },
+	{ "P: /devices/a\n\nP: /devices/b\n\nP: /devices/a\n", 5, "duplicate device" },
+	{ "P: /devices/a\nA: x=abc\\\n", 2, "ends inside an escape" },
+	{ "P: /devices/a\nA: x=abc\\x\n", 2, "ends inside an escape" },
+	{ "P: /devices/a\nA: x=a\\qb\n", 2, "unknown escape" },
+	{ "P: /devices/a\nA: x=a\0b\n", 2, "NUL byte" },
+	{ "\x7f\x45LF\x02\x01\x01\0\0\0", 1, "control character" },
+	{ "P: /devices/a\nA: x=1\nA: x=2\n", 3, "duplicate attribute" },
+	{ "P: /devices/a\nA: noequals\n", 2, "without '='" },
+	{ "P: /devices/a\nA: ../x=1\n", 2, "invalid attribute name" },
+	{ "P: /devices/a\nL: driver=\n", 2, "without a target" },
+	{ "P:/devices/a\n", 1, "no space" },
+	{ "", 0, "no device" },
+	{ "P: /devices/a\nA: dev=x:y\n", 2, "MAJOR:MINOR" },
+	{ "P: /devices/virtual/foo\nE: SUBSYSTEM=foo\n", 1, "/devices/virtual" },
+};
+
+/* lengths: the NUL cases need their true length */
+static size_t case_len(const struct bad_case *c)
+{
+	if (strstr(c->reason, "NUL"))
+		return strlen(c->text) + 1 + strlen(c->text + strlen(c->text) + 1);
+	if (strstr(c->reason, "control"))
+		return 10;
+	return strlen(c->text);
+}
+
+TEST(malformed_records_are_refused_and_change_nothing)
+{
+	for (int layout = 0; layout < 2; layout++) {
+		struct classfs_tree *t = classfs_tree_new(layout);
+		struct classfs_record_error err;
+		struct evlog *log = calloc(1, sizeof(*log));
+		int id;
+		size_t base;
+		uint64_t seq;
+
+		/* something already there, to see that it stays */
+		CHECK_INT(load(t, "elanfingerprint.umockdev", &err), 0);
+		base = classfs_tree_node_count(t);
+		seq = classfs_tree_seqnum(t);
+		id = classfs_listener_add(t, on_event, log);
+		for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+			const struct bad_case *c = &bad_cases[i];
+			struct classfs_record_options opt = { .filename = "bad.umockdev" };
+			int r = classfs_record_load(t, c->text, case_len(c), &opt, &err);
+
+			CHECK_INT(r, -EINVAL);
+			CHECK_STR(err.file, "bad.umockdev");
+			CHECK_INT(err.line, c->line);
+			if (!strstr(err.reason, c->reason)) {
+				fprintf(stderr, "  case %zu: reason \"%s\", expected \"%s\"\n", i,
+					err.reason, c->reason);
+				CHECK(!"reason");
+			}
+			CHECK_INT(classfs_tree_node_count(t), base);
+		}
+		/* a record whose devices are already there: built, then undone */
+		CHECK_INT(load(t, "elanfingerprint.umockdev", &err), -EEXIST);
+		CHECK(strstr(err.reason, "already in the tree") != NULL);
+		CHECK_INT(err.line, 125);	/* the first device already there, parents first */
+		CHECK_INT(classfs_tree_node_count(t), base);
+		/* a record that clashes only at its last device: all undone */
+		{
+			size_t len;
+			char *kbd = slurp("usbkbd.umockdev", &len);
+			char *both = malloc(len + 64);
+
+			/* the deepest device's attribute clashes with its subsystem link */
+			both = realloc(both, len + 512);
+			snprintf(both, len + 512, "%s\nP: /devices/pci0000:00/0000:00:1a.0/usb1/1-1/"
+				 "1-1.5/1-1.5.4/1-1.5.4.2/1-1.5.4.2:1.0/input/input5/event5/zz\n"
+				 "E: SUBSYSTEM=pci\nA: subsystem=x\n", kbd);
+			CHECK_INT(classfs_record_load(t, both, strlen(both), NULL, &err), -EEXIST);
+			CHECK(strstr(err.reason, "attribute 'subsystem'") != NULL);
+			CHECK_INT(err.line, 421);	/* its A: subsystem line */
+			CHECK_INT(classfs_tree_node_count(t), base);
+			free(kbd);
+			free(both);
+		}
+		CHECK_INT(log->n, 0);
+		CHECK_INT(classfs_tree_seqnum(t), seq);
+		classfs_listener_remove(t, id);
+		free(log);
+		teardown(t);
+	}
+}
+
+TEST(links_recomputed_or_kept)
+{
+	struct classfs_record_error err;
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	char buf[4096];
+	ssize_t n;
+
+	warnings = 0;
+	CHECK_INT(load(t, "usbkbd.umockdev", &err), 0);
+	/* the port links point at interfaces not in the record: kept, warned */
+	CHECK(warnings >= 4);
+	n = classfs_path_readlink(t, "devices/pci0000:00/0000:00:1a.0/usb1/1-1/port", buf,
+				  sizeof(buf) - 1);
+	CHECK(n > 0);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK_STR(buf, "../1-0:1.0/port1");
+	/* event5's device link points at input5 in this layout */
+	n = classfs_path_readlink(t, "class/input/input5/event5/device", buf, sizeof(buf) - 1);
+	CHECK(n > 0);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK_STR(buf, "../../input5");
+	/* and at the PCI controller from the USB root hub's driver-less parent chain */
+	n = classfs_path_readlink(t, "devices/pci0000:00/0000:00:1a.0/driver", buf,
+				  sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK_STR(buf, "../../../bus/pci/drivers/ehci-pci");
+	teardown(t);
+}
+
+struct nodes {
+	int n;
+	bool event5, usb;
+};
+
+static int on_node(const struct classfs_record_node *node, void *data)
+{
+	struct nodes *s = data;
+
+	s->n++;
+	if (!strcmp(node->devname, "/dev/input/event5")) {
+		s->event5 = !node->block && node->devt == makedev(13, 69) && node->nsymlinks == 2 &&
+			    !strcmp(node->symlinks[0], "input/by-id/usb-05f3_0007-event-kbd") &&
+			    !node->contents;
+	}
+	if (!strcmp(node->devname, "/dev/bus/usb/001/009"))
+		s->usb = node->devt == makedev(189, 8) && node->contents_len == 77 &&
+			 node->contents[0] == 0x12 && node->contents[76] == 0x08;
+	return 0;
+}
+
+TEST(nodes_for_dev)
+{
+	struct classfs_record_error err;
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct nodes s = { 0 };
+
+	CHECK_INT(load(t, "usbkbd.umockdev", &err), 0);
+	CHECK_INT(classfs_record_for_each_node(t, on_node, &s), 0);
+	CHECK_INT(s.n, 6);	/* event5 and five USB devices */
+	CHECK(s.event5);
+	CHECK(s.usb);
+	teardown(t);
+}
+
+static char *read_file(const char *dir, const char *name)
+{
+	char path[PATH_MAX], *buf = calloc(1, 65536);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f) {
+		free(buf);
+		return NULL;
+	}
+	if (fread(buf, 1, 65535, f) == 0)
+		buf[0] = '\0';
+	fclose(f);
+	return buf;
+}
+
+TEST(udev_database_export)
+{
+	struct classfs_record_error err;
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	char dir[] = "/tmp/classfs-udevdb.XXXXXX", *s;
+	DIR *d;
+	struct dirent *e;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_INT(load(t, "usbkbd.umockdev", &err), 0);
+	CHECK_INT(classfs_record_export_udevdb(t, dir), 0);
+	s = read_file(dir, "c13:69");
+	CHECK(s != NULL);
+	if (s) {
+		CHECK(strstr(s, "E:ID_INPUT_KEYBOARD=1\n") && strstr(s, "E:XKBLAYOUT=us\n"));
+		CHECK(strstr(s, "S:input/by-id/usb-05f3_0007-event-kbd\n") != NULL);
+		CHECK(!strstr(s, "DEVLINKS"));
+	}
+	free(s);
+	s = read_file(dir, "+input:input5");
+	CHECK(s && strstr(s, "G:seat\n") && strstr(s, "E:ID_FOR_SEAT="));
+	free(s);
+	s = read_file(dir, "c189:8");
+	CHECK(s && strstr(s, "E:ID_MODEL_FROM_DATABASE=Kinesis Advantage PRO MPC/USB Keyboard\n"));
+	free(s);
+	s = read_file(dir, "+pci:0000:00:1a.0");
+	CHECK(s && strstr(s, "E:PCI_SLOT_NAME=0000:00:1a.0\n"));
+	free(s);
+	/* clean up the folder */
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		char p[PATH_MAX];
+
+		if (e->d_name[0] == '.' && (!e->d_name[1] || e->d_name[1] == '.'))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		unlink(p);
+	}
+	if (d)
+		closedir(d);
+	CHECK_INT(rmdir(dir), 0);
+	CHECK_INT(classfs_record_export_udevdb(t, "/nonexistent/dir"), -ENOENT);
+	teardown(t);
+}
+
+static ssize_t api_show(struct classfs_device *dev, const struct classfs_device_attribute *attr,
+			char *buf)
+{
+	return sprintf(buf, "hello\n");
+}
+
+static const struct classfs_device_attribute api_attr = {
+	.attr = { .name = "greeting", .mode = 0444 },
+	.show = api_show,
+};
+
+TEST(api_devices_are_saved_from_the_tree)
+{
+	struct classfs_record_error err;
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS), *t2;
+	struct classfs_class *cls = classfs_class_create(t, "misc");
+	struct classfs_device *dev = classfs_device_create(cls, NULL, makedev(10, 200), NULL, NULL,
+							   "thing");
+	char *s, *s2;
+	int rc;
+
+	CHECK(dev != NULL);
+	CHECK_INT(classfs_device_create_file(dev, &api_attr), 0);
+	s = save_string(t, NULL, &rc);
+	CHECK_INT(rc, 0);
+	CHECK(strstr(s, "P: /devices/virtual/misc/thing\n") != NULL);
+	CHECK(strstr(s, "E: SUBSYSTEM=misc\n") && strstr(s, "E: MAJOR=10\n"));
+	CHECK(strstr(s, "E: DEVNAME=/dev/thing\n") && strstr(s, "N: thing\n"));
+	CHECK(strstr(s, "A: greeting=hello\\n\n") != NULL);
+	/* and it loads back as a recorded device */
+	t2 = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	CHECK_INT(classfs_record_load(t2, s, strlen(s), NULL, &err), 0);
+	s2 = save_string(t2, NULL, &rc);
+	CHECK_STR(s2, s);
+	free(s);
+	free(s2);
+	teardown(t2);
+	classfs_device_unregister(dev);
+	classfs_class_destroy(cls);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+static void on_progress(size_t done, size_t total, void *data)
+{
+	size_t *last = data;
+
+	CHECK(done <= total && done >= last[0]);
+	last[0] = done;
+	last[1] = total;
+}
+
+TEST(progress_and_misplaced_devices)
+{
+	static const char rec[] = "P: /devices/platform/serial8250/ttyS0\nE: SUBSYSTEM=tty\n\n"
+				  "P: /devices/platform/serial8250\nE: SUBSYSTEM=platform\n";
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_record_error err;
+	size_t last[2] = { 0, 0 };
+	struct classfs_record_options opt = { .filename = "tty.umockdev", .progress = on_progress,
+					      .progress_data = last, .warning = on_warning };
+	struct classfs_stat st;
+
+	warnings = 0;
+	CHECK_INT(classfs_record_load(t, rec, sizeof(rec) - 1, &opt, &err), 0);
+	/* 3 devices: the two recorded and /devices/platform */
+	CHECK_INT(last[0], 3);
+	CHECK_INT(last[1], 3);
+	/* a class device without glue directory: where the layout puts it, warned */
+	CHECK_INT(warnings, 1);
+	CHECK_INT(classfs_path_stat(t, "devices/platform/serial8250/tty/ttyS0", &st), 0);
+	teardown(t);
+}
+
+TEST(records_sharing_ancestors_load_together)
+{
+	struct classfs_record_error err;
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	/* (fido2 has a usb1 of its own: two usb1 on bus usb cannot be, see below) */
+	const char *names[] = { "usbkbd.umockdev", "elanfingerprint.umockdev" };
+	char *all = calloc(1, 65536), *canon, *s;
+	struct evlog *log = calloc(1, sizeof(*log));
+	int id = classfs_listener_add(t, on_event, log), rc, before;
+
+	for (int i = 0; i < 2; i++) {
+		size_t len;
+		char *data = slurp(names[i], &len);
+
+		before = log->n;
+		CHECK_INT(load(t, names[i], &err), 0);
+		CHECK_INT(log->n - before, (int)count_devices(data));
+		strcat(all, data);
+		strcat(all, "\n");
+		free(data);
+	}
+	/* /devices/pci0000:00 is one plain device, made once, never saved */
+	s = save_string(t, NULL, &rc);
+	canon = canonical(all);
+	CHECK_INT(rc, 0);
+	CHECK(s && !strcmp(s, canon));
+	/* a bus device name already on its bus: refused while building, undone */
+	{
+		size_t base = classfs_tree_node_count(t);
+
+		before = log->n;
+		CHECK_INT(load(t, "fido2.umockdev", &err), -EEXIST);
+		CHECK(strstr(err.reason, "/usb1: File exists") != NULL);
+		CHECK_INT(classfs_tree_node_count(t), base);
+		CHECK_INT(log->n, before);
+	}
+	classfs_listener_remove(t, id);
+	free(s);
+	free(canon);
+	free(all);
+	free(log);
+	teardown(t);
+}
+
+/* fail the Nth allocation of the library during a load: all or nothing */
+static long alloc_budget = -1;
+
+static bool alloc_hook(size_t size, void *data)
+{
+	if (alloc_budget < 0)
+		return true;
+	return alloc_budget-- > 0;
+}
+
+TEST(allocation_failures_leave_nothing)
+{
+	size_t len;
+	char *data = slurp("elanfingerprint.umockdev", &len);
+	int ok = 0, failed = 0;
+
+	for (long n = 0; n < 5000 && !ok; n++) {
+		struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+		struct classfs_record_error err;
+		struct evlog *log = calloc(1, sizeof(*log));
+		int id = classfs_listener_add(t, on_event, log), r;
+		size_t base = classfs_tree_node_count(t);
+
+		classfs_set_alloc_hook(alloc_hook, NULL);
+		alloc_budget = n;
+		r = classfs_record_load(t, data, len, NULL, &err);
+		alloc_budget = -1;
+		classfs_set_alloc_hook(NULL, NULL);
+		if (r == 0) {
+			ok = 1;
+			CHECK_INT(log->n, 5);
+		} else {
+			failed++;
+			CHECK_INT(r, -ENOMEM);
+			CHECK_INT(classfs_tree_node_count(t), base);
+			/* nothing heard, or every ADD taken back by its REMOVE */
+			CHECK(log->n % 2 == 0);
+			for (int k = 0; k < log->n / 2; k++) {
+				CHECK_INT(log->action[k], CLASSFS_ACTION_ADD);
+				CHECK_INT(log->action[log->n - 1 - k], CLASSFS_ACTION_REMOVE);
+				CHECK_STR(log->devpath[k], log->devpath[log->n - 1 - k]);
+			}
+		}
+		classfs_listener_remove(t, id);
+		free(log);
+		teardown(t);
+	}
+	CHECK(ok);
+	CHECK(failed >= 10);
+	if (failed < 10)
+		fprintf(stderr, "  only %d failing allocations\n", failed);
+	free(data);
+}
