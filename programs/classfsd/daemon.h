@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon.h - classfsd's parts: options, registry of published objects,
+ * connections, request handlers, the event ring and its subscribers.
+ */
+#ifndef CLASSFSD_DAEMON_H
+#define CLASSFSD_DAEMON_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <classfs/classfs.h>
+
+#include "protocol.h"
+
+/* sd-daemon(3) priority prefixes: journald takes them from stderr */
+#define LOG_PFX_ERR	"<3>"
+#define LOG_PFX_WARNING	"<4>"
+#define LOG_PFX_NOTICE	"<5>"
+#define LOG_PFX_INFO	"<6>"
+#define LOG_PFX_DEBUG	"<7>"
+
+void cfsd_log(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define log_err(...) cfsd_log(LOG_PFX_ERR, __VA_ARGS__)
+#define log_warn(...) cfsd_log(LOG_PFX_WARNING, __VA_ARGS__)
+#define log_info(...) cfsd_log(LOG_PFX_INFO, __VA_ARGS__)
+#define log_debug(...) cfsd_log(LOG_PFX_DEBUG, __VA_ARGS__)
+
+struct cfsd_config {
+	const char *socket_path;
+	const char *mountpoint;
+	const char *mount_options;
+	enum classfs_layout layout;
+	const char *load_file;
+	bool sample;
+	bool netlink;
+	bool verbose;
+	const char *group;
+	size_t max_msg;
+	int call_timeout_ms;
+	size_t ring_size;
+	size_t sub_queue;
+};
+
+struct conn;
+
+/* every published object: its owner and, when bound, its connection */
+struct obj {
+	uid_t owner;
+	struct conn *bound;		/* NULL: not bound */
+	struct obj *bprev, *bnext;	/* the connection's bound objects, in creation order */
+	struct obj *aprev, *anext;	/* every object, in creation order */
+	bool is_class;
+};
+
+struct rclass {
+	struct obj o;
+	struct classfs_class *cls;	/* a reference held */
+	char *name;
+	bool foreign;			/* made by the record loader: it unregisters it */
+	struct rclass *hnext;
+	uint32_t hash;			/* of name */
+};
+
+struct rdev;
+
+/* one attribute of a published device: a stored value or a remote one */
+struct rattr {
+	struct classfs_device_attribute a;
+	struct rdev *d;
+	char *path;			/* "name" or "dir/name" as the client named it */
+	uint8_t *value;			/* stored value (under the value lock) */
+	size_t len;
+	bool remote;
+};
+
+struct rdev {
+	struct obj o;
+	struct classfs_device dev;
+	struct classfs_device_type type;
+	struct classfs_attribute_group *groups;		/* ngroups of them */
+	const struct classfs_attribute_group **group_ptrs;
+	const struct classfs_device_attribute **attr_ptrs;
+	struct rattr *attrs;
+	unsigned int nattrs, ngroups;
+	char *key;			/* "CLASS/NAME" or "/NAME" (physical) */
+	char *name;			/* the name its publisher knows it by (under D.vlock): names it in
+					 * remote calls; follows renames the publisher makes */
+	char *cls_name;			/* NULL for a physical device */
+	char *devtype;
+	struct conn *remote;		/* serves the remote attributes (a reference) */
+	struct rdev *hnext;
+	uint32_t hash;			/* of key */
+};
+
+struct cfsd {
+	struct cfsd_config cfg;
+	struct classfs_tree *tree;
+	struct classfs_mount *mount;
+	int listen_fd;
+	int netlink_fd;
+	/* registry: classes and devices, their owners and bindings */
+	pthread_mutex_t lock;
+	/* values of stored attributes and the rdev -> conn links of remote ones */
+	pthread_mutex_t vlock;
+	struct obj *all_first, *all_last;
+	struct rclass **classes;
+	size_t nclass_buckets, nclasses;
+	struct rdev **devs;
+	size_t ndev_buckets, ndevs;
+	struct classfs_bus **buses;
+	size_t nbuses;
+};
+
+extern struct cfsd D;
+
+/* registry.c */
+int cfsd_registry_init(void);
+void cfsd_registry_shutdown(void);
+struct rclass *cfsd_class_lookup(const char *name);
+struct rdev *cfsd_dev_lookup(const char *cls, const char *name);
+int cfsd_class_create(const char *name, uid_t owner, struct conn *bind, struct rclass **out,
+		      char *msg, size_t msgsz);
+int cfsd_class_remove(struct rclass *rc);
+int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg, size_t msgsz);
+int cfsd_dev_remove(struct rdev *rd);
+int cfsd_dev_rename(struct rdev *rd, const char *new_name, const struct conn *by);
+void cfsd_unbind_all(struct conn *c);
+bool cfsd_may_change(const struct obj *o, uid_t uid);
+
+/* conn.c */
+struct conn {
+	int fd;
+	uid_t uid;
+	pid_t pid;
+	atomic_int refs;
+	atomic_bool dead;
+	pthread_t reader, worker;
+	pthread_mutex_t send_lock;
+	/* requests read, waiting for the worker */
+	pthread_mutex_t qlock;
+	pthread_cond_t qcond;
+	struct qmsg *qhead, *qtail;
+	unsigned int qlen;
+	bool qclosed;
+	/* remote calls waiting for this driver's answer */
+	pthread_mutex_t plock;
+	pthread_cond_t pcond;
+	struct pending *pending;
+	uint64_t next_call;
+	/* bound objects (under D.lock) */
+	struct obj *bound_first, *bound_last;
+	/* LOAD chunks so far */
+	uint8_t *load;
+	size_t load_len, load_cap;
+	/* subscription */
+	struct sub *sub;
+	struct conn *next;	/* D's list of connections */
+	uint8_t *rbuf;
+};
+
+int cfsd_conn_start(int fd);
+void cfsd_conn_stop_all(void);
+struct conn *cfsd_conn_get(struct conn *c);
+void cfsd_conn_put(struct conn *c);
+int cfsd_conn_send(struct conn *c, struct cfs_buf *b, bool nonblock);
+ssize_t cfsd_remote_call(struct conn *c, struct rattr *ra, unsigned int kind, char *buf,
+			 const char *in, size_t count);
+
+/* ops.c */
+void cfsd_handle(struct conn *c, const uint8_t *buf, size_t len);
+
+/* events.c */
+int cfsd_events_init(void);
+void cfsd_events_shutdown(void);
+int cfsd_subscribe(struct conn *c, uint32_t serial, uint64_t from);
+void cfsd_unsubscribe(struct conn *c);
+int cfsd_replay(struct conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
+		size_t msgsz);
+
+#endif

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * classfsd - owns one classfs tree, mounts it, and lets other processes
+ * publish into it and follow its events through a Unix control socket
+ * (docs/protocol.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#if __has_include(<classfs/record.h>)
+#include <classfs/record.h>
+#define HAVE_RECORD 1
+#endif
+
+#include "daemon.h"
+
+#ifndef CLASSFS_DATADIR
+#define CLASSFS_DATADIR "/usr/share/classfs"
+#endif
+
+struct cfsd D;
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cfsd_log(const char *prefix, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!D.cfg.verbose && !strcmp(prefix, LOG_PFX_DEBUG))
+		return;
+	pthread_mutex_lock(&log_lock);
+	fputs(prefix, stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	pthread_mutex_unlock(&log_lock);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: classfsd [OPTION]...\n"
+		"Own a classfs tree, mount it, and serve it on a control socket.\n\n"
+		"  -s, --socket PATH         control socket (default %s)\n"
+		"  -m, --mount DIR           mount the tree at DIR (FUSE)\n"
+		"  -L, --layout LAYOUT       class (default) or devices\n"
+		"  -o, --mount-options OPTS  FUSE options (allow_other, ro, ...)\n"
+		"  -l, --load FILE           load a umockdev record at start\n"
+		"  -S, --sample              load the built-in sample machine\n"
+		"  -g, --group GROUP         group of the socket (mode 0660)\n"
+		"      --max-message BYTES   size limit per message (default 65536)\n"
+		"      --call-timeout MS     remote show()/store() timeout (default 5000)\n"
+		"      --ring-size N         events kept for replay (default 65536)\n"
+		"      --subscriber-queue N  events a subscriber may lag behind before a gap\n"
+		"                            notice (default 16384)\n"
+		"      --uevent-helper PATH  run PATH for every event (/kernel/uevent_helper)\n"
+		"      --netlink             broadcast events in udev format on netlink group 2\n"
+		"                            (use only in a private network namespace)\n"
+		"  -v, --verbose             log debug messages\n"
+		"  -h, --help                show this help\n",
+		"/run/classfs/control");
+}
+
+static int parse_size(const char *opt, const char *s, size_t min, size_t max, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "classfsd: %s: '%s' is not a number from %zu to %zu\n", opt, s, min,
+			max);
+		return -EINVAL;
+	}
+	*out = (size_t)v;
+	return 0;
+}
+
+enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_QUEUE, OPT_NETLINK, OPT_HELPER };
+
+static int parse_args(int argc, char **argv, const char **helper)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "mount", required_argument, NULL, 'm' },
+		{ "layout", required_argument, NULL, 'L' },
+		{ "mount-options", required_argument, NULL, 'o' },
+		{ "load", required_argument, NULL, 'l' },
+		{ "sample", no_argument, NULL, 'S' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "max-message", required_argument, NULL, OPT_MAX_MSG },
+		{ "call-timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "ring-size", required_argument, NULL, OPT_RING },
+		{ "subscriber-queue", required_argument, NULL, OPT_QUEUE },
+		{ "uevent-helper", required_argument, NULL, OPT_HELPER },
+		{ "netlink", no_argument, NULL, OPT_NETLINK },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	size_t v;
+	int c;
+
+	D.cfg = (struct cfsd_config){
+		.socket_path = "/run/classfs/control",
+		.layout = CLASSFS_LAYOUT_CLASS,
+		.max_msg = CFS_MSG_MAX_DEFAULT,
+		.call_timeout_ms = 5000,
+		.ring_size = 65536,
+		.sub_queue = 16384,
+	};
+	while ((c = getopt_long(argc, argv, "s:m:L:o:l:Sg:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': D.cfg.socket_path = optarg; break;
+		case 'm': D.cfg.mountpoint = optarg; break;
+		case 'o': D.cfg.mount_options = optarg; break;
+		case 'l': D.cfg.load_file = optarg; break;
+		case 'S': D.cfg.sample = true; break;
+		case 'g': D.cfg.group = optarg; break;
+		case 'v': D.cfg.verbose = true; break;
+		case 'L':
+			if (!strcmp(optarg, "class")) {
+				D.cfg.layout = CLASSFS_LAYOUT_CLASS;
+			} else if (!strcmp(optarg, "devices")) {
+				D.cfg.layout = CLASSFS_LAYOUT_DEVICES;
+			} else {
+				fprintf(stderr, "classfsd: --layout: '%s' is neither class nor devices\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_MAX_MSG:
+			if (parse_size("--max-message", optarg, 4096, CFS_MSG_MAX_LIMIT, &D.cfg.max_msg))
+				return -EINVAL;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_size("--call-timeout", optarg, 1, 600000, &v))
+				return -EINVAL;
+			D.cfg.call_timeout_ms = (int)v;
+			break;
+		case OPT_RING:
+			if (parse_size("--ring-size", optarg, 16, 1u << 26, &D.cfg.ring_size))
+				return -EINVAL;
+			break;
+		case OPT_QUEUE:
+			if (parse_size("--subscriber-queue", optarg, 1, 1u << 26, &D.cfg.sub_queue))
+				return -EINVAL;
+			break;
+		case OPT_HELPER: *helper = optarg; break;
+		case OPT_NETLINK: D.cfg.netlink = true; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "classfsd: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (D.cfg.sample && D.cfg.load_file) {
+		fprintf(stderr, "classfsd: --sample and --load exclude each other\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* the daemon's own record file (an option's path, never a client's) */
+static int load_file(const char *path)
+{
+#ifdef HAVE_RECORD
+	struct classfs_record_options opt = { .filename = path };
+	struct classfs_record_error err = { 0 };
+	char *data = NULL;
+	size_t len = 0, cap = 0;
+	FILE *f = fopen(path, "re");
+	int r;
+
+	if (!f) {
+		log_err("cannot open %s: %m", path);
+		return -errno;
+	}
+	for (;;) {
+		size_t n;
+
+		if (len == cap) {
+			char *p = realloc(data, cap = cap ? cap * 2 : 65536);
+
+			if (!p) {
+				free(data);
+				fclose(f);
+				return -ENOMEM;
+			}
+			data = p;
+		}
+		n = fread(data + len, 1, cap - len, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	r = ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (r == 0)
+		r = classfs_record_load(D.tree, data, len, &opt, &err);
+	free(data);
+	if (r < 0) {
+		if (err.reason[0])
+			log_err("%s:%lu: %s", err.file[0] ? err.file : path, err.line, err.reason);
+		else
+			log_err("cannot load %s: %s", path, strerror(-r));
+		return r;
+	}
+	log_info("loaded %s", path);
+	return 0;
+#else
+	log_err("cannot load %s: built without the record loader", path);
+	return -ENOSYS;
+#endif
+}
+
+static const char *sample_path(void)
+{
+	static const char *const candidates[] = {
+		CLASSFS_DATADIR "/sample.umockdev",
+#ifdef CLASSFS_SOURCE_DATADIR
+		CLASSFS_SOURCE_DATADIR "/sample.umockdev",
+#endif
+	};
+
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
+		if (access(candidates[i], R_OK) == 0)
+			return candidates[i];
+	return candidates[0];
+}
+
+/* the socket's directory (/run/classfs): made when missing, its parent must exist */
+static int mkdir_parent(const char *path)
+{
+	char buf[PATH_MAX];
+	char *slash;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	slash = strrchr(buf, '/');
+	if (!slash || slash == buf)
+		return 0;
+	*slash = '\0';
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int listen_socket(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, probe, r;
+
+	if (strlen(D.cfg.socket_path) >= sizeof(sa.sun_path)) {
+		log_err("socket path %s is too long", D.cfg.socket_path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, D.cfg.socket_path);
+	r = mkdir_parent(D.cfg.socket_path);
+	if (r < 0) {
+		log_err("cannot create the directory of %s: %s", D.cfg.socket_path, strerror(-r));
+		return r;
+	}
+	/* a live daemon there keeps its socket; a stale file is replaced */
+	probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(probe);
+		log_err("another daemon listens on %s", D.cfg.socket_path);
+		return -EADDRINUSE;
+	}
+	if (probe >= 0)
+		close(probe);
+	unlink(D.cfg.socket_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* owner, group and mode before listen(): nobody connects through looser rights */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		log_err("cannot listen on %s: %s", D.cfg.socket_path, strerror(-r));
+		close(fd);
+		return r;
+	}
+	if (D.cfg.group) {
+		struct group *g = getgrnam(D.cfg.group);
+
+		if (!g || chown(D.cfg.socket_path, (uid_t)-1, g->gr_gid) < 0) {
+			r = g ? -errno : -ENOENT;
+			log_err("cannot give %s to group %s: %s", D.cfg.socket_path, D.cfg.group,
+				g ? strerror(-r) : "no such group");
+			close(fd);
+			unlink(D.cfg.socket_path);
+			return r;
+		}
+	}
+	if (chmod(D.cfg.socket_path, 0660) < 0 || listen(fd, 128) < 0) {
+		r = -errno;
+		log_err("cannot listen on %s: %s", D.cfg.socket_path, strerror(-r));
+		close(fd);
+		unlink(D.cfg.socket_path);
+		return r;
+	}
+	return fd;
+}
+
+/* tell systemd (Type=notify) without linking libsystemd */
+static void sd_notify_ready(void)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	sendto(fd, "READY=1", 7, MSG_NOSIGNAL, (struct sockaddr *)&sa, len);
+	close(fd);
+}
+
+/* what the record loader made (not in the registry): remove it, deepest first */
+struct devvec {
+	struct classfs_device **v;
+	size_t n, cap;
+};
+
+static int collect_dev(struct classfs_device *dev, void *data)
+{
+	struct devvec *dv = data;
+
+	if (dv->n == dv->cap) {
+		size_t cap = dv->cap ? dv->cap * 2 : 256;
+		struct classfs_device **v = realloc(dv->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		dv->v = v;
+		dv->cap = cap;
+	}
+	dv->v[dv->n++] = classfs_device_get(dev);
+	return 0;
+}
+
+static int collect_class(struct classfs_class *cls, void *data)
+{
+	classfs_class_unregister(cls);
+	return 0;
+}
+
+static void remove_rest(void)
+{
+	struct devvec dv = { 0 };
+
+	classfs_tree_for_each_device(D.tree, collect_dev, &dv);
+	/*
+	 * Reversed, each comes before its parent and physical device, so none
+	 * has gone with another; the registration reference is the tree's.
+	 */
+	while (dv.n--) {
+		if (classfs_device_is_added(dv.v[dv.n]))
+			classfs_device_unregister(dv.v[dv.n]);
+		classfs_device_put(dv.v[dv.n]);
+	}
+	free(dv.v);
+	classfs_tree_for_each_class(D.tree, collect_class, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const char *helper = NULL;
+	sigset_t mask;
+	int sfd, r, status = 1;
+
+	if (parse_args(argc, argv, &helper) < 0)
+		return 2;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	/* every thread made from here on inherits the mask: signals come through sfd */
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		log_err("signalfd: %m");
+		return 1;
+	}
+	D.listen_fd = -1;
+	D.netlink_fd = -1;
+	D.tree = classfs_tree_new(D.cfg.layout);
+	if (!D.tree) {
+		log_err("cannot create the tree: %m");
+		return 1;
+	}
+	cfsd_registry_init();
+	r = cfsd_events_init();
+	if (r < 0) {
+		log_err("cannot start event delivery: %s", strerror(-r));
+		goto out_tree;
+	}
+	if (helper) {
+		ssize_t n = classfs_path_write(D.tree, "kernel/uevent_helper", helper, strlen(helper));
+
+		if (n < 0) {
+			log_err("cannot set the uevent helper: %s", strerror((int)-n));
+			goto out_mount;
+		}
+	}
+	if (D.cfg.sample && load_file(sample_path()) < 0)
+		goto out_mount;
+	if (D.cfg.load_file && load_file(D.cfg.load_file) < 0)
+		goto out_mount;
+	if (D.cfg.mountpoint) {
+		D.mount = classfs_mount_tree(D.tree, D.cfg.mountpoint, D.cfg.mount_options);
+		if (!D.mount) {
+			log_err("cannot mount at %s: %m", D.cfg.mountpoint);
+			goto out_mount;
+		}
+	}
+	D.listen_fd = listen_socket();
+	if (D.listen_fd < 0)
+		goto out_mount;
+	log_info("listening on %s%s%s, layout %s", D.cfg.socket_path,
+		 D.mount ? ", tree mounted at " : "", D.mount ? D.cfg.mountpoint : "",
+		 D.cfg.layout == CLASSFS_LAYOUT_CLASS ? "class" : "devices");
+	sd_notify_ready();
+
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = D.listen_fd, .events = POLLIN },
+					 { .fd = sfd, .events = POLLIN } };
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_err("poll: %m");
+			break;
+		}
+		if (pfd[1].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si))
+				log_info("signal %u: shutting down", si.ssi_signo);
+			status = 0;
+			break;
+		}
+		if (pfd[0].revents) {
+			int fd = accept4(D.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (fd < 0) {
+				if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
+					log_warn("accept: %m");
+				continue;
+			}
+			r = cfsd_conn_start(fd);
+			if (r < 0) {
+				log_warn("cannot serve a connection: %s", strerror(-r));
+				close(fd);
+			}
+		}
+	}
+
+	close(D.listen_fd);
+	unlink(D.cfg.socket_path);
+	cfsd_conn_stop_all();
+out_mount:
+	/* REMOVE events for everything while the sinks still listen */
+	cfsd_registry_shutdown();
+#ifdef HAVE_RECORD
+	classfs_record_unload(D.tree);
+#endif
+	remove_rest();
+	if (D.mount && classfs_mount_close(D.mount) < 0)
+		log_warn("cannot unmount %s", D.cfg.mountpoint);
+	D.mount = NULL;
+	cfsd_events_shutdown();
+out_tree:
+	r = classfs_tree_free(D.tree);
+	if (r < 0)
+		log_debug("tree not freed: %s", strerror(-r));
+	close(sfd);
+	return status;
+}

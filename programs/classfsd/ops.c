@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ops.c - the requests: decode, check the caller's right, do, reply.
+ *
+ * Every request gets exactly one final REPLY carrying 0 or -errno and a
+ * message; a request the decoder refuses changes nothing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if __has_include(<classfs/record.h>)
+#include <classfs/record.h>
+#define HAVE_RECORD 1
+#endif
+#if __has_include(<classfs/print.h>)
+#include <classfs/print.h>
+#define HAVE_PRINT 1
+#endif
+
+#include "daemon.h"
+
+#define REPLIED 1		/* the handler sent its reply itself */
+#define LOAD_MAX (256u * 1024u * 1024u)
+#define FORMAT_LAST 2u	/* formats: text, JSON, DOT */
+
+struct reply {
+	struct cfs_buf extra;	/* fields after ERROR and MESSAGE */
+	char msg[1024];
+	uint64_t count;		/* BATCH: requests done */
+};
+
+static int not_found(struct reply *rp, const struct cfs_msg *m)
+{
+	snprintf(rp->msg, sizeof(rp->msg), "no %s %s%s%s",
+		 m->cls ? "class device" : "physical device", m->cls ? m->cls : "",
+		 m->cls ? "/" : "", m->name);
+	return -ENOENT;
+}
+
+static int denied(struct reply *rp, const struct conn *c, const char *what, const char *name,
+		  uid_t owner)
+{
+	snprintf(rp->msg, sizeof(rp->msg), "uid %u may not change %s %s (owned by uid %u)",
+		 (unsigned int)c->uid, what, name, (unsigned int)owner);
+	return -EPERM;
+}
+
+struct find_ctx {
+	const char *name;
+	struct classfs_device *found;
+};
+
+static int match_name(struct classfs_device *dev, void *data)
+{
+	struct find_ctx *f = data;
+	const char *n = classfs_device_name(dev);
+
+	if (!dev->cls && n && !strcmp(n, f->name)) {
+		f->found = classfs_device_get(dev);
+		return 1;
+	}
+	return 0;
+}
+
+static int match_class_dev(struct classfs_device *dev, void *data)
+{
+	struct find_ctx *f = data;
+	const char *n = classfs_device_name(dev);
+
+	if (n && !strcmp(n, f->name)) {
+		f->found = classfs_device_get(dev);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A device no client published (the record loader made it): found by a
+ * walk, owned by root.  Returns it with a reference, or NULL.
+ */
+static struct classfs_device *foreign_find(const char *cls_name, const char *name)
+{
+	struct find_ctx f = { .name = name };
+
+	if (cls_name) {
+		struct classfs_class *cls = classfs_class_find(D.tree, cls_name);
+
+		if (cls)
+			classfs_class_for_each_device(cls, match_class_dev, &f);
+		classfs_class_put(cls);
+	} else {
+		classfs_tree_for_each_device(D.tree, match_name, &f);
+	}
+	return f.found;
+}
+
+/*
+ * Find a device, check that the caller may change it (@change), and take
+ * a reference so it can be used with D.lock released.
+ */
+static int dev_ref(struct conn *c, const struct cfs_msg *m, bool change, struct reply *rp,
+		   struct classfs_device **out)
+{
+	struct rdev *rd;
+	int r = 0;
+
+	pthread_mutex_lock(&D.lock);
+	rd = cfsd_dev_lookup(m->cls, m->name);
+	if (!rd)
+		r = not_found(rp, m);
+	else if (change && !cfsd_may_change(&rd->o, c->uid))
+		r = denied(rp, c, "device", rd->key, rd->o.owner);
+	else
+		*out = classfs_device_get(&rd->dev);
+	pthread_mutex_unlock(&D.lock);
+	if (!rd && (*out = foreign_find(m->cls, m->name))) {
+		rp->msg[0] = '\0';
+		r = 0;
+		if (change && c->uid != 0) {
+			r = denied(rp, c, "device", m->name, 0);
+			classfs_device_put(*out);
+			*out = NULL;
+		}
+	}
+	return r;
+}
+
+/* "class/x/y/ATTR": the attribute's path below the tree's root */
+static int attr_path(struct classfs_device *dev, const char *attr, char *buf, size_t size)
+{
+	int n = classfs_device_devpath(dev, buf, size);
+
+	if (n < 0)
+		return n;
+	if ((size_t)n + strlen(attr) + 2 > size)
+		return -ENAMETOOLONG;
+	memmove(buf, buf + 1, (size_t)n);	/* drop the leading '/' */
+	snprintf(buf + n - 1, size - (size_t)n + 1, "/%s", attr);
+	return 0;
+}
+
+static int op_status(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	cfs_buf_u32(&rp->extra, CFS_T_VERSION, CFS_PROTO_VERSION);
+	cfs_buf_u32(&rp->extra, CFS_T_LAYOUT, (uint32_t)D.cfg.layout);
+	cfs_buf_u64(&rp->extra, CFS_T_SEQNUM, classfs_tree_seqnum(D.tree));
+	cfs_buf_str(&rp->extra, CFS_T_MOUNT, D.mount ? D.cfg.mountpoint : "");
+	cfs_buf_u64(&rp->extra, CFS_T_COUNT, D.cfg.max_msg);
+	return 0;
+}
+
+static int op_class_create(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	int r;
+
+	pthread_mutex_lock(&D.lock);
+	r = cfsd_class_create(m->cls, c->uid, m->flags & CFS_F_BIND ? c : NULL, NULL, rp->msg,
+			      sizeof(rp->msg));
+	pthread_mutex_unlock(&D.lock);
+	return r;
+}
+
+static int op_class_remove(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	struct rclass *rc;
+	int r = 0;
+
+	pthread_mutex_lock(&D.lock);
+	rc = cfsd_class_lookup(m->cls);
+	if (!rc) {
+		snprintf(rp->msg, sizeof(rp->msg), "no class %s", m->cls);
+		r = -ENOENT;
+	} else if (!cfsd_may_change(&rc->o, c->uid)) {
+		r = denied(rp, c, "class", m->cls, rc->o.owner);
+	} else if (rc->foreign) {
+		snprintf(rp->msg, sizeof(rp->msg),
+			 "class %s was made by the record loader: remove its devices instead", m->cls);
+		r = -EPERM;
+	} else {
+		cfsd_class_remove(rc);
+	}
+	pthread_mutex_unlock(&D.lock);
+	return r;
+}
+
+static int op_device_add(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	int r;
+
+	pthread_mutex_lock(&D.lock);
+	r = cfsd_dev_add(m, c->uid, c, rp->msg, sizeof(rp->msg));
+	pthread_mutex_unlock(&D.lock);
+	return r;
+}
+
+static int op_device_remove(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	struct rdev *rd;
+	int r = 0;
+
+	pthread_mutex_lock(&D.lock);
+	rd = cfsd_dev_lookup(m->cls, m->name);
+	if (!rd)
+		r = not_found(rp, m);
+	else if (!cfsd_may_change(&rd->o, c->uid))
+		r = denied(rp, c, "device", rd->key, rd->o.owner);
+	else
+		cfsd_dev_remove(rd);
+	if (!rd) {
+		/* loaded from a record: root's; its registration reference is the tree's */
+		struct classfs_device *dev = foreign_find(m->cls, m->name);
+
+		if (dev && c->uid != 0) {
+			r = denied(rp, c, "device", m->name, 0);
+		} else if (dev) {
+			rp->msg[0] = '\0';
+			r = classfs_device_unregister(dev);
+		}
+		classfs_device_put(dev);
+	}
+	pthread_mutex_unlock(&D.lock);
+	return r;
+}
+
+static int op_rename(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	struct rdev *rd;
+	int r;
+
+	pthread_mutex_lock(&D.lock);
+	rd = cfsd_dev_lookup(m->cls, m->name);
+	if (!rd) {
+		r = not_found(rp, m);
+	} else if (!cfsd_may_change(&rd->o, c->uid)) {
+		r = denied(rp, c, "device", rd->key, rd->o.owner);
+	} else {
+		r = cfsd_dev_rename(rd, m->new_name, c);
+		if (r < 0)
+			snprintf(rp->msg, sizeof(rp->msg), "cannot rename %s to %s: %s", rd->key,
+				 m->new_name, strerror(-r));
+	}
+	pthread_mutex_unlock(&D.lock);
+	return r;
+}
+
+static int op_attr_get(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	struct classfs_device *dev = NULL;
+	char path[CFS_PATH_MAX * 2];
+	char *buf;
+	ssize_t n;
+	int r;
+
+	r = dev_ref(c, m, false, rp, &dev);
+	if (r < 0)
+		return r;
+	buf = malloc(CFS_VALUE_MAX);
+	r = buf ? attr_path(dev, m->attr_name, path, sizeof(path)) : -ENOMEM;
+	if (r == 0) {
+		/* no lock held: a remote show() may take up to the call timeout */
+		n = classfs_path_read(D.tree, path, buf, CFS_VALUE_MAX);
+		if (n < 0) {
+			r = (int)n;
+			snprintf(rp->msg, sizeof(rp->msg), "cannot read %.900s: %s", path, strerror(-r));
+		} else {
+			cfs_buf_bytes(&rp->extra, CFS_T_VALUE, buf, (size_t)n);
+		}
+	}
+	free(buf);
+	classfs_device_put(dev);
+	return r;
+}
+
+static int op_attr_set(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	struct classfs_device *dev = NULL;
+	char path[CFS_PATH_MAX * 2];
+	ssize_t n;
+	int r;
+
+	r = dev_ref(c, m, true, rp, &dev);
+	if (r < 0)
+		return r;
+	r = attr_path(dev, m->attr_name, path, sizeof(path));
+	if (r == 0) {
+		/* as a write(2) through the mount: the mode bits decide */
+		n = classfs_path_write(D.tree, path, (const char *)m->value, m->value_len);
+		if (n < 0) {
+			r = (int)n;
+			snprintf(rp->msg, sizeof(rp->msg), "cannot write %.900s: %s", path, strerror(-r));
+		}
+	}
+	classfs_device_put(dev);
+	return r;
+}
+
+static int op_trigger(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	const char *extra[CFS_EVENT_VARS_MAX + 1];
+	struct classfs_device *dev = NULL;
+	const uint8_t *v;
+	size_t off = 0, len, n = 0;
+	int r;
+
+	if (m->action >= CLASSFS_ACTION_COUNT) {
+		snprintf(rp->msg, sizeof(rp->msg), "unknown action %u", m->action);
+		return -EINVAL;
+	}
+	if (m->nenv > CFS_EVENT_VARS_MAX) {
+		snprintf(rp->msg, sizeof(rp->msg), "too many variables");
+		return -E2BIG;
+	}
+	while (cfs_msg_next(m, &off, CFS_T_ENV, &v, &len))
+		extra[n++] = (const char *)v;
+	extra[n] = NULL;
+	r = dev_ref(c, m, true, rp, &dev);
+	if (r < 0)
+		return r;
+	r = classfs_device_uevent(dev, (enum classfs_action)m->action, n ? extra : NULL);
+	if (r < 0)
+		snprintf(rp->msg, sizeof(rp->msg), "cannot send %s: %s",
+			 classfs_action_name((enum classfs_action)m->action), strerror(-r));
+	classfs_device_put(dev);
+	return r;
+}
+
+static int op_load(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	int r = 0;
+
+	if (c->load_len + m->data_len > LOAD_MAX) {
+		free(c->load);
+		c->load = NULL;
+		c->load_len = c->load_cap = 0;
+		snprintf(rp->msg, sizeof(rp->msg), "record larger than %u bytes", LOAD_MAX);
+		return -EFBIG;
+	}
+	if (c->load_len + m->data_len > c->load_cap) {
+		size_t cap = c->load_cap ? c->load_cap : 65536;
+		uint8_t *p;
+
+		while (cap < c->load_len + m->data_len)
+			cap *= 2;
+		p = realloc(c->load, cap);
+		if (!p) {
+			free(c->load);
+			c->load = NULL;
+			c->load_len = c->load_cap = 0;
+			return -ENOMEM;
+		}
+		c->load = p;
+		c->load_cap = cap;
+	}
+	memcpy(c->load + c->load_len, m->data, m->data_len);
+	c->load_len += m->data_len;
+	if (m->flags & CFS_F_MORE)
+		return 0;
+#ifdef HAVE_RECORD
+	{
+		struct classfs_record_options opt = { .filename = m->filename ? m->filename : "(client)" };
+		struct classfs_record_error err = { 0 };
+
+		r = classfs_record_load(D.tree, (const char *)c->load, c->load_len, &opt, &err);
+		if (r < 0 && err.reason[0])
+			snprintf(rp->msg, sizeof(rp->msg), "%s:%lu: %s", err.file[0] ? err.file : opt.filename,
+				 err.line, err.reason);
+		else if (r < 0)
+			snprintf(rp->msg, sizeof(rp->msg), "cannot load %s: %s", opt.filename, strerror(-r));
+		else
+			log_info("uid %u loaded %s (%zu bytes)", (unsigned int)c->uid, opt.filename,
+				 c->load_len);
+	}
+#else
+	snprintf(rp->msg, sizeof(rp->msg), "built without the record loader");
+	r = -ENOSYS;
+#endif
+	free(c->load);
+	c->load = NULL;
+	c->load_len = c->load_cap = 0;
+	return r;
+}
+
+/* send @data as DATA chunks of MORE replies; the final reply is the caller's */
+static int stream_data(struct conn *c, uint32_t serial, const char *data, size_t len)
+{
+	size_t chunk = D.cfg.max_msg - CFS_HDR_SIZE - CFS_FIELD_HDR_SIZE;
+	struct cfs_buf b;
+	int r = 0;
+
+	cfs_buf_init(&b);
+	for (size_t off = 0; off < len && r == 0; off += chunk) {
+		size_t n = len - off < chunk ? len - off : chunk;
+
+		cfs_buf_truncate(&b, 0);
+		cfs_buf_hdr(&b, CFS_OP_REPLY, serial, CFS_F_MORE);
+		cfs_buf_bytes(&b, CFS_T_DATA, data + off, n);
+		r = cfsd_conn_send(c, &b, false);
+	}
+	cfs_buf_free(&b);
+	return r;
+}
+
+/* render with @fn into memory and stream it */
+static int op_render(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	char *data = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+#if defined(HAVE_RECORD) || defined(HAVE_PRINT)
+	struct classfs_device *dev = NULL;
+#endif
+	if ((m->op == CFS_OP_TREE || m->op == CFS_OP_INFO) && m->format > FORMAT_LAST) {
+		snprintf(rp->msg, sizeof(rp->msg), "unknown format %u", m->format);
+		return -EINVAL;
+	}
+	f = open_memstream(&data, &len);
+	if (!f)
+		return -ENOMEM;
+	switch (m->op) {
+#ifdef HAVE_RECORD
+	case CFS_OP_SAVE:
+		r = classfs_record_save(D.tree, m->syspath, f);
+		break;
+#endif
+#ifdef HAVE_PRINT
+	case CFS_OP_TREE:
+		r = classfs_tree_print(D.tree, (enum classfs_print_format)m->format, f);
+		break;
+	case CFS_OP_INFO:
+		r = dev_ref(c, m, false, rp, &dev);
+		if (r == 0)
+			r = classfs_device_print_info(dev, (enum classfs_print_format)m->format, f);
+		classfs_device_put(dev);
+		break;
+#endif
+	default:
+		snprintf(rp->msg, sizeof(rp->msg), "built without %s", m->op == CFS_OP_SAVE ?
+			 "the record writer" : "the printers");
+		r = -ENOSYS;
+	}
+	if (fclose(f) != 0 && r == 0)
+		r = -ENOMEM;
+	if (r < 0 && !rp->msg[0])
+		snprintf(rp->msg, sizeof(rp->msg), "%s failed: %s", cfs_op_name(m->op), strerror(-r));
+	if (r == 0)
+		r = stream_data(c, m->serial, data, len);
+	free(data);
+	return r;
+}
+
+static int execute(struct conn *c, const struct cfs_msg *m, struct reply *rp);
+
+static int op_batch(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	const uint8_t *v;
+	size_t off = 0, len;
+	int r = 0;
+
+	while (r == 0 && cfs_msg_next(m, &off, CFS_T_SUB, &v, &len)) {
+		struct cfs_msg sub;
+
+		cfs_msg_decode(v, len, &sub);	/* checked with the batch */
+		r = execute(c, &sub, rp);
+		if (r == 0)
+			rp->count++;
+	}
+	if (r < 0) {
+		char inner[sizeof(rp->msg)];
+
+		snprintf(inner, sizeof(inner), "%s", rp->msg[0] ? rp->msg : strerror(-r));
+		snprintf(rp->msg, sizeof(rp->msg), "request %llu of the batch: %.900s",
+			 (unsigned long long)rp->count + 1, inner);
+	}
+	return r;
+}
+
+static int execute(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	switch (m->op) {
+	case CFS_OP_STATUS: return op_status(c, m, rp);
+	case CFS_OP_CLASS_CREATE: return op_class_create(c, m, rp);
+	case CFS_OP_CLASS_REMOVE: return op_class_remove(c, m, rp);
+	case CFS_OP_DEVICE_ADD: return op_device_add(c, m, rp);
+	case CFS_OP_DEVICE_REMOVE: return op_device_remove(c, m, rp);
+	case CFS_OP_RENAME: return op_rename(c, m, rp);
+	case CFS_OP_ATTR_GET: return op_attr_get(c, m, rp);
+	case CFS_OP_ATTR_SET: return op_attr_set(c, m, rp);
+	case CFS_OP_TRIGGER: return op_trigger(c, m, rp);
+	case CFS_OP_SUBSCRIBE: return cfsd_subscribe(c, m->serial, m->seqnum);
+	case CFS_OP_REPLAY:
+		return cfsd_replay(c, m->serial, m->seqnum, m->seqnum_last, rp->msg, sizeof(rp->msg));
+	case CFS_OP_LOAD: return op_load(c, m, rp);
+	case CFS_OP_SAVE:
+	case CFS_OP_TREE:
+	case CFS_OP_INFO: return op_render(c, m, rp);
+	case CFS_OP_BATCH: return op_batch(c, m, rp);
+	default:
+		snprintf(rp->msg, sizeof(rp->msg), "%s is not a request", cfs_op_name(m->op));
+		return -EOPNOTSUPP;
+	}
+}
+
+void cfsd_handle(struct conn *c, const uint8_t *buf, size_t len)
+{
+	struct reply rp = { .msg = "" };
+	struct cfs_msg m;
+	struct cfs_buf b;
+	int r;
+
+	cfs_buf_init(&rp.extra);
+	r = cfs_msg_decode(buf, len, &m);
+	if (r < 0) {
+		snprintf(rp.msg, sizeof(rp.msg), "%s", cfs_msg_error_text(r));
+		log_debug("pid %d: refused a message of %zu bytes: %s", (int)c->pid, len, rp.msg);
+	} else {
+		r = execute(c, &m, &rp);
+		if (r == REPLIED) {
+			cfs_buf_free(&rp.extra);
+			return;
+		}
+	}
+	if (r < 0 && !rp.msg[0])
+		snprintf(rp.msg, sizeof(rp.msg), "%s", strerror(-r));
+	else if (r == 0)
+		snprintf(rp.msg, sizeof(rp.msg), "ok");
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_REPLY, m.serial, 0);
+	cfs_buf_i32(&b, CFS_T_ERROR, r < 0 ? r : 0);
+	if (rp.msg[0])
+		cfs_buf_str(&b, CFS_T_MESSAGE, rp.msg);
+	if (m.op == CFS_OP_BATCH)
+		cfs_buf_u64(&b, CFS_T_COUNT, rp.count);
+	if (r == 0 && rp.extra.len)
+		cfs_buf_raw(&b, rp.extra.p, rp.extra.len);
+	if (rp.extra.err && !b.err)
+		b.err = rp.extra.err;
+	r = cfsd_conn_send(c, &b, false);
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+		log_debug("pid %d: cannot send a reply: %s", (int)c->pid, strerror(-r));
+	cfs_buf_free(&b);
+	cfs_buf_free(&rp.extra);
+}

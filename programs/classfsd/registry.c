@@ -1,0 +1,712 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * registry.c - what clients published: classes and devices by name, their
+ * owner uid and the connection they are bound to.
+ *
+ * The registry holds a reference on each device it lists.  The core may
+ * remove a device on its own (the devices below a removed parent, those
+ * of a removed class): such an entry is found dead (no longer added) and
+ * dropped the next time anything looks at it.  All of it runs under
+ * D.lock; attribute callbacks never take D.lock (they take D.vlock), so
+ * holding it across core calls that wait for running show()s is safe.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+#define container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+/* "CLASS/NAME" ("/NAME" for a physical device) into @buf (NAME_MAX * 2 + 2 bytes) */
+static char *key_into(char *buf, const char *cls, const char *name)
+{
+	size_t cl = cls ? strlen(cls) : 0, nl = strlen(name);
+
+	if (cl > NAME_MAX || nl > NAME_MAX)
+		return NULL;
+	if (cl)
+		memcpy(buf, cls, cl);
+	buf[cl] = '/';
+	memcpy(buf + cl + 1, name, nl + 1);
+	return buf;
+}
+
+#define KEY_MAX (2 * NAME_MAX + 2)
+
+static char *dev_key(const char *cls, const char *name)
+{
+	char buf[KEY_MAX];
+
+	return key_into(buf, cls, name) ? strdup(buf) : NULL;
+}
+
+/* ---- object lists ---- */
+
+static void all_link(struct obj *o)
+{
+	o->aprev = D.all_last;
+	o->anext = NULL;
+	if (D.all_last)
+		D.all_last->anext = o;
+	else
+		D.all_first = o;
+	D.all_last = o;
+}
+
+static void all_unlink(struct obj *o)
+{
+	if (o->aprev)
+		o->aprev->anext = o->anext;
+	else
+		D.all_first = o->anext;
+	if (o->anext)
+		o->anext->aprev = o->aprev;
+	else
+		D.all_last = o->aprev;
+}
+
+static void bound_link(struct obj *o, struct conn *c)
+{
+	o->bound = c;
+	o->bprev = c->bound_last;
+	o->bnext = NULL;
+	if (c->bound_last)
+		c->bound_last->bnext = o;
+	else
+		c->bound_first = o;
+	c->bound_last = o;
+}
+
+static void bound_unlink(struct obj *o)
+{
+	struct conn *c = o->bound;
+
+	if (!c)
+		return;
+	if (o->bprev)
+		o->bprev->bnext = o->bnext;
+	else
+		c->bound_first = o->bnext;
+	if (o->bnext)
+		o->bnext->bprev = o->bprev;
+	else
+		c->bound_last = o->bprev;
+	o->bound = NULL;
+}
+
+bool cfsd_may_change(const struct obj *o, uid_t uid)
+{
+	return uid == 0 || uid == o->owner;
+}
+
+/* ---- hash tables ---- */
+
+/* double @buckets when @count reaches their number; entries keep their hash */
+static int grow(void ***buckets, size_t *nb, size_t count, size_t next_off, size_t hash_off)
+{
+	size_t n = *nb ? *nb * 2 : 1024;
+	void **nbk;
+
+	if (count < *nb)
+		return 0;
+	nbk = calloc(n, sizeof(*nbk));
+	if (!nbk)
+		return -ENOMEM;
+	for (size_t i = 0; i < *nb; i++) {
+		void *e = (*buckets)[i];
+
+		while (e) {
+			void **nextp = (void **)((char *)e + next_off);
+			void *next = *nextp;
+			size_t b = *(const uint32_t *)((char *)e + hash_off) & (n - 1);
+
+			*nextp = nbk[b];
+			nbk[b] = e;
+			e = next;
+		}
+	}
+	free(*buckets);
+	*buckets = nbk;
+	*nb = n;
+	return 0;
+}
+
+static int dev_hash_insert(struct rdev *rd)
+{
+	size_t b;
+
+	if (grow((void ***)&D.devs, &D.ndev_buckets, D.ndevs, offsetof(struct rdev, hnext),
+		 offsetof(struct rdev, hash)) < 0)
+		return -ENOMEM;
+	rd->hash = hash_str(rd->key);
+	b = rd->hash & (D.ndev_buckets - 1);
+	rd->hnext = D.devs[b];
+	D.devs[b] = rd;
+	D.ndevs++;
+	return 0;
+}
+
+static void dev_hash_remove(struct rdev *rd)
+{
+	struct rdev **pp = &D.devs[rd->hash & (D.ndev_buckets - 1)];
+
+	for (; *pp; pp = &(*pp)->hnext)
+		if (*pp == rd) {
+			*pp = rd->hnext;
+			D.ndevs--;
+			return;
+		}
+}
+
+static int class_hash_insert(struct rclass *rc)
+{
+	size_t b;
+
+	if (grow((void ***)&D.classes, &D.nclass_buckets, D.nclasses,
+		 offsetof(struct rclass, hnext), offsetof(struct rclass, hash)) < 0)
+		return -ENOMEM;
+	rc->hash = hash_str(rc->name);
+	b = rc->hash & (D.nclass_buckets - 1);
+	rc->hnext = D.classes[b];
+	D.classes[b] = rc;
+	D.nclasses++;
+	return 0;
+}
+
+static void class_hash_remove(struct rclass *rc)
+{
+	struct rclass **pp = &D.classes[rc->hash & (D.nclass_buckets - 1)];
+
+	for (; *pp; pp = &(*pp)->hnext)
+		if (*pp == rc) {
+			*pp = rc->hnext;
+			D.nclasses--;
+			return;
+		}
+}
+
+/* ---- devices ---- */
+
+static void rdev_free(struct rdev *rd)
+{
+	for (unsigned int i = 0; i < rd->nattrs; i++) {
+		free(rd->attrs[i].path);
+		free(rd->attrs[i].value);
+	}
+	for (unsigned int i = 0; i < rd->ngroups; i++)
+		free((char *)rd->groups[i].name);
+	free(rd->attrs);
+	free(rd->groups);
+	free(rd->group_ptrs);
+	free(rd->attr_ptrs);
+	free(rd->key);
+	free(rd->name);
+	free(rd->cls_name);
+	free(rd->devtype);
+	if (rd->remote)
+		cfsd_conn_put(rd->remote);
+	free(rd);
+}
+
+static void rdev_release(struct classfs_device *dev)
+{
+	rdev_free(container_of(dev, struct rdev, dev));
+}
+
+/* drop an entry (its device already gone or just removed) from the registry */
+static void dev_forget(struct rdev *rd)
+{
+	dev_hash_remove(rd);
+	all_unlink(&rd->o);
+	bound_unlink(&rd->o);
+	classfs_device_put(&rd->dev);
+}
+
+struct rdev *cfsd_dev_lookup(const char *cls, const char *name)
+{
+	char buf[KEY_MAX];
+	char *key = key_into(buf, cls, name);
+	struct rdev *rd = NULL;
+
+	uint32_t h;
+
+	if (!key || !D.ndev_buckets)
+		return NULL;
+	h = hash_str(key);
+	for (rd = D.devs[h & (D.ndev_buckets - 1)]; rd; rd = rd->hnext)
+		if (rd->hash == h && !strcmp(rd->key, key))
+			break;
+	if (rd && !classfs_device_is_added(&rd->dev)) {
+		dev_forget(rd);	/* the core removed it with its parent or class */
+		rd = NULL;
+	}
+	return rd;
+}
+
+static ssize_t rattr_show(struct classfs_device *dev, const struct classfs_device_attribute *attr,
+			  char *buf)
+{
+	struct rattr *ra = container_of(attr, struct rattr, a);
+	ssize_t r;
+
+	if (ra->remote) {
+		struct conn *c;
+
+		pthread_mutex_lock(&D.vlock);
+		c = cfsd_conn_get(ra->d->remote);
+		pthread_mutex_unlock(&D.vlock);
+		if (!c)
+			return -EIO;
+		r = cfsd_remote_call(c, ra, CFS_CALL_SHOW, buf, NULL, 0);
+		cfsd_conn_put(c);
+		return r;
+	}
+	pthread_mutex_lock(&D.vlock);
+	memcpy(buf, ra->value, ra->len);
+	r = (ssize_t)ra->len;
+	pthread_mutex_unlock(&D.vlock);
+	return r;
+}
+
+static ssize_t rattr_store(struct classfs_device *dev, const struct classfs_device_attribute *attr,
+			   const char *buf, size_t count)
+{
+	struct rattr *ra = container_of(attr, struct rattr, a);
+	uint8_t *v;
+
+	if (ra->remote) {
+		struct conn *c;
+		ssize_t r;
+
+		pthread_mutex_lock(&D.vlock);
+		c = cfsd_conn_get(ra->d->remote);
+		pthread_mutex_unlock(&D.vlock);
+		if (!c)
+			return -EIO;
+		r = cfsd_remote_call(c, ra, CFS_CALL_STORE, NULL, buf, count);
+		cfsd_conn_put(c);
+		return r;
+	}
+	v = malloc(count ? count : 1);
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, buf, count);
+	pthread_mutex_lock(&D.vlock);
+	free(ra->value);
+	ra->value = v;
+	ra->len = count;
+	pthread_mutex_unlock(&D.vlock);
+	return (ssize_t)count;
+}
+
+/* the attribute records of @m into groups (own directory, then one per subdirectory) */
+static int build_attrs(struct rdev *rd, const struct cfs_msg *m, char *msg, size_t msgsz)
+{
+	const uint8_t *v;
+	size_t off = 0, len, k = 0;
+	unsigned int n = 0;
+	char **dirs;
+
+	if (!m->nattrs)
+		return 0;
+	rd->attrs = calloc(m->nattrs, sizeof(*rd->attrs));
+	dirs = calloc(m->nattrs + 1, sizeof(*dirs));
+	if (!rd->attrs || !dirs) {
+		free(dirs);
+		return -ENOMEM;
+	}
+	rd->nattrs = m->nattrs;
+	while (cfs_msg_next(m, &off, CFS_T_ATTR, &v, &len)) {
+		struct rattr *ra = &rd->attrs[n++];
+		struct cfs_attr a;
+		char *slash;
+
+		cfs_attr_decode(v, len, &a);	/* checked by the decoder */
+		ra->d = rd;
+		ra->path = strdup(a.name);
+		ra->remote = a.flags & CFS_A_REMOTE;
+		ra->len = a.len;
+		ra->value = malloc(a.len ? a.len : 1);
+		if (!ra->path || !ra->value)
+			goto enomem;
+		memcpy(ra->value, a.value, a.len);
+		slash = strchr(ra->path, '/');
+		if (slash && strchr(slash + 1, '/')) {
+			snprintf(msg, msgsz, "attribute %s: one directory level at most", a.name);
+			goto einval;
+		}
+		ra->a = (struct classfs_device_attribute){
+			.attr = { .name = slash ? slash + 1 : ra->path, .mode = a.mode },
+			.show = rattr_show,
+			.store = !ra->remote || (a.flags & CFS_A_STORE) ? rattr_store : NULL,
+		};
+	}
+	/* distinct directories: dirs[0] = NULL stands for the device's own */
+	rd->ngroups = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		char *slash = strchr(rd->attrs[i].path, '/');
+		size_t dl = slash ? (size_t)(slash - rd->attrs[i].path) : 0;
+		bool found = false;
+
+		for (unsigned int g = 0; g < rd->ngroups; g++) {
+			if (!dirs[g] ? !slash : (slash && strlen(dirs[g]) == dl &&
+						  !strncmp(dirs[g], rd->attrs[i].path, dl)))
+				found = true;
+		}
+		if (found)
+			continue;
+		dirs[rd->ngroups] = slash ? strndup(rd->attrs[i].path, dl) : NULL;
+		if (slash && !dirs[rd->ngroups])
+			goto enomem_dirs;
+		rd->ngroups++;
+	}
+	rd->groups = calloc(rd->ngroups, sizeof(*rd->groups));
+	rd->group_ptrs = calloc(rd->ngroups + 1, sizeof(*rd->group_ptrs));
+	rd->attr_ptrs = calloc(n + rd->ngroups, sizeof(*rd->attr_ptrs));
+	if (!rd->groups || !rd->group_ptrs || !rd->attr_ptrs)
+		goto enomem_dirs;
+	for (unsigned int g = 0; g < rd->ngroups; g++) {
+		rd->groups[g].name = dirs[g];
+		rd->groups[g].attrs = &rd->attr_ptrs[k];
+		rd->group_ptrs[g] = &rd->groups[g];
+		for (unsigned int i = 0; i < n; i++) {
+			char *slash = strchr(rd->attrs[i].path, '/');
+			size_t dl = slash ? (size_t)(slash - rd->attrs[i].path) : 0;
+
+			if (!dirs[g] ? !slash : (slash && strlen(dirs[g]) == dl &&
+						 !strncmp(dirs[g], rd->attrs[i].path, dl)))
+				rd->attr_ptrs[k++] = &rd->attrs[i].a;
+		}
+		rd->attr_ptrs[k++] = NULL;
+	}
+	free(dirs);
+	return 0;
+enomem_dirs:
+	for (unsigned int g = 0; g < rd->ngroups; g++)
+		free(dirs[g]);
+	rd->ngroups = 0;
+enomem:
+	free(dirs);
+	return -ENOMEM;
+einval:
+	free(dirs);
+	return -EINVAL;
+}
+
+static struct classfs_bus *bus_get(const char *name)
+{
+	struct classfs_bus *bus = classfs_bus_find(D.tree, name), **v;
+	char *n;
+
+	if (bus)
+		return bus;
+	v = realloc(D.buses, (D.nbuses + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	D.buses = v;
+	bus = calloc(1, sizeof(*bus));
+	n = strdup(name);
+	if (bus)
+		bus->name = n;
+	if (!bus || !n || classfs_bus_register(D.tree, bus) < 0) {
+		free(bus);
+		free(n);
+		return NULL;
+	}
+	return D.buses[D.nbuses++] = bus;
+}
+
+int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg, size_t msgsz)
+{
+	struct rclass *rc = NULL;
+	struct rdev *parent = NULL, *phys = NULL, *rd;
+	struct classfs_bus *bus = NULL;
+	bool remote = false;
+	int r;
+
+	if (!m->cls && (m->phys || m->phys_class || m->devtype)) {
+		snprintf(msg, msgsz, "a physical device takes no PHYS, PHYS_CLASS or DEVTYPE");
+		return -EINVAL;
+	}
+	if (m->cls && m->bus) {
+		snprintf(msg, msgsz, "a class device has no bus");
+		return -EINVAL;
+	}
+	if (m->phys_class && !m->phys) {
+		snprintf(msg, msgsz, "PHYS_CLASS without PHYS");
+		return -EINVAL;
+	}
+	if (m->cls) {
+		rc = cfsd_class_lookup(m->cls);
+		if (!rc && (r = cfsd_class_create(m->cls, owner, NULL, &rc, msg, msgsz)) < 0)
+			return r;
+	}
+	if (cfsd_dev_lookup(m->cls, m->name)) {
+		snprintf(msg, msgsz, "%s %s%s%s exists", m->cls ? "class device" : "physical device",
+			 m->cls ? m->cls : "", m->cls ? "/" : "", m->name);
+		return -EEXIST;
+	}
+	if (m->parent && !(parent = cfsd_dev_lookup(m->cls, m->parent))) {
+		snprintf(msg, msgsz, "parent %s%s%s not found", m->cls ? m->cls : "",
+			 m->cls ? "/" : "", m->parent);
+		return -ENOENT;
+	}
+	if (m->phys && !(phys = cfsd_dev_lookup(m->phys_class, m->phys))) {
+		snprintf(msg, msgsz, "physical device %s%s%s not found",
+			 m->phys_class ? m->phys_class : "", m->phys_class ? "/" : "", m->phys);
+		return -ENOENT;
+	}
+	if (m->bus && !(bus = bus_get(m->bus))) {
+		snprintf(msg, msgsz, "cannot register bus %s", m->bus);
+		return -ENOMEM;
+	}
+	rd = calloc(1, sizeof(*rd));
+	if (!rd)
+		return -ENOMEM;
+	rd->key = dev_key(m->cls, m->name);
+	rd->cls_name = m->cls ? strdup(m->cls) : NULL;
+	rd->devtype = m->devtype ? strdup(m->devtype) : NULL;
+	if (!rd->key || (m->cls && !rd->cls_name) || (m->devtype && !rd->devtype)) {
+		rdev_free(rd);
+		return -ENOMEM;
+	}
+	r = build_attrs(rd, m, msg, msgsz);
+	if (r < 0) {
+		rdev_free(rd);
+		return r;
+	}
+	for (unsigned int i = 0; i < rd->nattrs; i++)
+		remote |= rd->attrs[i].remote;
+	rd->type = (struct classfs_device_type){ .name = rd->devtype,
+						 .groups = rd->ngroups ? rd->group_ptrs : NULL };
+	rd->o = (struct obj){ .owner = owner };
+	if (remote)
+		rd->remote = cfsd_conn_get(c);
+
+	classfs_device_initialize(&rd->dev);
+	rd->dev.cls = rc ? rc->cls : NULL;
+	rd->dev.parent = parent ? &parent->dev : NULL;
+	rd->dev.devt = (dev_t)m->devt;
+	rd->dev.phys = phys ? &phys->dev : NULL;
+	rd->dev.bus = bus;
+	rd->dev.type = (rd->devtype || rd->ngroups) ? &rd->type : NULL;
+	rd->dev.release = rdev_release;
+	/* storage that lives as long as the device: no formatting per add */
+	rd->name = strdup(m->name);
+	r = rd->name ? classfs_device_set_name_static(&rd->dev, rd->name) : -ENOMEM;
+	if (r == 0) {
+		if (!rc && !parent && !bus)
+			r = classfs_device_add_to(D.tree, &rd->dev);
+		else
+			r = classfs_device_add(&rd->dev);
+	}
+	if (r == 0 && dev_hash_insert(rd) < 0) {
+		classfs_device_del(&rd->dev);
+		r = -ENOMEM;
+	}
+	if (r < 0) {
+		if (!msg[0])
+			snprintf(msg, msgsz, "cannot add %s: %s", m->name, strerror(-r));
+		classfs_device_put(&rd->dev);
+		return r;
+	}
+	classfs_device_get(&rd->dev);	/* the registry's reference */
+	all_link(&rd->o);
+	if (c && (m->flags & CFS_F_BIND))
+		bound_link(&rd->o, c);
+	return 0;
+}
+
+int cfsd_dev_remove(struct rdev *rd)
+{
+	if (classfs_device_is_added(&rd->dev))
+		classfs_device_unregister(&rd->dev);
+	dev_forget(rd);
+	return 0;
+}
+
+int cfsd_dev_rename(struct rdev *rd, const char *new_name, const struct conn *by)
+{
+	char *key = dev_key(rd->cls_name, new_name);
+	int r;
+
+	if (!key)
+		return -ENOMEM;
+	if (cfsd_dev_lookup(rd->cls_name, new_name)) {
+		free(key);
+		return -EEXIST;
+	}
+	r = classfs_device_rename(&rd->dev, new_name);
+	if (r < 0) {
+		free(key);
+		return r;
+	}
+	/*
+	 * The core keeps its own copy now.  Remote calls name the device as
+	 * its publisher knows it: a rename by the publisher (whose library
+	 * follows it) changes that, one by root does not.
+	 */
+	if (!rd->remote || rd->remote == by) {
+		char *n = strdup(new_name), *old = NULL;
+
+		if (n) {
+			pthread_mutex_lock(&D.vlock);
+			old = rd->name;
+			rd->name = n;
+			pthread_mutex_unlock(&D.vlock);
+		}
+		free(old);
+	}
+	dev_hash_remove(rd);
+	free(rd->key);
+	rd->key = key;
+	if (dev_hash_insert(rd) < 0)
+		log_err("out of memory re-indexing %s", key);	/* the table keeps its size */
+	return 0;
+}
+
+/* ---- classes ---- */
+
+struct rclass *cfsd_class_lookup(const char *name)
+{
+	struct rclass *rc;
+	struct classfs_class *cls;
+
+	uint32_t h = hash_str(name);
+
+	if (D.nclass_buckets)
+		for (rc = D.classes[h & (D.nclass_buckets - 1)]; rc; rc = rc->hnext)
+			if (rc->hash == h && !strcmp(rc->name, name))
+				return rc;
+	/* a class the record loader made: take it in, owned by root */
+	cls = classfs_class_find(D.tree, name);
+	if (!cls)
+		return NULL;
+	rc = calloc(1, sizeof(*rc));
+	if (!rc || !(rc->name = strdup(name)) || class_hash_insert(rc) < 0) {
+		if (rc)
+			free(rc->name);
+		free(rc);
+		classfs_class_put(cls);
+		return NULL;
+	}
+	rc->cls = cls;
+	rc->foreign = true;
+	rc->o = (struct obj){ .owner = 0, .is_class = true };
+	all_link(&rc->o);
+	return rc;
+}
+
+int cfsd_class_create(const char *name, uid_t owner, struct conn *bind, struct rclass **out,
+		      char *msg, size_t msgsz)
+{
+	struct rclass *rc;
+
+	if (cfsd_class_lookup(name)) {
+		snprintf(msg, msgsz, "class %s exists", name);
+		return -EEXIST;
+	}
+	rc = calloc(1, sizeof(*rc));
+	if (!rc || !(rc->name = strdup(name)))
+		goto enomem;
+	rc->cls = classfs_class_create(D.tree, name);
+	if (!rc->cls) {
+		int r = -errno;
+
+		snprintf(msg, msgsz, "cannot create class %s: %s", name, strerror(errno));
+		free(rc->name);
+		free(rc);
+		return r;
+	}
+	classfs_class_get(rc->cls);	/* the registry's reference */
+	if (class_hash_insert(rc) < 0) {
+		classfs_class_destroy(rc->cls);
+		classfs_class_put(rc->cls);
+		goto enomem;
+	}
+	rc->o = (struct obj){ .owner = owner, .is_class = true };
+	all_link(&rc->o);
+	if (bind)
+		bound_link(&rc->o, bind);
+	if (out)
+		*out = rc;
+	return 0;
+enomem:
+	if (rc)
+		free(rc->name);
+	free(rc);
+	snprintf(msg, msgsz, "out of memory");
+	return -ENOMEM;
+}
+
+int cfsd_class_remove(struct rclass *rc)
+{
+	/* removes its devices, deepest first, with their REMOVE events */
+	if (!rc->foreign)
+		classfs_class_unregister(rc->cls);
+	class_hash_remove(rc);
+	all_unlink(&rc->o);
+	bound_unlink(&rc->o);
+	classfs_class_put(rc->cls);
+	free(rc->name);
+	free(rc);
+	return 0;
+}
+
+static void obj_remove(struct obj *o)
+{
+	if (o->is_class)
+		cfsd_class_remove(container_of(o, struct rclass, o));
+	else
+		cfsd_dev_remove(container_of(o, struct rdev, o));
+}
+
+/* the connection went: remove what it bound, newest first (children before parents) */
+void cfsd_unbind_all(struct conn *c)
+{
+	pthread_mutex_lock(&D.lock);
+	while (c->bound_last)
+		obj_remove(c->bound_last);
+	pthread_mutex_unlock(&D.lock);
+}
+
+int cfsd_registry_init(void)
+{
+	pthread_mutex_init(&D.lock, NULL);
+	pthread_mutex_init(&D.vlock, NULL);
+	return 0;
+}
+
+/* remove everything, newest first, so every device sends its REMOVE */
+void cfsd_registry_shutdown(void)
+{
+	pthread_mutex_lock(&D.lock);
+	while (D.all_last)
+		obj_remove(D.all_last);
+	pthread_mutex_unlock(&D.lock);
+	for (size_t i = 0; i < D.nbuses; i++) {
+		if (classfs_bus_unregister(D.buses[i]) == 0) {
+			free((char *)D.buses[i]->name);
+			free(D.buses[i]);
+		}
+	}
+	free(D.buses);
+	free(D.devs);
+	free(D.classes);
+	D.buses = NULL;
+	D.devs = NULL;
+	D.classes = NULL;
+}

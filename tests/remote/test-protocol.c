@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test-protocol.c - the control protocol's decoder on its own (valid,
+ * malformed and randomly mutated messages), and a daemon fed malformed
+ * and hostile messages on a raw socket: each gets an error reply, nothing
+ * changes, and the connection and the daemon stay healthy.
+ */
+#include <dirent.h>
+#include <poll.h>
+
+#include "../harness.h"
+#include "protocol.h"
+#include "remote-util.h"
+
+static void valid_add(struct cfs_buf *b)
+{
+	cfs_buf_init(b);
+	cfs_buf_hdr(b, CFS_OP_DEVICE_ADD, 7, CFS_F_BIND);
+	cfs_buf_str(b, CFS_T_CLASS, "block");
+	cfs_buf_str(b, CFS_T_NAME, "sda");
+	cfs_buf_u64(b, CFS_T_DEVT, makedev(8, 0));
+	cfs_buf_attr(b, 0444, 0, "size", "100\n", 4);
+	cfs_buf_attr(b, 0644, CFS_A_REMOTE | CFS_A_STORE, "queue/scheduler", NULL, 0);
+	cfs_buf_seal(b);
+}
+
+/* seal (write the length into the header) and decode */
+#define DEC(b, m) (cfs_buf_seal(b), cfs_msg_decode((b)->p, (b)->len, (m)))
+
+TEST(decode_valid)
+{
+	struct cfs_buf b;
+	struct cfs_msg m;
+	struct cfs_attr a;
+	const uint8_t *v;
+	size_t off = 0, len;
+
+	valid_add(&b);
+	CHECK_INT(DEC(&b, &m), 0);
+	CHECK_INT(m.op, CFS_OP_DEVICE_ADD);
+	CHECK_INT(m.serial, 7);
+	CHECK_INT(m.flags, CFS_F_BIND);
+	CHECK_STR(m.cls, "block");
+	CHECK_STR(m.name, "sda");
+	CHECK(m.devt == makedev(8, 0));
+	CHECK_INT(m.nattrs, 2);
+	CHECK(cfs_msg_next(&m, &off, CFS_T_ATTR, &v, &len) == 1);
+	CHECK_INT(cfs_attr_decode(v, len, &a), 0);
+	CHECK_STR(a.name, "size");
+	CHECK(a.len == 4 && !memcmp(a.value, "100\n", 4));
+	CHECK(cfs_msg_next(&m, &off, CFS_T_ATTR, &v, &len) == 1);
+	CHECK_INT(cfs_attr_decode(v, len, &a), 0);
+	CHECK_STR(a.name, "queue/scheduler");
+	CHECK_INT(a.flags, CFS_A_REMOTE | CFS_A_STORE);
+	CHECK(cfs_msg_next(&m, &off, CFS_T_ATTR, &v, &len) == 0);
+	cfs_buf_free(&b);
+
+	/* an event record and a batch */
+	{
+		const char *env[] = { "ACTION=add", "DEVPATH=/class/block/sda", "SUBSYSTEM=block",
+				      "SEQNUM=5" };
+		struct cfs_event ev;
+
+		cfs_buf_init(&b);
+		cfs_buf_hdr(&b, CFS_OP_EVENTS, 0, 0);
+		cfs_buf_event(&b, 5, CLASSFS_ACTION_ADD, 4, env);
+		CHECK_INT(DEC(&b, &m), 0);
+		off = 0;
+		CHECK(cfs_msg_next(&m, &off, CFS_T_EVENT, &v, &len) == 1);
+		CHECK_INT(cfs_event_decode(v, len, &ev), 0);
+		CHECK(ev.seqnum == 5 && ev.envc == 4);
+		cfs_buf_free(&b);
+	}
+	{
+		size_t mark;
+
+		cfs_buf_init(&b);
+		cfs_buf_hdr(&b, CFS_OP_BATCH, 1, 0);
+		for (int i = 0; i < 3; i++) {
+			mark = cfs_buf_sub_begin(&b);
+			cfs_buf_hdr(&b, CFS_OP_CLASS_CREATE, 0, 0);
+			cfs_buf_str(&b, CFS_T_CLASS, "x");
+			cfs_buf_sub_end(&b, mark);
+		}
+		CHECK_INT(DEC(&b, &m), 0);
+		CHECK_INT(m.nsubs, 3);
+		cfs_buf_free(&b);
+	}
+}
+
+/* build a message with @op and one raw field */
+static void one_field(struct cfs_buf *b, uint16_t op, uint16_t tag, const void *v, size_t len)
+{
+	cfs_buf_init(b);
+	cfs_buf_hdr(b, op, 9, 0);
+	cfs_buf_bytes(b, tag, v, len);
+}
+
+TEST(decode_malformed)
+{
+	struct cfs_buf b;
+	struct cfs_msg m;
+	uint8_t raw[64];
+
+	/* truncated anywhere: header, field header, field value */
+	valid_add(&b);
+	for (size_t cut = 0; cut < b.len; cut++) {
+		int r = cfs_msg_decode(b.p, cut, &m);
+
+		if (r != -EBADMSG) {
+			CHECK_INT(r, -EBADMSG);
+			break;
+		}
+	}
+	/* bad magic, version, unknown operation, unknown flag */
+	memcpy(raw, b.p, CFS_HDR_SIZE);
+	raw[0] ^= 0xff;
+	CHECK_INT(cfs_msg_decode(raw, CFS_HDR_SIZE, &m), -EPROTO);
+	memcpy(raw, b.p, CFS_HDR_SIZE);
+	raw[4] = 2;
+	CHECK_INT(cfs_msg_decode(raw, CFS_HDR_SIZE, &m), -EPROTONOSUPPORT);
+	memcpy(raw, b.p, CFS_HDR_SIZE);
+	raw[6] = 200;
+	CHECK_INT(cfs_msg_decode(raw, CFS_HDR_SIZE, &m), -EOPNOTSUPP);
+	CHECK_INT(m.serial, 7);
+	memcpy(raw, b.p, CFS_HDR_SIZE);
+	raw[6] = 0;
+	CHECK_INT(cfs_msg_decode(raw, CFS_HDR_SIZE, &m), -EOPNOTSUPP);
+	memcpy(raw, b.p, CFS_HDR_SIZE);
+	raw[12] = 0x80;
+	CHECK_INT(cfs_msg_decode(raw, CFS_HDR_SIZE, &m), -EBADMSG);
+	cfs_buf_free(&b);
+
+	/* wrong types: a u32 of 3 bytes, a string without NUL, a NUL inside */
+	one_field(&b, CFS_OP_TREE, CFS_T_FORMAT, "abc", 3);
+	CHECK_INT(DEC(&b, &m), -EBADMSG);
+	cfs_buf_free(&b);
+	one_field(&b, CFS_OP_CLASS_CREATE, CFS_T_CLASS, "abc", 3);
+	CHECK_INT(DEC(&b, &m), -EBADMSG);
+	cfs_buf_free(&b);
+	one_field(&b, CFS_OP_CLASS_CREATE, CFS_T_CLASS, "a\0c", 4);
+	CHECK_INT(DEC(&b, &m), -EBADMSG);
+	cfs_buf_free(&b);
+	/* bad names */
+	static const char *const bad[] = { "", ".", "..", "a/b", "tab\there", "\x7f" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		one_field(&b, CFS_OP_CLASS_CREATE, CFS_T_CLASS, bad[i], strlen(bad[i]) + 1);
+		CHECK_INT(DEC(&b, &m), -EINVAL);
+		cfs_buf_free(&b);
+	}
+	{
+		char longname[300];
+
+		memset(longname, 'x', sizeof(longname) - 1);
+		longname[sizeof(longname) - 1] = '\0';
+		one_field(&b, CFS_OP_CLASS_CREATE, CFS_T_CLASS, longname, sizeof(longname));
+		CHECK_INT(DEC(&b, &m), -EINVAL);
+		cfs_buf_free(&b);
+	}
+	/* a field the operation does not take, a missing one, a duplicate */
+	one_field(&b, CFS_OP_CLASS_CREATE, CFS_T_DEVT, &(uint64_t){ 1 }, 8);
+	CHECK_INT(DEC(&b, &m), -EBADMSG);
+	cfs_buf_free(&b);
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_RENAME, 1, 0);
+	cfs_buf_str(&b, CFS_T_CLASS, "a");
+	cfs_buf_str(&b, CFS_T_NAME, "b");
+	CHECK_INT(DEC(&b, &m), -EBADMSG);
+	cfs_buf_str(&b, CFS_T_NAME, "c");
+	CHECK_INT(DEC(&b, &m), -EBADMSG);
+	cfs_buf_free(&b);
+	/* unknown tag, non-zero reserved bytes */
+	one_field(&b, CFS_OP_STATUS, 999, "", 0);
+	CHECK_INT(DEC(&b, &m), -EBADMSG);
+	cfs_buf_free(&b);
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_CLASS_CREATE, 1, 0);
+	cfs_buf_str(&b, CFS_T_CLASS, "a");
+	b.p[CFS_HDR_SIZE + 2] = 1;
+	CHECK_INT(DEC(&b, &m), -EBADMSG);
+	cfs_buf_free(&b);
+	/* a field length past the end */
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_CLASS_CREATE, 1, 0);
+	cfs_buf_str(&b, CFS_T_CLASS, "a");
+	b.p[CFS_HDR_SIZE + 4] = 0xff;
+	CHECK_INT(DEC(&b, &m), -EBADMSG);
+	cfs_buf_free(&b);
+	/* values: too long; attribute records: bad mode, stored value on a remote one */
+	{
+		static char big[CFS_VALUE_MAX + 1];
+
+		cfs_buf_init(&b);
+		cfs_buf_hdr(&b, CFS_OP_ATTR_SET, 1, 0);
+		cfs_buf_str(&b, CFS_T_NAME, "a");
+		cfs_buf_str(&b, CFS_T_ATTR_NAME, "x");
+		cfs_buf_bytes(&b, CFS_T_VALUE, big, sizeof(big));
+		CHECK_INT(DEC(&b, &m), -E2BIG);
+		cfs_buf_free(&b);
+	}
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_DEVICE_ADD, 1, 0);
+	cfs_buf_str(&b, CFS_T_NAME, "a");
+	cfs_buf_attr(&b, 0100000, 0, "x", "", 0);
+	CHECK_INT(DEC(&b, &m), -EINVAL);
+	cfs_buf_free(&b);
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_DEVICE_ADD, 1, 0);
+	cfs_buf_str(&b, CFS_T_NAME, "a");
+	cfs_buf_attr(&b, 0444, CFS_A_REMOTE, "x", "v", 1);
+	CHECK_INT(DEC(&b, &m), -EBADMSG);
+	cfs_buf_free(&b);
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_DEVICE_ADD, 1, 0);
+	cfs_buf_str(&b, CFS_T_NAME, "a");
+	cfs_buf_attr(&b, 0444, 0, "../x", "v", 1);
+	CHECK_INT(DEC(&b, &m), -EINVAL);
+	cfs_buf_free(&b);
+	/* a batch inside a batch, a non-publishing request inside a batch */
+	{
+		size_t outer, inner;
+
+		cfs_buf_init(&b);
+		cfs_buf_hdr(&b, CFS_OP_BATCH, 1, 0);
+		outer = cfs_buf_sub_begin(&b);
+		cfs_buf_hdr(&b, CFS_OP_BATCH, 0, 0);
+		inner = cfs_buf_sub_begin(&b);
+		cfs_buf_hdr(&b, CFS_OP_STATUS, 0, 0);
+		cfs_buf_sub_end(&b, inner);
+		cfs_buf_sub_end(&b, outer);
+		CHECK_INT(DEC(&b, &m), -EBADMSG);
+		cfs_buf_free(&b);
+		cfs_buf_init(&b);
+		cfs_buf_hdr(&b, CFS_OP_BATCH, 1, 0);
+		outer = cfs_buf_sub_begin(&b);
+		cfs_buf_hdr(&b, CFS_OP_SUBSCRIBE, 0, 0);
+		cfs_buf_sub_end(&b, outer);
+		CHECK_INT(DEC(&b, &m), -EBADMSG);
+		cfs_buf_free(&b);
+	}
+}
+
+/* random mutations of valid messages: the decoder answers, never crashes (run under ASan) */
+TEST(decode_mutations)
+{
+	struct cfs_buf b;
+	struct cfs_msg m;
+	unsigned int seed = 12345, accepted = 0;
+	uint8_t *copy;
+
+	valid_add(&b);
+	copy = malloc(b.len);
+	for (int i = 0; i < 200000; i++) {
+		size_t len = b.len;
+
+		memcpy(copy, b.p, b.len);
+		for (int k = 0; k < 1 + i % 4; k++) {
+			seed = seed * 1103515245u + 12345u;
+			copy[(seed >> 8) % b.len] = (uint8_t)(seed >> 20);
+		}
+		if (i % 3 == 0) {
+			/* cut short, with a header that agrees: the fields must catch it */
+			len = (seed >> 4) % (b.len + 1);
+			if (len >= CFS_HDR_SIZE) {
+				uint32_t l = (uint32_t)len;
+
+				memcpy(copy + 16, &l, 4);
+			}
+		}
+		if (cfs_msg_decode(copy, len, &m) == 0)
+			accepted++;
+	}
+	CHECK(accepted > 0);	/* some mutations stay valid (values, modes) */
+	free(copy);
+	cfs_buf_free(&b);
+}
+
+/* ---- against a daemon ---- */
+
+static int raw_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* send @len bytes, return the reply's error (1 when no reply within 5 s) */
+static int raw_call(int fd, const void *msg, size_t len, uint32_t *serial, char *text, size_t tsz)
+{
+	static uint8_t buf[1 << 17];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct cfs_msg m;
+	ssize_t n;
+
+	if (send(fd, msg, len, MSG_NOSIGNAL) != (ssize_t)len)
+		return 2;
+	if (poll(&pfd, 1, 5000) != 1)
+		return 1;
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n <= 0 || cfs_msg_decode(buf, (size_t)n, &m) < 0 || m.op != CFS_OP_REPLY)
+		return 3;
+	if (serial)
+		*serial = m.serial;
+	if (text)
+		snprintf(text, tsz, "%s", m.message ? m.message : "");
+	return m.error;
+}
+
+TEST(daemon_refuses_malformed)
+{
+	const char *const args[] = { "--max-message", "8192", NULL };
+	struct daemon d;
+	struct classfs_client *c;
+	struct classfs_client_status st0, st1;
+	struct cfs_buf b;
+	uint8_t big[9000];
+	char text[1100];
+	uint32_t serial;
+	int fd;
+
+	CHECK_INT(start_daemon(&d, true, args), 0);
+	c = classfs_client_connect(d.sock, 0);
+	fd = raw_connect(d.sock);
+	CHECK(c && fd >= 0);
+	if (!c || fd < 0)
+		goto out;
+	CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
+		.cls = "keep", .name = "k0",
+		.attrs = &(struct classfs_client_attr){ .name = "v", .mode = 0644, .value = "1\n",
+			.len = 2 }, .nattrs = 1 }), 0);
+	CHECK_INT(classfs_client_status(c, &st0), 0);
+
+	/* truncated header, bad magic, bad version */
+	CHECK_INT(raw_call(fd, "CFS", 3, NULL, text, sizeof(text)), -EBADMSG);
+	memset(big, 0, 64);
+	CHECK_INT(raw_call(fd, big, CFS_HDR_SIZE, NULL, text, sizeof(text)), -EPROTO);
+	CHECK(strstr(text, "magic") != NULL);
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_STATUS, 77, 0);
+	b.p[4] = 9;
+	CHECK_INT(raw_call(fd, (cfs_buf_seal(&b), b.p), b.len, &serial, text, sizeof(text)), -EPROTONOSUPPORT);
+	CHECK_INT(serial, 77);
+	/* unknown operation, a daemon-to-client operation */
+	b.p[4] = 1;
+	b.p[6] = 99;
+	CHECK_INT(raw_call(fd, (cfs_buf_seal(&b), b.p), b.len, &serial, text, sizeof(text)), -EOPNOTSUPP);
+	CHECK_INT(serial, 77);
+	b.p[6] = CFS_OP_EVENTS;
+	CHECK_INT(raw_call(fd, (cfs_buf_seal(&b), b.p), b.len, NULL, text, sizeof(text)), -EBADMSG);
+	b.p[6] = CFS_OP_GAP;
+	CHECK_INT(raw_call(fd, (cfs_buf_seal(&b), b.p), b.len, NULL, text, sizeof(text)), -EBADMSG);
+	cfs_buf_free(&b);
+	/* oversized: refused whole, named in the message */
+	memset(big, 'x', sizeof(big));
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_STATUS, 78, 0);
+	memcpy(big, b.p, b.len);
+	cfs_buf_free(&b);
+	CHECK_INT(raw_call(fd, big, sizeof(big), &serial, text, sizeof(text)), -EMSGSIZE);
+	CHECK_INT(serial, 78);
+	CHECK(strstr(text, "8192") != NULL);
+	/* wrong types and bad names in a request that would change the tree */
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_DEVICE_REMOVE, 79, 0);
+	cfs_buf_bytes(&b, CFS_T_CLASS, "keep", 4);	/* no NUL */
+	cfs_buf_str(&b, CFS_T_NAME, "k0");
+	CHECK_INT(raw_call(fd, (cfs_buf_seal(&b), b.p), b.len, NULL, text, sizeof(text)), -EBADMSG);
+	cfs_buf_free(&b);
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_DEVICE_ADD, 80, 0);
+	cfs_buf_str(&b, CFS_T_CLASS, "keep");
+	cfs_buf_str(&b, CFS_T_NAME, "../../etc");
+	CHECK_INT(raw_call(fd, (cfs_buf_seal(&b), b.p), b.len, NULL, text, sizeof(text)), -EINVAL);
+	cfs_buf_free(&b);
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_ATTR_SET, 81, 0);
+	cfs_buf_str(&b, CFS_T_CLASS, "keep");
+	cfs_buf_str(&b, CFS_T_NAME, "k0");
+	cfs_buf_str(&b, CFS_T_ATTR_NAME, "v");
+	cfs_buf_u32(&b, CFS_T_ACTION, 1);	/* not for ATTR_SET; VALUE missing */
+	CHECK_INT(raw_call(fd, (cfs_buf_seal(&b), b.p), b.len, NULL, text, sizeof(text)), -EBADMSG);
+	cfs_buf_free(&b);
+	/* a batch whose second request fails: the first stays, the reply says which */
+	{
+		size_t mark;
+
+		cfs_buf_init(&b);
+		cfs_buf_hdr(&b, CFS_OP_BATCH, 82, 0);
+		mark = cfs_buf_sub_begin(&b);
+		cfs_buf_hdr(&b, CFS_OP_DEVICE_ADD, 0, 0);
+		cfs_buf_str(&b, CFS_T_CLASS, "keep");
+		cfs_buf_str(&b, CFS_T_NAME, "k1");
+		cfs_buf_sub_end(&b, mark);
+		mark = cfs_buf_sub_begin(&b);
+		cfs_buf_hdr(&b, CFS_OP_DEVICE_ADD, 0, 0);
+		cfs_buf_str(&b, CFS_T_CLASS, "keep");
+		cfs_buf_str(&b, CFS_T_NAME, "k0");
+		cfs_buf_sub_end(&b, mark);
+		CHECK_INT(raw_call(fd, (cfs_buf_seal(&b), b.p), b.len, NULL, text, sizeof(text)), -EEXIST);
+		CHECK(strstr(text, "request 2") != NULL);
+		cfs_buf_free(&b);
+		CHECK_INT(classfs_client_device_remove(c, "keep", "k1"), 0);
+	}
+	/* trigger with an unknown action */
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_TRIGGER, 83, 0);
+	cfs_buf_str(&b, CFS_T_CLASS, "keep");
+	cfs_buf_str(&b, CFS_T_NAME, "k0");
+	cfs_buf_u32(&b, CFS_T_ACTION, 1000);
+	CHECK_INT(raw_call(fd, (cfs_buf_seal(&b), b.p), b.len, NULL, text, sizeof(text)), -EINVAL);
+	cfs_buf_free(&b);
+	/* random garbage */
+	{
+		unsigned int seed = 99;
+
+		for (int i = 0; i < 200; i++) {
+			size_t len = 1 + (size_t)(i * 37 % 600);
+
+			for (size_t k = 0; k < len; k++) {
+				seed = seed * 1103515245u + 12345u;
+				big[k] = (uint8_t)(seed >> 16);
+			}
+			if (i % 2) {	/* a valid header, garbage fields */
+				cfs_buf_init(&b);
+				cfs_buf_hdr(&b, (uint16_t)(1 + i % (CFS_OP_COUNT - 1)), 1, 0);
+				memcpy(big, b.p, CFS_HDR_SIZE);
+				cfs_buf_free(&b);
+				if (len < CFS_HDR_SIZE)
+					len = CFS_HDR_SIZE + 3;
+			}
+			if (big[6] == CFS_OP_SUBSCRIBE && i % 2)
+				big[6] = CFS_OP_STATUS;	/* a subscription would turn the socket into an event stream */
+			{
+				int rr = raw_call(fd, big, len, NULL, NULL, 0);
+
+				if (rr > 0)
+					fprintf(stderr, "garbage %d (op %u, len %zu): %d\n", i, big[6], len, rr);
+				CHECK(rr <= 0);
+			}
+		}
+	}
+
+	/* nothing changed (no event was sent), the connection and the daemon are fine */
+	CHECK_INT(classfs_client_status(c, &st1), 0);
+	CHECK(st1.seqnum == st0.seqnum + 2);	/* k1's ADD and REMOVE only */
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_STATUS, 84, 0);
+	CHECK_INT(raw_call(fd, (cfs_buf_seal(&b), b.p), b.len, &serial, NULL, 0), 0);
+	CHECK_INT(serial, 84);
+	cfs_buf_free(&b);
+	{
+		char buf[8], path[256];
+
+		CHECK_INT(classfs_client_attr_get(c, "keep", "k0", "v", buf, sizeof(buf)), 2);
+		snprintf(path, sizeof(path), "%s/class/keep", d.mnt);
+		CHECK(access(path, F_OK) == 0);
+		snprintf(path, sizeof(path), "%s/class/keep/k1", d.mnt);
+		CHECK(access(path, F_OK) < 0);
+	}
+	close(fd);
+	classfs_client_disconnect(c);
+out:
+	CHECK_INT(stop_daemon(&d), 0);
+}
+
+/* the fuzz corpus (tests/remote/corpus-protocol) starts from valid messages */
+TEST(corpus_seeds_valid)
+{
+	DIR *dir = opendir(CORPUS);
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(dir != NULL);
+	while (dir && (e = readdir(dir))) {
+		char path[512];
+		uint8_t buf[4096];
+		struct cfs_msg m;
+		size_t len;
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", CORPUS, e->d_name);
+		f = fopen(path, "rb");
+		CHECK(f != NULL);
+		if (!f)
+			continue;
+		len = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		if (cfs_msg_decode(buf, len, &m) != 0) {
+			fprintf(stderr, "  seed %s refused\n", e->d_name);
+			CHECK(0);
+		}
+		n++;
+	}
+	if (dir)
+		closedir(dir);
+	CHECK(n >= 10);
+}
