@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * classfs-run - run a program with a classfs tree as its /sys, a private
+ * /dev and /run/udev holding the tree's devices, and hotplug events on
+ * its libudev monitors.
+ *
+ *   classfs-run [--sample | --load FILE]... [--layout class|devices]
+ *               [--socket PATH] [--verbose] -- COMMAND [ARG...]
+ *
+ * The exit status is COMMAND's (128 + N when signal N killed it); 125
+ * when classfs-run itself failed, 126/127 when COMMAND could not be
+ * executed / found.  SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to
+ * COMMAND; the environment is torn down once it exits.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <classfs/run.h>
+
+#define EXIT_OWN_FAILURE 125
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: classfs-run [OPTION]... -- COMMAND [ARG]...\n"
+		"Run COMMAND with a classfs tree as /sys, a private /dev and /run/udev.\n\n"
+		"  -S, --sample          load the built-in sample machine\n"
+		"  -l, --load FILE       load a umockdev record (repeatable, in order)\n"
+		"  -L, --layout LAYOUT   class (default) or devices, for the daemon started here\n"
+		"  -s, --socket PATH     join the classfsd listening at PATH (its tree must\n"
+		"                        be mounted) instead of starting one\n"
+		"  -v, --verbose         log what happens to the environment\n"
+		"  -h, --help            show this help\n\n"
+		"COMMAND gets CLASSFS_SOCKET (for classctl) and SYSTEMD_DEVICE_VERIFY_SYSFS=0.\n"
+		"Exit status: COMMAND's; 125 when classfs-run failed.\n");
+}
+
+static int parse_layout(const char *s, enum classfs_layout *out)
+{
+	if (!strcmp(s, "class"))
+		*out = CLASSFS_LAYOUT_CLASS;
+	else if (!strcmp(s, "devices"))
+		*out = CLASSFS_LAYOUT_DEVICES;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* pass signals on to @child until it exits; Return: its status as a shell gives it */
+static int supervise(pid_t child, int sfd)
+{
+	int pfd = (int)pidfd_open(child, 0);
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = pfd, .events = POLLIN } };
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si))
+				kill(child, (int)si.ssi_signo);
+		}
+		if (p[1].revents || pfd < 0)
+			break;
+	}
+	if (pfd >= 0)
+		close(pfd);
+	return classfs_run_wait(child);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "sample", no_argument, NULL, 'S' },
+		{ "load", required_argument, NULL, 'l' },
+		{ "layout", required_argument, NULL, 'L' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct classfs_run_options o = { .layout = CLASSFS_LAYOUT_CLASS };
+	struct classfs_run_error err = { 0 };
+	struct classfs_run *run = NULL;
+	const char **records;
+	bool layout_given = false;
+	size_t nrec = 0;
+	sigset_t mask;
+	pid_t child;
+	int c, r, sfd, status;
+
+	records = calloc((size_t)argc + 1, sizeof(*records));
+	if (!records) {
+		fprintf(stderr, "classfs-run: out of memory\n");
+		return EXIT_OWN_FAILURE;
+	}
+	/* '+': stop at the first non-option, COMMAND's options are its own */
+	while ((c = getopt_long(argc, argv, "+Sl:L:s:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'S': o.sample = true; break;
+		case 'l': records[nrec++] = optarg; break;
+		case 'L':
+			if (parse_layout(optarg, &o.layout) < 0) {
+				fprintf(stderr, "classfs-run: --layout: '%s' is neither class nor devices\n",
+					optarg);
+				free(records);
+				return EXIT_OWN_FAILURE;
+			}
+			layout_given = true;
+			break;
+		case 's': o.socket = optarg; break;
+		case 'v': o.verbose = true; break;
+		case 'h': usage(stdout); free(records); return 0;
+		default: usage(stderr); free(records); return EXIT_OWN_FAILURE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "classfs-run: no COMMAND given (classfs-run [OPTION]... -- COMMAND)\n");
+		free(records);
+		return EXIT_OWN_FAILURE;
+	}
+	if (o.socket && layout_given) {
+		fprintf(stderr, "classfs-run: --layout is the joined daemon's own: it cannot be "
+				"given with --socket\n");
+		free(records);
+		return EXIT_OWN_FAILURE;
+	}
+	o.records = records;
+
+	/* signals for COMMAND arrive through sfd; the children start with none blocked */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		fprintf(stderr, "classfs-run: signalfd: %s\n", strerror(errno));
+		free(records);
+		return EXIT_OWN_FAILURE;
+	}
+
+	r = classfs_run_start(&o, &run, &err);
+	if (r < 0) {
+		fprintf(stderr, "classfs-run: %s\n", err.message[0] ? err.message : strerror(-r));
+		close(sfd);
+		free(records);
+		return EXIT_OWN_FAILURE;
+	}
+	r = classfs_run_spawn(run, argv + optind, &child);
+	if (r < 0) {
+		fprintf(stderr, "classfs-run: cannot start %s: %s\n", argv[optind], strerror(-r));
+		status = EXIT_OWN_FAILURE;
+	} else {
+		status = supervise(child, sfd);
+		if (status < 0) {
+			fprintf(stderr, "classfs-run: waiting for %s: %s\n", argv[optind],
+				strerror(-status));
+			status = EXIT_OWN_FAILURE;
+		}
+	}
+	r = classfs_run_stop(run);
+	if (r < 0)
+		fprintf(stderr, "classfs-run: the environment failed while %s ran (see above)\n",
+			argv[optind]);
+	close(sfd);
+	free(records);
+	return status;
+}

@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * holder.c - the process that makes and keeps a classfs-run environment.
+ *
+ * Forked by classfs_run_start(), it enters new mount and network
+ * namespaces, starts classfsd inside them (so the daemon's FUSE mount
+ * lands on the private /sys) or binds a running daemon's mount there,
+ * loads the records through the control socket, mounts and fills the
+ * private /dev and /run/udev from a snapshot of the tree, and then
+ * follows the daemon's events: each one updates /dev and the udev
+ * database and is broadcast on udev netlink group 2 of the private
+ * network namespace, where the programs' libudev monitors listen.  The
+ * holder, not the daemon, broadcasts, so that an add is seen only once
+ * its node exists and a remove only before its node goes, as with udev.
+ *
+ * It stops when the caller closes the control pipe, or dies with the
+ * caller (PR_SET_PDEATHSIG); the daemon it started gets SIGTERM the same
+ * two ways, and unmounts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <classfs/client.h>
+#include <classfs/wire.h>
+
+#include "run-internal.h"
+#include "src/run/run-paths.h"
+
+#ifndef CLASSFS_RUN_DATADIR
+#define CLASSFS_RUN_DATADIR "/usr/local/share/classfs"
+#endif
+
+#define READY_TIMEOUT_MS 30000
+
+struct holder {
+	const struct cfs_holder_args *a;
+	bool verbose;
+	pid_t daemon;
+	int daemon_pidfd;
+	int notify_fd;
+	struct classfs_client *client;
+	struct cfs_devfs *devfs;
+	int nl_fd;
+	uint64_t gap_first, gap_last;	/* events to fetch again (0, 0: none) */
+	bool failed;			/* something went wrong after ready */
+	struct cfs_run_report rep;
+};
+
+static int report(struct holder *h, int r, const char *fmt, ...) CLASSFS_PRINTF(3, 4);
+
+/* note why setup failed (first failure wins) */
+static int report(struct holder *h, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (h->rep.status == 0) {
+		h->rep.status = r;
+		va_start(ap, fmt);
+		vsnprintf(h->rep.message, sizeof(h->rep.message), fmt, ap);
+		va_end(ap);
+	}
+	return r;
+}
+
+static int read_file(const char *path, char **data, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t got;
+
+		if (n == cap) {
+			char *p = realloc(buf, cap = cap ? cap * 2 : 65536);
+
+			if (!p) {
+				r = -ENOMEM;
+				break;
+			}
+			buf = p;
+		}
+		got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			r = -errno;
+			break;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	*data = buf;
+	*len = n;
+	return 0;
+}
+
+/* the last non-empty line of the daemon's log, for an error message */
+static void daemon_log_tail(const struct holder *h, char *buf, size_t size)
+{
+	char path[PATH_MAX], *data = NULL, *end, *start;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/classfsd.log", h->a->tmpdir);
+	if (read_file(path, &data, &len) < 0 || len == 0) {
+		free(data);
+		return;
+	}
+	end = data + len;
+	while (end > data && (end[-1] == '\n' || end[-1] == '\r'))
+		end--;
+	start = end;
+	while (start > data && start[-1] != '\n')
+		start--;
+	snprintf(buf, size, ": %.*s", (int)(end - start), start);
+	free(data);
+}
+
+/* start classfsd in our namespaces, mounted on /sys; wait for READY=1 */
+static int start_daemon(struct holder *h)
+{
+	const struct classfs_run_options *o = h->a->opt;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char notify[64], logpath[PATH_MAX], tail[300];
+	socklen_t salen;
+	int logfd, r;
+	pid_t pid;
+
+	/* abstract name: lives in our network namespace, leaves no file */
+	snprintf(notify, sizeof(notify), "@classfs-run/%d/%ld", (int)getpid(), (long)time(NULL));
+	memcpy(sa.sun_path + 1, notify + 1, strlen(notify) - 1);
+	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(notify));
+	h->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (h->notify_fd < 0 || bind(h->notify_fd, (struct sockaddr *)&sa, salen) < 0)
+		return report(h, -errno, "cannot make a notify socket: %s", strerror(errno));
+	snprintf(logpath, sizeof(logpath), "%s/classfsd.log", h->a->tmpdir);
+	logfd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (logfd < 0)
+		return report(h, -errno, "cannot create %s: %s", logpath, strerror(errno));
+
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		close(logfd);
+		return report(h, r, "fork: %s", strerror(-r));
+	}
+	if (pid == 0) {
+		char *argv[] = {
+			(char *)h->a->daemon, "--socket", (char *)h->a->socket, "--mount", "/sys",
+			"--mount-options", "allow_other", "--layout",
+			o->layout == CLASSFS_LAYOUT_DEVICES ? "devices" : "class",
+			h->verbose ? "--verbose" : NULL, NULL,
+		};
+		sigset_t none;
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (!h->verbose) {
+			dup2(logfd, STDOUT_FILENO);
+			dup2(logfd, STDERR_FILENO);
+		}
+		setenv("NOTIFY_SOCKET", notify, 1);
+		execv(argv[0], argv);
+		fprintf(stderr, "cannot execute %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(logfd);
+	h->daemon = pid;
+	h->daemon_pidfd = (int)pidfd_open(pid, 0);
+	if (h->daemon_pidfd < 0)
+		return report(h, -errno, "pidfd_open: %s", strerror(errno));
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = h->notify_fd, .events = POLLIN },
+				       { .fd = h->daemon_pidfd, .events = POLLIN } };
+		char msg[256];
+		ssize_t n;
+		int st;
+
+		n = poll(p, 2, READY_TIMEOUT_MS);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return report(h, n < 0 ? -errno : -ETIMEDOUT,
+				      "classfsd did not get ready within %d s", READY_TIMEOUT_MS / 1000);
+		if (p[1].revents) {
+			waitpid(pid, &st, 0);
+			h->daemon = 0;
+			daemon_log_tail(h, tail, sizeof(tail));
+			return report(h, -EIO, "classfsd exited (%s %d)%s",
+				      WIFEXITED(st) ? "status" : "signal",
+				      WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), tail);
+		}
+		n = recv(h->notify_fd, msg, sizeof(msg) - 1, MSG_DONTWAIT);
+		if (n <= 0)
+			continue;
+		msg[n] = '\0';
+		if (strstr(msg, "READY=1"))
+			return 0;
+	}
+}
+
+static void stop_daemon(struct holder *h)
+{
+	int st;
+
+	if (h->daemon <= 0)
+		return;
+	kill(h->daemon, SIGTERM);
+	if (h->daemon_pidfd >= 0) {
+		struct pollfd p = { .fd = h->daemon_pidfd, .events = POLLIN };
+
+		if (poll(&p, 1, 10000) == 0) {
+			cfs_run_log(true, "classfsd did not stop within 10 s: killing it");
+			kill(h->daemon, SIGKILL);
+		}
+	}
+	while (waitpid(h->daemon, &st, 0) < 0 && errno == EINTR)
+		;
+	h->daemon = 0;
+}
+
+static const char *sample_path(void)
+{
+	static const char *const candidates[] = {
+		CLASSFS_RUN_DATADIR "/sample.umockdev",
+#ifdef CLASSFS_RUN_SOURCE_DATADIR
+		CLASSFS_RUN_SOURCE_DATADIR "/sample.umockdev",
+#endif
+	};
+
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
+		if (access(candidates[i], R_OK) == 0)
+			return candidates[i];
+	return candidates[0];
+}
+
+static int load_one(struct holder *h, const char *path)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int r = read_file(path, &data, &len);
+
+	if (r < 0)
+		return report(h, r, "cannot read %s: %s", path, strerror(-r));
+	r = classfs_client_load(h->client, data, len, path);
+	free(data);
+	if (r < 0) {
+		const char *m = classfs_client_error_message(h->client);
+
+		return report(h, r, "cannot load %s: %s", path, *m ? m : strerror(-r));
+	}
+	cfs_run_log(h->verbose, "loaded %s", path);
+	return 0;
+}
+
+/* one event: /dev and the database before, broadcast, /dev after */
+static void on_event(const struct classfs_uevent *ev, void *data)
+{
+	struct holder *h = data;
+	int r;
+
+	r = cfs_devfs_event_before(h->devfs, ev);
+	if (r < 0)
+		cfs_run_log(true, "event %llu (%s %s): %s", (unsigned long long)ev->seqnum,
+			    classfs_action_name(ev->action), ev->devpath, strerror(-r));
+	r = classfs_netlink_udev_send(h->nl_fd, ev);
+	if (r < 0)
+		cfs_run_log(true, "cannot broadcast event %llu (%s %s): %s",
+			    (unsigned long long)ev->seqnum, classfs_action_name(ev->action),
+			    ev->devpath, strerror(-r));
+	r = cfs_devfs_event_after(h->devfs, ev);
+	if (r < 0)
+		cfs_run_log(true, "event %llu (%s %s): %s", (unsigned long long)ev->seqnum,
+			    classfs_action_name(ev->action), ev->devpath, strerror(-r));
+	cfs_run_log(h->verbose, "event %llu: %s %s", (unsigned long long)ev->seqnum,
+		    classfs_action_name(ev->action), ev->devpath);
+}
+
+/* told of a gap from inside dispatch: fetch the events once it returns */
+static void on_gap(uint64_t first, uint64_t last, void *data)
+{
+	struct holder *h = data;
+
+	if (!h->gap_first || first < h->gap_first)
+		h->gap_first = first;
+	if (last > h->gap_last)
+		h->gap_last = last;
+}
+
+/*
+ * The devices already in the tree: the daemon's record of them, loaded
+ * into a tree of our own, gives each one's node (type, number, mode,
+ * recorded contents and links) and its udev database entry.
+ */
+static int snapshot(struct holder *h, enum classfs_layout layout)
+{
+	struct classfs_record_error rerr = { 0 };
+	struct classfs_record_options ropt = { .filename = "<daemon's tree>" };
+	struct classfs_tree *tree;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return report(h, -errno, "open_memstream: %s", strerror(errno));
+	r = classfs_client_save(h->client, NULL, f);
+	if (fclose(f) != 0 && r == 0)
+		r = -ENOMEM;
+	if (r < 0) {
+		const char *m = classfs_client_error_message(h->client);
+
+		free(buf);
+		return report(h, r, "cannot fetch the daemon's tree: %s", *m ? m : strerror(-r));
+	}
+	if (!memchr(buf, 'P', len)) {
+		/* an empty tree: nothing for /dev (the loader refuses an empty record) */
+		free(buf);
+		return 0;
+	}
+	tree = classfs_tree_new(layout);
+	if (!tree) {
+		free(buf);
+		return report(h, -ENOMEM, "cannot create a tree");
+	}
+	r = classfs_record_load(tree, buf, len, &ropt, &rerr);
+	free(buf);
+	if (r < 0) {
+		report(h, r, "cannot read the daemon's tree back: %s:%lu: %s", rerr.file, rerr.line,
+		       rerr.reason[0] ? rerr.reason : strerror(-r));
+		goto out;
+	}
+	r = classfs_record_for_each_node(tree, cfs_devfs_add_record_node, h->devfs);
+	if (r < 0) {
+		report(h, r, "cannot fill the private /dev: %s", strerror(-r));
+		goto out;
+	}
+	r = classfs_record_export_udevdb(tree, "/run/udev/data");
+	if (r < 0)
+		report(h, r, "cannot write the udev database: %s", strerror(-r));
+out:
+	classfs_record_unload(tree);
+	if (classfs_tree_free(tree) < 0)
+		cfs_run_log(h->verbose, "snapshot tree not empty after unload");
+	return r;
+}
+
+static int setup(struct holder *h)
+{
+	const struct classfs_run_options *o = h->a->opt;
+	struct classfs_client_status st;
+	int r;
+
+	if (unshare(CLONE_NEWNS | CLONE_NEWNET) < 0)
+		return report(h, -errno, "cannot make private namespaces: %s", strerror(errno));
+	/* nothing we mount may leak to the host */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return report(h, -errno, "cannot make / private: %s", strerror(errno));
+
+	if (h->a->daemon) {
+		r = start_daemon(h);
+		if (r < 0)
+			return r;
+	}
+	h->client = classfs_client_connect(h->a->socket, 0);
+	if (!h->client)
+		return report(h, -errno, "cannot connect to classfsd at %s: %s", h->a->socket,
+			      strerror(errno));
+	r = classfs_client_status(h->client, &st);
+	if (r < 0)
+		return report(h, r, "classfsd at %s: status: %s", h->a->socket,
+			      classfs_client_error_message(h->client));
+	if (!h->a->daemon) {
+		if (!st.mountpoint[0])
+			return report(h, -ENOENT,
+				      "classfsd at %s serves no mount (start it with --mount DIR)",
+				      h->a->socket);
+		if (strcmp(st.mountpoint, "/sys") &&
+		    mount(st.mountpoint, "/sys", NULL, MS_BIND | MS_REC, NULL) < 0)
+			return report(h, -errno, "cannot bind %s over /sys: %s", st.mountpoint,
+				      strerror(errno));
+	}
+
+	if (o->sample && (r = load_one(h, sample_path())) < 0)
+		return r;
+	for (const char *const *f = o->records; f && *f; f++)
+		if ((r = load_one(h, *f)) < 0)
+			return r;
+
+	/* events from here on are followed; what came before is the snapshot */
+	r = classfs_client_status(h->client, &st);
+	if (r < 0)
+		return report(h, r, "status: %s", classfs_client_error_message(h->client));
+	r = classfs_client_subscribe(h->client, st.seqnum + 1, on_event, on_gap, h);
+	if (r < 0)
+		return report(h, r, "cannot follow the daemon's events: %s",
+			      classfs_client_error_message(h->client));
+
+	umask(0);
+	r = cfs_devfs_setup(&h->devfs, h->verbose, h->rep.message, sizeof(h->rep.message));
+	if (r < 0)
+		return report(h, r, "%s", h->rep.message);
+	r = snapshot(h, st.layout);
+	if (r < 0)
+		return r;
+	h->nl_fd = classfs_netlink_udev_open();
+	if (h->nl_fd < 0)
+		return report(h, h->nl_fd, "cannot open a netlink socket: %s", strerror(-h->nl_fd));
+	return 0;
+}
+
+/* follow events until told to stop; Return: 0, or -errno when following failed */
+static int follow(struct holder *h)
+{
+	for (;;) {
+		struct pollfd p[3] = {
+			{ .fd = h->a->ctl_fd, .events = POLLIN },
+			{ .fd = classfs_client_fd(h->client), .events = POLLIN },
+			{ .fd = h->daemon_pidfd, .events = POLLIN },
+		};
+		int n, r;
+
+		n = poll(p, 3, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (p[0].revents)
+			return 0;	/* EOF (or stray data): the caller wants us gone */
+		if (p[2].revents) {
+			cfs_run_log(true, "classfsd exited while the environment ran");
+			waitpid(h->daemon, NULL, 0);
+			h->daemon = 0;
+			return -ECONNRESET;
+		}
+		r = classfs_client_dispatch(h->client, 0);
+		if (r < 0) {
+			cfs_run_log(true, "lost classfsd's events: %s", strerror(-r));
+			return r;
+		}
+		if (h->gap_first) {
+			uint64_t first = h->gap_first, last = h->gap_last;
+
+			h->gap_first = h->gap_last = 0;
+			r = classfs_client_replay(h->client, first, last, on_event, h);
+			if (r < 0 || (uint64_t)r != last - first + 1)
+				cfs_run_log(true, "events %llu-%llu lost: /dev may be stale",
+					    (unsigned long long)first, (unsigned long long)last);
+		}
+	}
+}
+
+_Noreturn void cfs_holder_main(const struct cfs_holder_args *a)
+{
+	struct holder h = { .a = a, .verbose = a->opt->verbose, .daemon_pidfd = -1,
+			    .notify_fd = -1, .nl_fd = -1 };
+	ssize_t n;
+	int r, lo, hi;
+
+	/* die with the caller; a terminal's ^C is for the program, not for us */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	setpgid(0, 0);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	/* descriptors of the caller (another environment's pipes) are not ours to keep */
+	lo = a->ready_fd < a->ctl_fd ? a->ready_fd : a->ctl_fd;
+	hi = a->ready_fd < a->ctl_fd ? a->ctl_fd : a->ready_fd;
+	if (lo > 3)
+		close_range(3, (unsigned int)lo - 1, 0);
+	if (hi > lo + 1)
+		close_range((unsigned int)lo + 1, (unsigned int)hi - 1, 0);
+	close_range((unsigned int)hi + 1, ~0u, 0);
+
+	r = setup(&h);
+	if (r < 0 && h.rep.status == 0)
+		report(&h, r, "%s", strerror(-r));
+	do
+		n = write(a->ready_fd, &h.rep, sizeof(h.rep));
+	while (n < 0 && errno == EINTR);
+	close(a->ready_fd);
+	if (r == 0)
+		r = follow(&h);
+
+	classfs_client_disconnect(h.client);
+	stop_daemon(&h);
+	cfs_devfs_free(h.devfs);
+	if (h.nl_fd >= 0)
+		close(h.nl_fd);
+	if (h.notify_fd >= 0)
+		close(h.notify_fd);
+	if (h.daemon_pidfd >= 0)
+		close(h.daemon_pidfd);
+	_exit(r < 0 ? 1 : 0);
+}

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * run.c - <classfs/run.h> from the caller's side: start the holder
+ * process that makes and keeps the environment, run programs and
+ * functions in children that join its namespaces, tear it down.
+ *
+ * The caller never enters the namespaces itself: a multi-threaded
+ * process cannot change its mount namespace, and a test suite must keep
+ * its own view.  Only forked children (single-threaded) join, by setns()
+ * on descriptors of the holder's namespaces.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "run-internal.h"
+#include "src/run/run-paths.h"
+
+#ifndef CLASSFS_RUN_SBINDIR
+#define CLASSFS_RUN_SBINDIR "/usr/local/sbin"
+#endif
+
+/* how long a holder may take to go once told to (then SIGKILL) */
+#define STOP_TIMEOUT_MS 10000
+
+void cfs_run_log(bool verbose, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!verbose)
+		return;
+	va_start(ap, fmt);
+	fputs("classfs-run: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static int set_err(struct classfs_run_error *err, int r, const char *fmt, ...)
+	CLASSFS_PRINTF(3, 4);
+
+static int set_err(struct classfs_run_error *err, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		va_start(ap, fmt);
+		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		va_end(ap);
+	}
+	return r;
+}
+
+static bool executable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* the classfsd to start: option, $CLASSFSD, next to this program, installed */
+static int find_daemon(const char *given, char *buf, size_t size)
+{
+	static const char *const rel[] = { "/../classfsd/classfsd", "/../sbin/classfsd",
+					   "/classfsd" };
+	const char *env = getenv("CLASSFSD");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (given || (env && *env)) {
+		const char *p = given ? given : env;
+
+		if (snprintf(buf, size, "%s", p) >= (int)size)
+			return -ENAMETOOLONG;
+		return executable(buf) ? 0 : -ENOENT;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
+			if (snprintf(buf, size, "%s%s", exe, rel[i]) < (int)size && executable(buf))
+				return 0;
+	}
+	if (snprintf(buf, size, "%s/classfsd", CLASSFS_RUN_SBINDIR) < (int)size && executable(buf))
+		return 0;
+	return -ENOENT;
+}
+
+static int read_report(int fd, struct cfs_run_report *rep)
+{
+	size_t got = 0;
+
+	while (got < sizeof(*rep)) {
+		ssize_t n = read(fd, (char *)rep + got, sizeof(*rep) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		got += (size_t)n;
+	}
+	rep->message[sizeof(rep->message) - 1] = '\0';
+	return 0;
+}
+
+/* wait for the holder to go, for at most @ms; then kill it.  Return its wait status */
+static int reap(pid_t pid, int ms)
+{
+	int st = 0, pfd = (int)pidfd_open(pid, 0);
+
+	if (pfd >= 0) {
+		struct pollfd p = { .fd = pfd, .events = POLLIN };
+		int n;
+
+		do
+			n = poll(&p, 1, ms);
+		while (n < 0 && errno == EINTR);
+		if (n == 0)
+			kill(pid, SIGKILL);
+		close(pfd);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return st;
+}
+
+static void remove_tmpdir(const char *dir)
+{
+	char p[PATH_MAX];
+
+	if (!dir[0])
+		return;
+	/* the daemon removes its socket when it stops; a killed one cannot */
+	snprintf(p, sizeof(p), "%s/control", dir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/classfsd.log", dir);
+	unlink(p);
+	rmdir(dir);
+}
+
+int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run **out,
+		      struct classfs_run_error *err)
+{
+	static const struct classfs_run_options none = { .layout = CLASSFS_LAYOUT_CLASS };
+	struct cfs_holder_args a = { .ready_fd = -1, .ctl_fd = -1 };
+	struct cfs_run_report rep = { 0 };
+	char daemon[PATH_MAX];
+	int ready[2] = { -1, -1 }, ctl[2] = { -1, -1 }, r;
+	struct classfs_run *run;
+	pid_t pid;
+
+	if (err)
+		err->message[0] = '\0';
+	if (!out)
+		return set_err(err, -EINVAL, "no place for the environment");
+	*out = NULL;
+	if (!opt)
+		opt = &none;
+	if (opt->layout != CLASSFS_LAYOUT_CLASS && opt->layout != CLASSFS_LAYOUT_DEVICES)
+		return set_err(err, -EINVAL, "unknown layout %d", (int)opt->layout);
+	for (const char *const *f = opt->records; f && *f; f++)
+		if (access(*f, R_OK) < 0)
+			return set_err(err, -errno, "cannot read %s: %s", *f, strerror(errno));
+	if (geteuid() != 0)
+		return set_err(err, -EPERM, "must run as root (namespaces, mounts, device nodes)");
+
+	run = calloc(1, sizeof(*run));
+	if (!run)
+		return set_err(err, -ENOMEM, "out of memory");
+	run->ctl_fd = run->ns_mnt = run->ns_net = -1;
+	a.opt = opt;
+	if (opt->socket) {
+		if (snprintf(run->socket, sizeof(run->socket), "%s", opt->socket) >=
+		    (int)sizeof(run->socket)) {
+			r = set_err(err, -ENAMETOOLONG, "socket path %s is too long", opt->socket);
+			goto fail;
+		}
+	} else {
+		const char *tmp = getenv("TMPDIR");
+
+		r = find_daemon(opt->daemon, daemon, sizeof(daemon));
+		if (r < 0) {
+			set_err(err, r, "cannot find classfsd%s%s (set CLASSFSD)",
+				opt->daemon ? " at " : "", opt->daemon ? opt->daemon : "");
+			goto fail;
+		}
+		a.daemon = daemon;
+		/* socket paths are short (108 bytes): a long $TMPDIR falls back to /tmp */
+		if (!tmp || !*tmp || strlen(tmp) > 64)
+			tmp = "/tmp";
+		snprintf(run->tmpdir, sizeof(run->tmpdir), "%s/classfs-run.XXXXXX", tmp);
+		if (!mkdtemp(run->tmpdir)) {
+			r = set_err(err, -errno, "cannot create a directory in %s: %s", tmp,
+				    strerror(errno));
+			run->tmpdir[0] = '\0';
+			goto fail;
+		}
+		snprintf(run->socket, sizeof(run->socket), "%s/control", run->tmpdir);
+	}
+	memcpy(a.socket, run->socket, sizeof(a.socket));
+	memcpy(a.tmpdir, run->tmpdir, sizeof(a.tmpdir));
+
+	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(ctl, O_CLOEXEC) < 0) {
+		r = set_err(err, -errno, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		r = set_err(err, -errno, "fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0) {
+		close(ready[0]);
+		close(ctl[1]);
+		a.ready_fd = ready[1];
+		a.ctl_fd = ctl[0];
+		cfs_holder_main(&a);
+	}
+	close(ready[1]);
+	close(ctl[0]);
+	ready[1] = ctl[0] = -1;
+	run->holder = pid;
+	run->ctl_fd = ctl[1];
+	ctl[1] = -1;
+
+	r = read_report(ready[0], &rep);
+	if (r < 0) {
+		set_err(err, -EIO, "the environment's holder died while starting");
+		r = -EIO;
+		goto fail_holder;
+	}
+	if (rep.status < 0) {
+		r = set_err(err, rep.status, "%s", rep.message);
+		goto fail_holder;
+	}
+	{
+		char p[64];
+
+		snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
+		run->ns_mnt = open(p, O_RDONLY | O_CLOEXEC);
+		snprintf(p, sizeof(p), "/proc/%d/ns/net", (int)pid);
+		run->ns_net = open(p, O_RDONLY | O_CLOEXEC);
+		if (run->ns_mnt < 0 || run->ns_net < 0) {
+			r = set_err(err, -errno, "cannot open the namespaces of %d: %s", (int)pid,
+				    strerror(errno));
+			goto fail_holder;
+		}
+	}
+	close(ready[0]);
+	*out = run;
+	return 0;
+
+fail_holder:
+	close(run->ctl_fd);
+	run->ctl_fd = -1;
+	reap(run->holder, STOP_TIMEOUT_MS);
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (ready[i] >= 0)
+			close(ready[i]);
+		if (ctl[i] >= 0)
+			close(ctl[i]);
+	}
+	if (run->ns_mnt >= 0)
+		close(run->ns_mnt);
+	if (run->ns_net >= 0)
+		close(run->ns_net);
+	remove_tmpdir(run->tmpdir);
+	free(run);
+	return r;
+}
+
+const char *classfs_run_socket(const struct classfs_run *run)
+{
+	return run ? run->socket : NULL;
+}
+
+/* in a forked child: enter the environment; Return: 0 or -errno */
+static int join(struct classfs_run *run, const char *cwd)
+{
+	sigset_t none;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* a program starts with the signals a shell would give it */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	if (setns(run->ns_net, CLONE_NEWNET) < 0 || setns(run->ns_mnt, CLONE_NEWNS) < 0)
+		return -errno;
+	/* setns() put us at the namespace's root: go back where the caller was */
+	if (cwd && chdir(cwd) < 0 && chdir("/") < 0)
+		return -errno;
+	if (setenv(CLASSFS_RUN_SOCKET_ENV, run->socket, 1) < 0 ||
+	    setenv("SYSTEMD_DEVICE_VERIFY_SYSFS", "0", 1) < 0)
+		return -errno;
+	return 0;
+}
+
+int classfs_run_spawn(struct classfs_run *run, char *const argv[], pid_t *pid)
+{
+	char cwd[PATH_MAX];
+	bool have_cwd;
+	pid_t p;
+
+	if (!run || !argv || !argv[0] || !pid)
+		return -EINVAL;
+	have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
+	fflush(NULL);
+	p = fork();
+	if (p < 0)
+		return -errno;
+	if (p == 0) {
+		int r = join(run, have_cwd ? cwd : NULL);
+
+		if (r < 0) {
+			fprintf(stderr, "classfs-run: cannot enter the environment: %s\n",
+				strerror(-r));
+			_exit(127);
+		}
+		execvp(argv[0], argv);
+		r = errno;
+		fprintf(stderr, "classfs-run: %s: %s\n", argv[0], strerror(r));
+		_exit(r == ENOENT ? 127 : 126);
+	}
+	*pid = p;
+	return 0;
+}
+
+static int decode_status(int st)
+{
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return -ECHILD;
+}
+
+int classfs_run_wait(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return decode_status(st);
+}
+
+int classfs_run_call(struct classfs_run *run, int (*fn)(void *data), void *data)
+{
+	char cwd[PATH_MAX];
+	bool have_cwd;
+	pid_t p;
+
+	if (!run || !fn)
+		return -EINVAL;
+	have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
+	fflush(NULL);
+	p = fork();
+	if (p < 0)
+		return -errno;
+	if (p == 0) {
+		int r = join(run, have_cwd ? cwd : NULL);
+
+		if (r < 0) {
+			fprintf(stderr, "classfs-run: cannot enter the environment: %s\n",
+				strerror(-r));
+			_exit(127);
+		}
+		r = fn(data);
+		/* not exit(): the caller's atexit handlers are not ours to run */
+		fflush(NULL);
+		_exit(r & 0xff);
+	}
+	return classfs_run_wait(p);
+}
+
+int classfs_run_stop(struct classfs_run *run)
+{
+	int st, r = 0;
+
+	if (!run)
+		return 0;
+	/* EOF on the control pipe tells the holder to stop */
+	if (run->ctl_fd >= 0)
+		close(run->ctl_fd);
+	st = reap(run->holder, STOP_TIMEOUT_MS);
+	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		r = -EIO;
+	if (run->ns_mnt >= 0)
+		close(run->ns_mnt);
+	if (run->ns_net >= 0)
+		close(run->ns_net);
+	remove_tmpdir(run->tmpdir);
+	free(run);
+	return r;
+}

@@ -1,0 +1,334 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# test-classfs-run.sh CLASSFS-RUN CLASSFSD CLASSCTL UDEV-PROBE [STATIC-PROBE]
+#
+# classfs-run with programs nobody here wrote (lsblk, udevadm, busybox)
+# and with a libudev program (udev-probe) that knows nothing of classfs:
+# the sample machine and every recording in /work/shared/testdata/umockdev
+# (or $CLASSFS_RECORDINGS), both layouts; hotplug made with classctl from
+# outside the environment and from inside it, with a daemon classfs-run
+# started and with one it joined; a static program; exit statuses,
+# signals, bad input; and that nothing stays running afterwards.
+#
+# The whole script runs in a private mount namespace of its own (the
+# joined daemon's mount stays there). Needs root (exit 77 otherwise).
+set -euo pipefail
+
+if (($# < 4)); then
+	echo "usage: $0 CLASSFS-RUN CLASSFSD CLASSCTL UDEV-PROBE [STATIC-PROBE]" >&2
+	exit 2
+fi
+if ((EUID != 0)); then
+	echo "SKIP: test-classfs-run needs root (namespaces, mounts, device nodes)"
+	exit 77
+fi
+if [[ -z ${CLASSFS_RUN_TEST_NS:-} ]]; then
+	CLASSFS_RUN_TEST_NS=1 exec unshare -m --propagation private "$BASH" "$0" "$@"
+fi
+
+run=$(realpath "$1") classfsd=$(realpath "$2") classctl=$(realpath "$3")
+probe=$(realpath "$4") static=${5:+$(realpath "$5")}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+recdir=${CLASSFS_RECORDINGS:-$src/../shared/testdata/umockdev}
+export CLASSFSD=$classfsd
+
+for tool in lsblk udevadm unshare od; do
+	command -v "$tool" >/dev/null || { echo "FAIL: $tool missing"; exit 1; }
+done
+
+work=$(mktemp -d /tmp/classfs-run-test.XXXXXX)
+# classfs-run makes its socket directory in $TMPDIR: ours, to check it is cleaned
+export TMPDIR=$work/tmp
+mkdir -p "$TMPDIR"
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	umount -l "$work/mnt" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+check() { # check DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else bad "$what"; fi
+}
+has() { grep -q -- "$2" <<<"$1"; }
+
+# nothing of ours left: no process naming our directory, no socket directory
+check_clean() {
+	local what=$1 i
+	for i in $(seq 50); do
+		if ! ps -eo args= | grep -F -- "$work/" | grep -v grep >/dev/null &&
+		   [[ -z $(ls -A "$TMPDIR") ]]; then
+			ok "$what: nothing left running, socket directory removed"
+			return
+		fi
+		sleep 0.1
+	done
+	bad "$what: left behind: $(ps -eo pid=,args= | grep -F -- "$work/" | grep -v grep || true) $(ls -A "$TMPDIR")"
+}
+
+wait_file() { # wait_file FILE SECONDS
+	local i
+	for i in $(seq $(($2 * 10))); do
+		[[ -e $1 ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ---------------------------------------------------------------- sample
+for layout in class devices; do
+	out=$("$run" --layout "$layout" --sample -- sh -c '
+		echo "env: $CLASSFS_SOCKET $SYSTEMD_DEVICE_VERIFY_SYSFS"
+		grep -E " /dev | /run/udev | /sys " /proc/self/mounts
+		test -e /run/udev/control && echo control-present
+		lsblk -o NAME,MAJ:MIN,TYPE
+		lsblk /dev/sda1 -o NAME,MAJ:MIN
+		udevadm info /dev/input/event1
+		echo "export-db $(udevadm info --export-db | grep -c "^P:")"
+		'"$probe"' summary' 2>&1) || true
+	has "$out" "env: $TMPDIR/classfs-run\..*/control 0" &&
+		ok "$layout: CLASSFS_SOCKET and SYSTEMD_DEVICE_VERIFY_SYSFS=0 set" ||
+		bad "$layout: environment variables: $out"
+	has "$out" "^tmpfs /dev tmpfs [^ ]*nosuid,nodev" && has "$out" "^tmpfs /run/udev tmpfs" &&
+		has "$out" " /sys fuse" && has "$out" control-present &&
+		ok "$layout: /sys is the FUSE tree, /dev a nodev tmpfs, /run/udev with control" ||
+		bad "$layout: mounts: $out"
+	has "$out" "sda1 *8:1 *part" && has "$out" "nvme0n1p2 *259:2 *part" &&
+		has "$out" "^sda1 *8:1" &&
+		ok "$layout: lsblk lists the disks and partitions, lsblk /dev/sda1 works" ||
+		bad "$layout: lsblk: $out"
+	has "$out" "^N: input/event1" && has "$out" "^E: ID_INPUT_MOUSE=1" &&
+		has "$out" "^S: input/by-id/usb-Logitech_USB_Optical_Mouse-event-mouse" &&
+		ok "$layout: udevadm info /dev/input/event1: node, recorded properties and links" ||
+		bad "$layout: udevadm info: $out"
+	n_db=$(sed -n 's/^export-db //p' <<<"$out")
+	n_probe=$(sed -n 's/^devices //p' <<<"$out")
+	[[ -n $n_db && $n_db == "$n_probe" ]] &&
+		has "$out" "^nodes-ok 32" && has "$out" "^devnodes 32" &&
+		ok "$layout: udev-probe summary: $n_probe devices (= udevadm --export-db), 32 nodes right" ||
+		bad "$layout: udev-probe summary: $out"
+done
+check_clean "sample runs"
+
+# ---------------------------------------------------- recordings, both layouts
+nrec=0
+for rec in "$recdir"/*.umockdev; do
+	[[ -e $rec ]] || continue
+	nrec=$((nrec + 1))
+	name=$(basename "$rec")
+	# each recorded node: name, and the device's last path component
+	# (a node with recorded contents is a plain file: no number to look up)
+	nodes=$(awk '/^P: /{p=$2} /^N: [^=]*$/{n=$2; sub(/.*\//, "", p); print n, p}' "$rec")
+	for layout in class devices; do
+		# every node in udevadm's database export; looked up by node where
+		# /sys/dev/{char,block}/M:m exists (the tree makes it for class
+		# devices, not for bus devices with a number: noted, not failed)
+		script="$probe summary || exit 1; db=\$(udevadm info --export-db)"
+		while read -r node dev; do
+			[[ -n $node ]] || continue
+			script+="; echo \"\$db\" | grep -qx 'N: $node' || { echo 'export-db: no $node'; exit 1; }"
+			script+="; t=\$(stat -c '%F' /dev/$node); k=char; [ \"\$t\" = 'block special file' ] && k=block"
+			script+="; mm=\$(printf '%d:%d' 0x\$(stat -c %t /dev/$node) 0x\$(stat -c %T /dev/$node))"
+			script+="; if [ -e /sys/dev/\$k/\$mm ]; then udevadm info /dev/$node | grep -q '^P: .*/$dev\$' || { echo 'udevadm info /dev/$node: not $dev'; exit 1; }"
+			script+="; else echo \"gap: no /sys/dev/\$k/\$mm for /dev/$node\"; fi"
+		done <<<"$nodes"
+		if out=$("$run" --layout "$layout" --load "$rec" -- sh -c "$script" 2>&1); then
+			gaps=$(grep -c '^gap' <<<"$out" || true)
+			ok "$name ($layout): udev-probe passes; udevadm --export-db has each of $(wc -l <<<"$nodes") nodes; udevadm info finds each by node$( ((gaps == 0)) || echo " that has a /sys/dev link ($gaps have none)")"
+			grep '^gap' <<<"$out" | sed "s/^/note: $name ($layout): /" || true
+		else
+			bad "$name ($layout): $out"
+		fi
+	done
+	# a recorded node with contents is a regular file holding those bytes
+	hexnode=$(awk '/^N: .*=/{print $2; exit}' "$rec")
+	if [[ -n $hexnode ]]; then
+		node=${hexnode%%=*} hex=${hexnode#*=}
+		got=$("$run" --load "$rec" -- sh -c "test -f /dev/$node && od -An -tx1 -v /dev/$node" |
+		      tr -d ' \n' | tr a-f A-F) || true
+		[[ $got == "$hex" ]] && ok "$name: /dev/$node holds the recorded bytes" ||
+			bad "$name: /dev/$node contents: '$got' != '$hex'"
+	fi
+done
+((nrec > 0)) && ok "$nrec recordings tried" || bad "no recordings in $recdir"
+check_clean "recording runs"
+
+# ------------------------------------------------- hotplug from outside (own daemon)
+hotplug_outside() { # hotplug_outside LABEL [classfs-run options...]
+	local label=$1 rdy=$work/ready.$1 sock out rc
+	shift
+	rm -f "$rdy" "$rdy.added"
+	"$run" "$@" -- "$probe" monitor "$rdy" input event9 20 >"$work/mon.$label" 2>&1 &
+	local pid=$!
+	pids+=("$pid")
+	if ! wait_file "$rdy" 20; then
+		bad "$label: the monitor did not start"
+		return
+	fi
+	sock=$(cat "$rdy")
+	out=$("$classctl" --socket "$sock" add input event9 --dev 13:73 --attr name=probe 2>&1) ||
+		bad "$label: classctl add: $out"
+	# remove once the monitor has checked the add (node, database entry)
+	wait_file "$rdy.added" 20 || true
+	[[ -e $rdy.added ]] || bad "$label: the monitor did not hear the add"
+	out=$("$classctl" --socket "$sock" rm input event9 2>&1) || bad "$label: classctl rm: $out"
+	rc=0
+	wait "$pid" || rc=$?
+	out=$(cat "$work/mon.$label")
+	((rc == 0)) && has "$out" "^add input event9 /dev/event9" && has "$out" "^remove input event9" &&
+		ok "$label: libudev monitor saw add (node and database entry there) then remove" ||
+		bad "$label: monitor exit $rc: $out"
+}
+hotplug_outside outside-class --sample
+hotplug_outside outside-devices --layout devices --sample
+for rec in "$recdir"/*.umockdev; do
+	[[ -e $rec ]] && hotplug_outside "outside-$(basename "$rec" .umockdev)" --load "$rec"
+done
+
+# ---------------------------------------------------- hotplug from inside
+out=$("$run" --sample -- sh -c '
+	r=$(mktemp -u)
+	'"$probe"' monitor "$r" input event9 20 & p=$!
+	i=0; while [ ! -s "$r" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
+	'"$classctl"' add input event9 --dev 13:73 || exit 1
+	for i in $(seq 200); do [ -e "$r.added" ] && break; sleep 0.1; done
+	ls -l /dev/event9 /dev/char/13:73; cat /run/udev/data/c13:73
+	'"$classctl"' rm input event9 || exit 1
+	wait $p || exit 1
+	for i in $(seq 50); do [ -e /dev/event9 ] || break; sleep 0.1; done
+	test -e /dev/event9 && echo node-still-there; test -e /run/udev/data/c13:73 && echo db-still-there
+	rm -f "$r" "$r.added"; exit 0' 2>&1) && rc=0 || rc=$?
+((rc == 0)) && has "$out" "^crw------- .* 13, 73 .*/dev/event9" && has "$out" "^I:[0-9]" &&
+	has "$out" "/dev/char/13:73 -> ../event9" && ! has "$out" "still-there" &&
+	ok "inside: classctl via CLASSFS_SOCKET; node 0600 13:73, char link, database entry; gone after remove" ||
+	bad "inside: exit $rc: $out"
+# a real monitor nobody here wrote: udevadm monitor --udev
+out=$("$run" --sample -- sh -c '
+	m="${TMPDIR:-/tmp}/mon.$$"
+	udevadm monitor --udev --property --subsystem-match=input >"$m" 2>&1 & p=$!
+	# it prints its header once its monitor listens
+	i=0; until grep -q "^UDEV - " "$m" || [ $i -ge 100 ]; do sleep 0.1; i=$((i+1)); done
+	'"$classctl"' add input event9 --dev 13:73 && '"$classctl"' rm input event9
+	i=0; until grep -q "remove" "$m" || [ $i -ge 100 ]; do sleep 0.1; i=$((i+1)); done
+	kill $p; wait $p; cat "$m"; rm -f "$m"' 2>&1) || true
+has "$out" "^UDEV .* add .*/event9 (input)" && has "$out" "^UDEV .* remove .*/event9 (input)" &&
+	has "$out" "^DEVNAME=/dev/event9" &&
+	ok "udevadm monitor --udev inside sees the add and the remove" ||
+	bad "udevadm monitor --udev: $out"
+check_clean "hotplug runs"
+
+# --------------------------------------------------- joining a running daemon
+mkdir -p "$work/mnt"
+"$classfsd" --socket "$work/join.sock" --mount "$work/mnt" --sample >"$work/join.log" 2>&1 &
+jpid=$!
+pids+=("$jpid")
+for i in $(seq 100); do [[ -S $work/join.sock ]] && break; sleep 0.1; done
+out=$("$run" --socket "$work/join.sock" -- sh -c 'lsblk -l -o NAME; echo "sock=$CLASSFS_SOCKET"' 2>&1) || true
+has "$out" "^sda1" && has "$out" "sda3" && has "$out" "sock=$work/join.sock" &&
+	ok "join: lsblk sees the joined daemon's tree, CLASSFS_SOCKET is its socket" ||
+	bad "join: $out"
+hotplug_outside join --socket "$work/join.sock"
+kill "$jpid"
+wait "$jpid" || bad "join: classfsd exit status $?"
+check_clean "join runs"
+
+# ------------------------------------------------------------ static programs
+if [[ -n $static ]]; then
+	out=$("$run" --load "$recdir/usbkbd.umockdev" -- "$static" /dev/input/event5 \
+		/sys/class/input/event5/dev /sys/class/input/event5/uevent /dev/null 2>&1) || true
+	has "$out" "^/dev/input/event5 c 13:69 open=EACCES" &&
+		has "$out" "^/sys/class/input/event5/dev = 13:69" &&
+		has "$out" "^/sys/class/input/event5/uevent = MAJOR=13" &&
+		has "$out" "^/dev/null c 1:3 open=ok" &&
+		ok "static program: node 13:69 seen but not openable (nodev), /sys read, /dev/null usable" ||
+		bad "static program: $out"
+else
+	echo "note: static probe not built (sanitizer build): static program test skipped"
+fi
+if [[ -x /bin/busybox ]]; then
+	out=$("$run" --load "$recdir/usbkbd.umockdev" -- /bin/busybox sh -c \
+		'busybox ls -l /dev/input/event5; busybox cat /sys/class/input/event5/dev; busybox ls /sys/class/input' 2>&1) || true
+	has "$out" "13, *69 .*/dev/input/event5" && has "$out" "^13:69" && has "$out" "input5" &&
+		ok "static busybox: ls -l /dev/input/event5, cat /sys/class/input/event5/dev" ||
+		bad "static busybox: $out"
+else
+	echo "note: no /bin/busybox (package busybox-static): busybox test skipped"
+fi
+
+# ------------------------------------------------------- exit status, signals
+rc=0; out=$("$run" --sample -- sh -c 'exit 7' 2>&1) || rc=$?
+((rc == 7)) && ok "exit status 7 passed through" || bad "exit status: $rc: $out"
+rc=0; out=$("$run" --sample -- /nonexistent/program 2>&1) || rc=$?
+((rc == 127)) && has "$out" "/nonexistent/program: No such file" && ok "missing COMMAND: 127" ||
+	bad "missing COMMAND: $rc: $out"
+rc=0; out=$("$run" --sample -- sh -c 'kill -9 $$' 2>&1) || rc=$?
+((rc == 137)) && ok "COMMAND killed by SIGKILL: 137" || bad "COMMAND killed: $rc: $out"
+check_clean "killed COMMAND"
+
+rdy=$work/ready.term
+"$run" --sample -- sh -c 'trap "exit 42" TERM; echo up >'"$rdy"'; while :; do sleep 0.1; done' 2>"$work/term.err" &
+rpid=$!
+pids+=("$rpid")
+if wait_file "$rdy" 20; then
+	kill -TERM "$rpid"
+	rc=0; wait "$rpid" || rc=$?
+	((rc == 42)) && ok "SIGTERM passed on to COMMAND (its trap's status 42)" || bad "SIGTERM: $rc"
+else
+	bad "SIGTERM: COMMAND did not start: $(cat "$work/term.err")"
+fi
+check_clean "SIGTERM"
+
+rdy=$work/ready.kill
+"$run" --sample -- sh -c 'echo $$ >'"$rdy"'.tmp; mv '"$rdy"'.tmp '"$rdy"'; exec sleep 60' &
+rpid=$!
+pids+=("$rpid")
+if wait_file "$rdy" 20; then
+	cmdpid=$(cat "$rdy")	# sh's pid, which became sleep's
+	kill -KILL "$rpid"
+	wait "$rpid" 2>/dev/null || true
+	# the socket directory of a SIGKILLed classfs-run stays (empty): only processes count
+	for i in $(seq 50); do
+		! kill -0 "$cmdpid" 2>/dev/null &&
+			! ps -eo args= | grep -F -- "$work/" | grep -v grep >/dev/null && break
+		sleep 0.1
+	done
+	if kill -0 "$cmdpid" 2>/dev/null || ps -eo args= | grep -F -- "$work/" | grep -v grep >/dev/null; then
+		bad "SIGKILL of classfs-run: left running: $(ps -o pid=,args= -p "$cmdpid" || true) $(ps -eo pid=,args= | grep -F -- "$work/" | grep -v grep || true)"
+	else
+		ok "SIGKILL of classfs-run: COMMAND, holder and daemon gone"
+	fi
+	ls "$TMPDIR"/classfs-run.*/control >/dev/null 2>&1 && bad "SIGKILL: daemon socket left" ||
+		ok "SIGKILL of classfs-run: the daemon removed its socket"
+	rm -rf "${TMPDIR:?}"/classfs-run.*
+else
+	bad "SIGKILL: COMMAND did not start"
+fi
+
+# ------------------------------------------------------------------ bad input
+expect_fail() { # expect_fail DESCRIPTION PATTERN classfs-run-args...
+	local what=$1 pat=$2 out rc=0
+	shift 2
+	out=$("$run" "$@" 2>&1) || rc=$?
+	((rc == 125)) && has "$out" "$pat" && ok "$what: exit 125, says '$pat'" ||
+		bad "$what: exit $rc: $out"
+}
+printf 'P: /devices/virtual/foo/bar\nX: what\n' >"$work/bad.umockdev"
+expect_fail "missing record" "cannot read $work/nope.umockdev" --load "$work/nope.umockdev" -- true
+expect_fail "malformed record" "bad.umockdev:2" --load "$work/bad.umockdev" -- true
+expect_fail "bad layout" "--layout: 'sideways'" --layout sideways -- true
+expect_fail "no command" "no COMMAND" --sample
+expect_fail "no daemon at socket" "cannot connect to classfsd at $work/none.sock" --socket "$work/none.sock" -- true
+expect_fail "layout with socket" "cannot be given with --socket" --socket "$work/x" --layout devices -- true
+check_clean "bad input"
+
+echo "$fails failure(s)"
+((fails == 0))

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test-run.c - <classfs/run.h> from a C test suite, no shell: start an
+ * environment, run libudev code in it, hotplug from outside through the
+ * client library, join a running daemon, refuse bad input, leave nothing.
+ *
+ * The test process first moves into a private mount namespace of its
+ * own, so the joined daemon's mount never shows on the host.  Needs root,
+ * fuse3 and $CLASSFSD (meson sets it).
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libudev.h>
+
+#include <classfs/client.h>
+#include <classfs/run.h>
+
+#include "../harness.h"
+
+static char workdir[64], tmpdir[80];
+static bool can_run;
+
+__attribute__((constructor)) static void private_namespace(void)
+{
+	if (geteuid() != 0)
+		return;
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		perror("test-run: private mount namespace");
+		return;
+	}
+	snprintf(workdir, sizeof(workdir), "/tmp/test-run.XXXXXX");
+	if (!mkdtemp(workdir))
+		return;
+	/* classfs-run's socket directories go here, to check they are removed */
+	snprintf(tmpdir, sizeof(tmpdir), "%s/tmp", workdir);
+	if (mkdir(tmpdir, 0700) < 0)
+		return;
+	setenv("TMPDIR", tmpdir, 1);
+	can_run = true;
+}
+
+__attribute__((destructor)) static void remove_workdir(void)
+{
+	if (tmpdir[0])
+		rmdir(tmpdir);
+	if (workdir[0])
+		rmdir(workdir);
+}
+
+static bool workdir_empty(void)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *de;
+	bool empty = true;
+
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = false;
+	if (d)
+		closedir(d);
+	return empty;
+}
+
+static const char *rec_path(const char *name)
+{
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s/../shared/testdata/umockdev/%s", SOURCE_ROOT, name);
+	return buf;
+}
+
+/* ---- code that runs inside the environment (returns an exit status) ---- */
+
+static int enumerate_block(void *data)
+{
+	struct udev *udev = udev_new();
+	struct udev_enumerate *e = udev_enumerate_new(udev);
+	struct udev_list_entry *it;
+	int disks = 0, parts = 0, bad = 0;
+	struct stat st;
+
+	udev_enumerate_add_match_subsystem(e, "block");
+	udev_enumerate_scan_devices(e);
+	udev_list_entry_foreach(it, udev_enumerate_get_list_entry(e)) {
+		struct udev_device *d = udev_device_new_from_syspath(udev,
+								    udev_list_entry_get_name(it));
+		const char *type = d ? udev_device_get_devtype(d) : NULL;
+
+		if (type && !strcmp(type, "disk"))
+			disks++;
+		if (type && !strcmp(type, "partition"))
+			parts++;
+		if (d && !strcmp(udev_device_get_sysname(d), "sda")) {
+			const char *size = udev_device_get_sysattr_value(d, "size");
+			const char *serial = udev_device_get_property_value(d, "ID_SERIAL_SHORT");
+
+			/* an attribute from /sys, a property from the udev database */
+			if (!size || strcmp(size, "1953525168"))
+				bad |= 1;
+			if (!serial || !udev_device_get_is_initialized(d))
+				bad |= 2;
+			if (strcmp(udev_device_get_devnode(d) ?: "", "/dev/sda"))
+				bad |= 4;
+		}
+		if (d)
+			udev_device_unref(d);
+	}
+	udev_enumerate_unref(e);
+	udev_unref(udev);
+	if (disks < 2 || parts < 5)
+		bad |= 8;
+	/* the node is there, of the right number, and unopenable (nodev) */
+	if (stat("/dev/sda", &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != makedev(8, 0))
+		bad |= 16;
+	if (open("/dev/sda", O_RDONLY | O_CLOEXEC) >= 0 || errno != EACCES)
+		bad |= 32;
+	if (strcmp(getenv("SYSTEMD_DEVICE_VERIFY_SYSFS") ?: "", "0"))
+		bad |= 64;
+	return bad;
+}
+
+struct monitor_args {
+	int ready_fd;			/* 'r' once the monitor listens, 'a' once it checked the add */
+	const char *name;
+};
+
+/* wait for an add then a remove of args->name; 0 when both came right */
+static int monitor_add_remove(void *data)
+{
+	struct monitor_args *a = data;
+	struct udev *udev = udev_new();
+	struct udev_monitor *m = udev_monitor_new_from_netlink(udev, "udev");
+	bool added = false, removed = false;
+	time_t end = time(NULL) + 20;
+	int bad = 0;
+
+	if (!m || udev_monitor_enable_receiving(m) < 0)
+		return 100;
+	if (write(a->ready_fd, "r", 1) != 1)
+		return 101;
+	while (!removed && time(NULL) < end) {
+		struct pollfd p = { .fd = udev_monitor_get_fd(m), .events = POLLIN };
+		struct udev_device *d;
+
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		d = udev_monitor_receive_device(m);
+		if (!d)
+			continue;
+		if (!strcmp(udev_device_get_sysname(d), a->name)) {
+			const char *action = udev_device_get_action(d);
+			struct stat st;
+
+			if (!strcmp(action, "add")) {
+				added = true;
+				/* udev's order: the node exists when the add is heard */
+				if (stat("/dev/testdev0", &st) < 0 || !S_ISCHR(st.st_mode) ||
+				    st.st_rdev != makedev(240, 7)) {
+					fprintf(stderr, "  add heard, /dev/testdev0: %m\n");
+					bad |= 1;
+				}
+				if (access("/run/udev/data/c240:7", F_OK) < 0) {
+					fprintf(stderr, "  add heard, /run/udev/data/c240:7: %m\n");
+					bad |= 2;
+				}
+				/* checked: the remover may go on (else it races our stat()) */
+				if (write(a->ready_fd, "a", 1) != 1)
+					bad |= 32;
+			} else if (!strcmp(action, "remove")) {
+				removed = added;
+				if (!added)
+					bad |= 4;
+			}
+		}
+		udev_device_unref(d);
+	}
+	udev_monitor_unref(m);
+	udev_unref(udev);
+	return bad | (added ? 0 : 8) | (removed ? 0 : 16);
+}
+
+/*
+ * run monitor_add_remove in the environment while this process (outside)
+ * adds and removes a device through @sock
+ */
+static void hotplug_from_outside(struct classfs_run *run, const char *sock)
+{
+	struct monitor_args a = { .name = "testdev0" };
+	int p[2], st = -1;
+	struct classfs_client *c;
+	pid_t pid;
+	char b;
+
+	CHECK(pipe(p) == 0);
+	a.ready_fd = p[1];
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		_exit(classfs_run_call(run, monitor_add_remove, &a));
+	}
+	close(p[1]);
+	CHECK_INT(read(p[0], &b, 1), 1);
+	CHECK_INT(b, 'r');
+
+	c = classfs_client_connect(sock, 0);
+	CHECK(c != NULL);
+	if (c) {
+		struct classfs_client_device dev = {
+			.cls = "testclass", .name = "testdev0", .devt = makedev(240, 7),
+		};
+
+		struct pollfd pf = { .fd = p[0], .events = POLLIN };
+
+		CHECK_INT(classfs_client_device_add(c, &dev), 0);
+		CHECK_INT(poll(&pf, 1, 20000), 1);
+		CHECK_INT(read(p[0], &b, 1), 1);
+		CHECK_INT(b, 'a');
+		CHECK_INT(classfs_client_device_remove(c, "testclass", "testdev0"), 0);
+		CHECK_INT(classfs_client_class_remove(c, "testclass"), 0);
+		classfs_client_disconnect(c);
+	}
+	close(p[0]);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	CHECK_INT(WEXITSTATUS(st), 0);
+}
+
+/* ------------------------------------------------------------------ */
+
+TEST(sample_libudev)
+{
+	struct classfs_run_options o = { .sample = true };
+	struct classfs_run_error err;
+	struct classfs_run *run = NULL;
+
+	if (!can_run) {
+		printf("skip: needs root\n");
+		return;
+	}
+	CHECK_INT(classfs_run_start(&o, &run, &err), 0);
+	if (!run) {
+		fprintf(stderr, "  %s\n", err.message);
+		return;
+	}
+	CHECK_INT(classfs_run_call(run, enumerate_block, NULL), 0);
+	CHECK(!strncmp(classfs_run_socket(run), tmpdir, strlen(tmpdir)));
+	hotplug_from_outside(run, classfs_run_socket(run));
+	CHECK_INT(classfs_run_stop(run), 0);
+	CHECK(workdir_empty());
+}
+
+static int count_nodes(void *data)
+{
+	struct stat st;
+
+	/* the usbkbd recording's keyboard: event5 is 13:69 */
+	if (stat("/dev/input/event5", &st) < 0 || st.st_rdev != makedev(13, 69))
+		return 1;
+	/* the sample machine is not there */
+	return stat("/dev/sda", &st) == 0 ? 2 : 0;
+}
+
+TEST(recording_devices_layout_and_spawn)
+{
+	const char *recs[] = { rec_path("usbkbd.umockdev"), NULL };
+	struct classfs_run_options o = { .records = recs, .layout = CLASSFS_LAYOUT_DEVICES };
+	char *argv[] = { "sh", "-c",
+			 "test -L /sys/class/input/event5 && test -d /sys/devices/pci0000:00 && "
+			 "exit 3", NULL };
+	struct classfs_run *run = NULL;
+	pid_t pid;
+
+	if (!can_run)
+		return;
+	CHECK_INT(classfs_run_start(&o, &run, NULL), 0);
+	if (!run)
+		return;
+	CHECK_INT(classfs_run_call(run, count_nodes, NULL), 0);
+	CHECK_INT(classfs_run_spawn(run, argv, &pid), 0);
+	CHECK_INT(classfs_run_wait(pid), 3);
+	CHECK_INT(classfs_run_stop(run), 0);
+}
+
+static int die_by_signal(void *data)
+{
+	raise(SIGKILL);
+	return 0;
+}
+
+TEST(exit_statuses)
+{
+	char *missing[] = { "/nonexistent/program", NULL };
+	struct classfs_run *run = NULL;
+	pid_t pid;
+
+	if (!can_run)
+		return;
+	CHECK_INT(classfs_run_start(NULL, &run, NULL), 0);
+	if (!run)
+		return;
+	CHECK_INT(classfs_run_call(run, die_by_signal, NULL), 128 + SIGKILL);
+	CHECK_INT(classfs_run_spawn(run, missing, &pid), 0);
+	CHECK_INT(classfs_run_wait(pid), 127);
+	CHECK_INT(classfs_run_call(NULL, die_by_signal, NULL), -EINVAL);
+	CHECK_INT(classfs_run_spawn(run, NULL, &pid), -EINVAL);
+	CHECK_INT(classfs_run_stop(run), 0);
+	CHECK_INT(classfs_run_stop(NULL), 0);
+	CHECK(workdir_empty());
+}
+
+TEST(bad_input)
+{
+	const char *missing[] = { "/nonexistent/record.umockdev", NULL };
+	char bad_path[128];
+	const char *bad[] = { bad_path, NULL };
+	struct classfs_run_options o = { .records = missing };
+	struct classfs_run_error err;
+	struct classfs_run *run = (struct classfs_run *)&o;
+	FILE *f;
+
+	if (!can_run)
+		return;
+	CHECK_INT(classfs_run_start(&o, &run, &err), -ENOENT);
+	CHECK(run == NULL);
+	CHECK(strstr(err.message, "/nonexistent/record.umockdev") != NULL);
+
+	snprintf(bad_path, sizeof(bad_path), "%s/bad.umockdev", workdir);
+	f = fopen(bad_path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("P: /devices/virtual/foo/bar\nQ: nonsense\n", f);
+		fclose(f);
+	}
+	o.records = bad;
+	CHECK_INT(classfs_run_start(&o, &run, &err), -EINVAL);
+	CHECK(strstr(err.message, "bad.umockdev:2") != NULL);
+	unlink(bad_path);
+
+	o.records = NULL;
+	o.layout = (enum classfs_layout)7;
+	CHECK_INT(classfs_run_start(&o, &run, &err), -EINVAL);
+	o.layout = CLASSFS_LAYOUT_CLASS;
+	o.socket = "/nonexistent/socket";
+	CHECK(classfs_run_start(&o, &run, &err) < 0);
+	CHECK(strstr(err.message, "/nonexistent/socket") != NULL);
+	o.socket = NULL;
+	o.daemon = "/nonexistent/classfsd";
+	CHECK_INT(classfs_run_start(&o, &run, &err), -ENOENT);
+	CHECK(strstr(err.message, "classfsd") != NULL);
+	CHECK_INT(classfs_run_start(NULL, NULL, &err), -EINVAL);
+	CHECK(workdir_empty());
+}
+
+TEST(join_running_daemon)
+{
+	char sock[128], mnt[128];
+	struct classfs_run_options o = { .socket = sock };
+	struct classfs_run_error err;
+	struct classfs_run *run = NULL;
+	pid_t d;
+	int st;
+
+	if (!can_run)
+		return;
+	snprintf(sock, sizeof(sock), "%s/join.sock", workdir);
+	snprintf(mnt, sizeof(mnt), "%s/join.mnt", workdir);
+	CHECK(mkdir(mnt, 0755) == 0);
+	d = fork();
+	if (d == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		execl(getenv("CLASSFSD"), "classfsd", "--socket", sock, "--mount", mnt, "--sample",
+		      (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200 && access(sock, F_OK) < 0; i++)
+		usleep(20000);
+	CHECK_INT(classfs_run_start(&o, &run, &err), 0);
+	if (run) {
+		CHECK_STR(classfs_run_socket(run), sock);
+		CHECK_INT(classfs_run_call(run, enumerate_block, NULL), 0);
+		/* events of a daemon outside the namespace: re-broadcast inside */
+		hotplug_from_outside(run, sock);
+		CHECK_INT(classfs_run_stop(run), 0);
+	} else {
+		fprintf(stderr, "  %s\n", err.message);
+	}
+	kill(d, SIGTERM);
+	CHECK(waitpid(d, &st, 0) == d && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	rmdir(mnt);
+}
