@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # bench/run-fs.sh [--quick] [--no-doc] - the filesystem benchmark: a
-# release build in build-bench, then bench-fs twice (needs root and
-# /dev/fuse): at normal priority (pinned, then unpinned) and pinned with
-# both sides SCHED_FIFO (--rt: other tenants of a shared machine kept off
-# the benchmark's CPU).  Prints markdown; a full run (without --quick)
-# also rewrites the generated part of docs/bench-fs.md (between the
-# bench-fs:begin/end markers; the rest of the file is kept).
+# release build in build-bench (or $BENCH_BUILD_DIR), then bench-fs twice
+# (needs root and /dev/fuse): at normal priority (pinned, then unpinned)
+# and pinned with both sides SCHED_FIFO (--rt: other tenants of a shared
+# machine kept off the benchmark's CPU).  Prints markdown; a full run
+# (without --quick) also rewrites the generated part of docs/bench-fs.md
+# (between the bench-fs:begin/end markers; the rest of the file is kept).
 #
 # bench-fs pins itself: its serving threads and its measuring child on
 # the last CPU (sched_setaffinity), and mounts in a private mount
@@ -29,11 +29,12 @@ for arg in "$@"; do
 	esac
 done
 [ -n "$quick" ] && doc=0
+build=${BENCH_BUILD_DIR:-build-bench}
 
-if [ ! -f build-bench/build.ninja ]; then
-	meson setup build-bench -Dbuildtype=release >/dev/null || exit 1
+if [ ! -f "$build/build.ninja" ]; then
+	meson setup "$build" -Dbuildtype=release >/dev/null || exit 1
 fi
-ninja -C build-bench bench/bench-fs >/dev/null || { ninja -C build-bench bench/bench-fs; exit 1; }
+ninja -C "$build" bench/bench-fs >/dev/null || { ninja -C "$build" bench/bench-fs; exit 1; }
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -46,8 +47,8 @@ cmd="bench/run-fs.sh${quick:+ $quick}"
 	echo "- machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)," \
 		"$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \
 		"kernel $(uname -r), libfuse $(pkg-config --modversion fuse3 2>/dev/null || echo '?')"
-	echo "- command: \`$cmd\` (runs \`build-bench/bench/bench-fs${quick:+ $quick}\`" \
-		"and \`build-bench/bench/bench-fs${quick:+ $quick} --rt --no-unpinned\`)"
+	echo "- command: \`$cmd\` (runs \`$build/bench/bench-fs${quick:+ $quick}\`" \
+		"and \`$build/bench/bench-fs${quick:+ $quick} --rt --no-unpinned\`)"
 	echo "- load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)" \
 		"(a shared machine: other tenants' work competes for the CPUs)"
 	echo
@@ -55,7 +56,7 @@ cmd="bench/run-fs.sh${quick:+ $quick}"
 	echo
 } >"$out"
 
-build-bench/bench/bench-fs $quick >>"$out"
+"$build/bench/bench-fs" $quick >>"$out"
 rc=$?
 if [ $rc -ne 0 ]; then
 	cat "$out"
@@ -67,7 +68,7 @@ fi
 	echo "### Pinned, both sides SCHED_FIFO (--rt)"
 	echo
 } >>"$out"
-build-bench/bench/bench-fs $quick --rt --no-unpinned >>"$out"
+"$build/bench/bench-fs" $quick --rt --no-unpinned >>"$out"
 rc=$?
 if [ $rc -ne 0 ]; then
 	cat "$out"

@@ -18,7 +18,9 @@
  *    also when made by a store();
  *  - readdir of 100,000 devices, also under concurrent change, and
  *    entries whose names share a hash;
- *  - kernel/uevent_seqnum, mount options.
+ *  - kernel/uevent_seqnum, mount options;
+ *  - show() calls that block hold up no other request (reads, lookups, a
+ *    store() adding a device), and an unmount waits for them.
  *
  * Needs root and /dev/fuse (CI has both): without them every test FAILS,
  * it does not skip.  Every mount is undone at the end of its test, and on
@@ -2140,6 +2142,199 @@ TEST(kernel_and_options_devices_layout)
 {
 	test_begin("kernel_and_options_devices_layout");
 	check_kernel_and_options(CLASSFS_LAYOUT_DEVICES);
+}
+
+/* ---- a show() that blocks holds up nobody else ---- */
+
+/*
+ * `slow` blocks in show() until the test lets it go (a remote attribute
+ * waiting for its client does the same, for seconds).  Other requests,
+ * other slow reads included, must be served meanwhile: lookups, reads, a
+ * store() that adds a device (it waits for its invalidations, which the
+ * kernel may only take once a lookup was answered).
+ */
+#define SLOW_READERS 3
+#define SLOW_WAIT_S 20		/* a show() never blocks longer than this */
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int entered;		/* show() calls started */
+	bool go;		/* let them return */
+} slow = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false };
+
+static ssize_t slow_show(struct classfs_device *dev, const struct classfs_device_attribute *a,
+			 char *buf)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += SLOW_WAIT_S;
+	pthread_mutex_lock(&slow.lock);
+	slow.entered++;
+	pthread_cond_broadcast(&slow.cond);
+	while (!slow.go && pthread_cond_timedwait(&slow.cond, &slow.lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&slow.lock);
+	return sprintf(buf, "slow\n");
+}
+
+static const struct classfs_device_attribute attr_slow = { { "slow", 0444 }, slow_show, NULL };
+
+struct slow_read {
+	pthread_t thread;
+	char path[PATH_MAX];
+	char buf[64];
+	ssize_t n;
+};
+
+static void *slow_read_main(void *arg)
+{
+	struct slow_read *r = arg;
+
+	r->n = read_once(r->path, r->buf, sizeof(r->buf), NULL);
+	return NULL;
+}
+
+/* lets the blocked show() calls return after 200 ms (thread) */
+static void *slow_release_main(void *arg)
+{
+	usleep(200 * 1000);
+	pthread_mutex_lock(&slow.lock);
+	slow.go = true;
+	pthread_cond_broadcast(&slow.cond);
+	pthread_mutex_unlock(&slow.lock);
+	return arg;
+}
+
+/* wait until @n show() calls are blocked (or @s seconds passed): how many are */
+static int slow_wait_entered(int n, int s)
+{
+	struct timespec until;
+	int got;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += s;
+	pthread_mutex_lock(&slow.lock);
+	while (slow.entered < n && pthread_cond_timedwait(&slow.cond, &slow.lock, &until) == 0)
+		;
+	got = slow.entered;
+	pthread_mutex_unlock(&slow.lock);
+	return got;
+}
+
+static void check_slow_show(enum classfs_layout layout)
+{
+	struct fx f;
+	struct classfs_device *d;
+	struct slow_read r[SLOW_READERS], fast;
+	char dir[PATH_MAX];
+	int started = 0;
+
+	if (!fx_build(&f, layout))
+		goto out;
+	fx_mount(&f, false);
+	if (!mnt_ok(&f.a))
+		goto out;
+	d = classfs_device_create(&f.test, NULL, 0, NULL, f.td, "slowdev");
+	CHECK(d != NULL);
+	if (!d)
+		goto out;
+	CHECK_INT(classfs_device_create_file(d, &attr_slow), 0);
+	snprintf(dir, sizeof(dir), "%s", dpath(f.a.dir, f.t0));
+	for (int i = 0; i < SLOW_READERS; i++) {
+		snprintf(r[i].path, sizeof(r[i].path), "%s", P(dpath(f.a.dir, d), "slow"));
+		r[i].n = -EINPROGRESS;
+		if (pthread_create(&r[i].thread, NULL, slow_read_main, &r[i]) != 0)
+			break;
+		started++;
+		/* one at a time: each must get in while the others block */
+		if (slow_wait_entered(i + 1, 10) != i + 1)
+			break;
+	}
+	CHECK_INT(started, SLOW_READERS);
+	CHECK_INT(slow_wait_entered(SLOW_READERS, 0), SLOW_READERS);
+	if (slow_wait_entered(SLOW_READERS, 0) != SLOW_READERS)
+		goto release;	/* served one at a time: the rest would only wait */
+
+	/* while all of them block: a read, a new name, a store() adding a device */
+	snprintf(fast.path, sizeof(fast.path), "%s", P(dir, "value"));
+	fast.n = -EINPROGRESS;
+	if (pthread_create(&fast.thread, NULL, slow_read_main, &fast) == 0) {
+		pthread_join(fast.thread, NULL);
+		CHECK_INT(fast.n, 8);
+		CHECK_STR(fast.buf, "initial\n");
+	} else {
+		CHECK(!"pthread_create");
+	}
+	CHECK_INT(lstat_r(P(f.a.dir, "class/test/made-while-slow")), -ENOENT);
+	CHECK_INT(write_str(P(dir, "create"), 0, "made-while-slow\n"), 16);
+	CHECK_INT(lstat_r(P(f.a.dir, "class/test/made-while-slow")), 0);
+	CHECK_STR(val(P(f.a.dir, "class/test/made-while-slow/value")), "initial\n");
+	CHECK_INT(slow_wait_entered(SLOW_READERS, 0), SLOW_READERS);	/* none done yet */
+release:
+	pthread_mutex_lock(&slow.lock);
+	slow.go = true;
+	pthread_cond_broadcast(&slow.cond);
+	pthread_mutex_unlock(&slow.lock);
+	for (int i = 0; i < started; i++) {
+		pthread_join(r[i].thread, NULL);
+		CHECK_INT(r[i].n, 5);
+		CHECK_STR(r[i].buf, "slow\n");
+	}
+	if (started < SLOW_READERS)
+		goto out;
+	/* and the mount reads on normally afterwards */
+	CHECK_STR(val(P(dpath(f.a.dir, d), "slow")), "slow\n");
+
+	/*
+	 * Unmounting while a show() blocks (and another thread waits for the
+	 * next request): the unmount waits for the show(), whose answer still
+	 * reaches its reader, and nothing stays behind.
+	 */
+	pthread_mutex_lock(&slow.lock);
+	slow.entered = 0;
+	slow.go = false;
+	pthread_mutex_unlock(&slow.lock);
+	r[0].n = -EINPROGRESS;
+	if (pthread_create(&r[0].thread, NULL, slow_read_main, &r[0]) != 0) {
+		CHECK(!"pthread_create");
+		goto out;
+	}
+	CHECK_INT(slow_wait_entered(1, 10), 1);
+	usleep(50 * 1000);	/* the watchdog has handed reading over by now */
+	if (pthread_create(&fast.thread, NULL, slow_release_main, NULL) != 0) {
+		CHECK(!"pthread_create");
+		slow_release_main(NULL);
+	} else {
+		mnt_close(&f.a);	/* returns once the show() is done */
+		pthread_join(fast.thread, NULL);
+	}
+	pthread_join(r[0].thread, NULL);
+	CHECK_INT(r[0].n, 5);
+	CHECK_STR(r[0].buf, "slow\n");
+out:
+	pthread_mutex_lock(&slow.lock);
+	slow.go = true;		/* whatever failed above: nobody stays blocked */
+	pthread_cond_broadcast(&slow.cond);
+	pthread_mutex_unlock(&slow.lock);
+	fx_destroy(&f);
+	pthread_mutex_lock(&slow.lock);
+	slow.entered = 0;
+	slow.go = false;
+	pthread_mutex_unlock(&slow.lock);
+}
+
+TEST(slow_show_holds_up_nothing_class_layout)
+{
+	test_begin("slow_show_holds_up_nothing_class_layout");
+	check_slow_show(CLASSFS_LAYOUT_CLASS);
+}
+
+TEST(slow_show_holds_up_nothing_devices_layout)
+{
+	test_begin("slow_show_holds_up_nothing_devices_layout");
+	check_slow_show(CLASSFS_LAYOUT_DEVICES);
 }
 
 /* ---- last: nothing left behind ---- */

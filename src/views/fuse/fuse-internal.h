@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fuse-internal.h - what the files of the FUSE view share: the mount, the
+ * request handlers (ops.c), invalidation and poll (notify.c), the session
+ * loop (loop.c) and mounting (mount.c).
+ */
+#ifndef CLASSFS_FUSE_INTERNAL_H
+#define CLASSFS_FUSE_INTERNAL_H
+
+/*
+ * 3.12: below it fuse_session_loop_mt() is the 3.2 entry point, which
+ * reads the config from fuse_loop_cfg_create() as the old public struct
+ * (clone_fd, max_idle_threads): the thread cap was lost and an idle limit
+ * of 1 made libfuse start and end a worker thread (cloning /dev/fuse) for
+ * nearly every request, ~35 us of daemon CPU each (bench-fs).  Kept at
+ * 3.12 for the same view of the API although loop.c runs its own loop.
+ */
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include "../../core/internal.h"
+
+#define CFS_FUSE_TIMEOUT 86400.0	/* entries and attributes: a day, pushed invalidation */
+
+struct cfs_inval {
+	struct cfs_inval *next;
+	uint64_t dir;
+	char name[];
+};
+
+struct cfs_poller {
+	struct cfs_poller *next;
+	uint64_t ino;
+	uint64_t events;		/* notifications so far */
+	struct fuse_pollhandle *ph;	/* waiting poll, or NULL */
+};
+
+struct cfs_open_file {
+	struct cfs_open_file *prev, *next;	/* the mount's open files (plock) */
+	uint64_t seen;			/* notifications seen at the last read from 0 */
+};
+
+struct classfs_mount {
+	struct classfs_tree *tree;
+	struct fuse_session *se;
+	struct cfs_fuse_loop *loop;
+	char *mountpoint;
+	int watch_id;
+	pthread_t notifier;
+	bool notifier_started, loop_started;
+	time_t mtime;
+
+	pthread_mutex_t qlock;		/* the invalidation queue */
+	pthread_cond_t qwork, qdone;
+	struct cfs_inval *qhead, **qtail;
+	uint64_t queued, pushed;
+	uint64_t changes;		/* entries gained or lost: directories' mtime */
+	bool stopping;
+
+	pthread_mutex_t plock;		/* pollers, open files */
+	struct cfs_poller *pollers;
+	struct cfs_open_file *files;	/* freed at unmount if never released */
+	struct cfs_open_file *spare;	/* released ones, reused by open */
+	unsigned int nspare;
+};
+
+/* ops.c */
+extern const struct fuse_lowlevel_ops cfs_fuse_ops;
+
+/* notify.c */
+extern const struct classfs_watch_ops cfs_fuse_watch_ops;
+void *cfs_fuse_notifier_main(void *arg);
+struct cfs_poller *cfs_fuse_poller_get(struct classfs_mount *m, uint64_t ino, bool create);
+void cfs_fuse_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		   struct fuse_pollhandle *ph);
+void cfs_fuse_notify_free(struct classfs_mount *m);
+
+/* loop.c */
+struct cfs_fuse_loop;
+struct cfs_fuse_loop *cfs_fuse_loop_new(struct fuse_session *se);
+int cfs_fuse_loop_start(struct cfs_fuse_loop *l);
+int cfs_fuse_loop_stop(struct cfs_fuse_loop *l);
+void cfs_fuse_loop_free(struct cfs_fuse_loop *l);
+
+#endif

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * notify.c - what the FUSE view pushes to the kernel: invalidations of
+ * entries and directories, and poll wake-ups.
+ *
+ * The tree reports every entry that appears or goes (watch ops, under its
+ * lock); a notifier thread sends them with
+ * fuse_lowlevel_notify_inval_entry(), never a request handler (the kernel
+ * may need a request answered first), and the API call that made the
+ * change waits until they are out (sync), so its caller's next stat sees
+ * the change.  Directory listings are cached by the kernel too
+ * (FOPEN_CACHE_DIR): the notifier also invalidates each changed
+ * directory's inode (its cached listing and attributes), and a
+ * directory's mtime moves with every change, which the kernel checks when
+ * a listing starts.
+ *
+ * Poll (sysfs_notify): a notification counts on the attribute's poller and
+ * wakes a waiting poll; an open file reports POLLERR|POLLPRI until it
+ * reads from offset 0 again.
+ */
+#include "fuse-internal.h"
+
+#include <poll.h>
+#include <time.h>
+
+#define SYNC_TIMEOUT_S 5
+
+/* ---- the tree's watch: record under its lock, push from our thread ---- */
+
+static void watch_changed(void *data, uint64_t dir, const char *name)
+{
+	struct classfs_mount *m = data;
+	size_t len = strlen(name) + 1;
+	struct cfs_inval *iv;
+
+	__atomic_add_fetch(&m->changes, 1, __ATOMIC_RELAXED);
+	iv = malloc(sizeof(*iv) + len);
+	if (!iv)
+		return;	/* the entry stays cached until its timeout */
+	iv->next = NULL;
+	iv->dir = dir;
+	memcpy(iv->name, name, len);
+	pthread_mutex_lock(&m->qlock);
+	*m->qtail = iv;
+	m->qtail = &iv->next;
+	m->queued++;
+	pthread_cond_signal(&m->qwork);
+	pthread_mutex_unlock(&m->qlock);
+}
+
+static void watch_sync(void *data)
+{
+	struct classfs_mount *m = data;
+	struct timespec until;
+	uint64_t target;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += SYNC_TIMEOUT_S;
+	pthread_mutex_lock(&m->qlock);
+	target = m->queued;
+	while (m->pushed < target && !m->stopping)
+		if (pthread_cond_timedwait(&m->qdone, &m->qlock, &until) == ETIMEDOUT) {
+			fprintf(stderr, "classfs: invalidations for %s late by %d s\n",
+				m->mountpoint, SYNC_TIMEOUT_S);
+			break;
+		}
+	pthread_mutex_unlock(&m->qlock);
+}
+
+/**
+ * cfs_fuse_poller_get() - the poll state of attribute @ino (under plock)
+ * @create: make it when missing
+ * Return: the poller, or NULL (missing, or out of memory).
+ */
+struct cfs_poller *cfs_fuse_poller_get(struct classfs_mount *m, uint64_t ino, bool create)
+{
+	struct cfs_poller *p;
+
+	for (p = m->pollers; p; p = p->next)
+		if (p->ino == ino)
+			return p;
+	if (!create || !(p = calloc(1, sizeof(*p))))
+		return NULL;
+	p->ino = ino;
+	p->next = m->pollers;
+	m->pollers = p;
+	return p;
+}
+
+static void watch_notify(void *data, uint64_t ino)
+{
+	struct classfs_mount *m = data;
+	struct fuse_pollhandle *ph = NULL;
+	struct cfs_poller *p;
+
+	pthread_mutex_lock(&m->plock);
+	p = cfs_fuse_poller_get(m, ino, true);
+	if (p) {
+		p->events++;
+		ph = p->ph;
+		p->ph = NULL;
+	}
+	pthread_mutex_unlock(&m->plock);
+	if (ph) {
+		fuse_lowlevel_notify_poll(ph);
+		fuse_pollhandle_destroy(ph);
+	}
+}
+
+const struct classfs_watch_ops cfs_fuse_watch_ops = {
+	.changed = watch_changed,
+	.sync = watch_sync,
+	.notify = watch_notify,
+};
+
+/**
+ * cfs_fuse_notifier_main() - the notifier thread of mount @arg
+ *
+ * Pushes in batches: every change recorded so far, each entry, then each
+ * directory once (its cached listing and attributes: FOPEN_CACHE_DIR, and
+ * the kernel compares the mtime, which moved, when a listing starts).
+ * Ends once the mount is stopping and the queue is empty.
+ */
+void *cfs_fuse_notifier_main(void *arg)
+{
+	struct classfs_mount *m = arg;
+
+	pthread_mutex_lock(&m->qlock);
+	for (;;) {
+		struct cfs_inval *batch = m->qhead, *iv;
+		uint64_t dirs[16], n = 0;
+		int ndirs = 0;
+
+		if (!batch) {
+			if (m->stopping)
+				break;
+			pthread_cond_wait(&m->qwork, &m->qlock);
+			continue;
+		}
+		m->qhead = NULL;
+		m->qtail = &m->qhead;
+		pthread_mutex_unlock(&m->qlock);
+		while ((iv = batch)) {
+			int i = 0;
+
+			batch = iv->next;
+			/* the kernel may not know the entry: -ENOENT is fine */
+			fuse_lowlevel_notify_inval_entry(m->se, iv->dir, iv->name, strlen(iv->name));
+			while (i < ndirs && dirs[i] != iv->dir)
+				i++;
+			if (i == ndirs && ndirs < 16)
+				dirs[ndirs++] = iv->dir;
+			else if (i == ndirs)
+				fuse_lowlevel_notify_inval_inode(m->se, iv->dir, 0, 0);
+			free(iv);
+			n++;
+		}
+		for (int i = 0; i < ndirs; i++)
+			fuse_lowlevel_notify_inval_inode(m->se, dirs[i], 0, 0);
+		pthread_mutex_lock(&m->qlock);
+		m->pushed += n;
+		pthread_cond_broadcast(&m->qdone);
+	}
+	m->pushed = m->queued;
+	pthread_cond_broadcast(&m->qdone);
+	pthread_mutex_unlock(&m->qlock);
+	return NULL;
+}
+
+/**
+ * cfs_fuse_poll() - the POLL request: readable and writable always, plus
+ * POLLERR|POLLPRI once the attribute was notified since @fi last read it
+ * from offset 0; @ph (when given) is kept to wake the poller.
+ */
+void cfs_fuse_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		   struct fuse_pollhandle *ph)
+{
+	struct classfs_mount *m = fuse_req_userdata(req);
+	struct cfs_open_file *of = (void *)(uintptr_t)fi->fh;
+	unsigned int revents = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM;
+	struct cfs_poller *p;
+
+	pthread_mutex_lock(&m->plock);
+	p = cfs_fuse_poller_get(m, ino, ph != NULL);
+	if (p && of && of->seen != p->events)
+		revents |= POLLERR | POLLPRI;
+	if (p && ph) {
+		if (p->ph)
+			fuse_pollhandle_destroy(p->ph);
+		p->ph = ph;
+		ph = NULL;
+	}
+	pthread_mutex_unlock(&m->plock);
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	fuse_reply_poll(req, revents);
+}
+
+/**
+ * cfs_fuse_notify_free() - at unmount, once no thread runs: the queue
+ * left, the open files never released, the pollers.
+ */
+void cfs_fuse_notify_free(struct classfs_mount *m)
+{
+	struct cfs_inval *iv;
+
+	while ((iv = m->qhead)) {
+		m->qhead = iv->next;
+		free(iv);
+	}
+	/* files still open when the mount went get no release */
+	while (m->files) {
+		struct cfs_open_file *of = m->files;
+
+		m->files = of->next;
+		free(of);
+	}
+	while (m->spare) {
+		struct cfs_open_file *of = m->spare;
+
+		m->spare = of->next;
+		free(of);
+	}
+	while (m->pollers) {
+		struct cfs_poller *p = m->pollers;
+
+		m->pollers = p->next;
+		if (p->ph)
+			fuse_pollhandle_destroy(p->ph);
+		free(p);
+	}
+}

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ops.c - the FUSE requests: inode numbers are the tree's own (root 1;
+ * generation in the number), so no node table is kept here and forget()
+ * has nothing to do.  Lookups and attributes are cached by the kernel for
+ * a day (notify.c pushes invalidations); negative entries too.
+ *
+ * Attributes computed on every read use direct_io (the whole value in one
+ * read, never a stale page); `dev` files never change for an inode and use
+ * the page cache (keep_cache).  No FLUSH (noflush): a close costs one
+ * asynchronous RELEASE.
+ */
+#include "fuse-internal.h"
+
+#include <sys/stat.h>
+
+#define MAX_READ (128 * 1024)
+#define MAX_SPARE 64		/* released open files kept for the next opens */
+
+static struct classfs_mount *m_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static void fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = cs->ino;
+	st->st_mode = cs->mode & 07777;
+	switch (cs->type) {
+	case CLASSFS_FT_DIR:
+		st->st_mode |= S_IFDIR;
+		st->st_nlink = 2;
+		break;
+	case CLASSFS_FT_LNK:
+		st->st_mode |= S_IFLNK;
+		st->st_nlink = 1;
+		break;
+	default:
+		st->st_mode |= S_IFREG;
+		st->st_nlink = 1;
+		st->st_size = cs->size;
+	}
+	st->st_blksize = 4096;
+	st->st_atime = st->st_mtime = st->st_ctime = m->mtime;
+	if (cs->type == CLASSFS_FT_DIR) {
+		/* moves with every change: the kernel then drops a cached listing */
+		long ns = (long)(__atomic_load_n(&m->changes, __ATOMIC_RELAXED) % 1000000000);
+
+		st->st_mtim.tv_nsec = st->st_ctim.tv_nsec = ns;
+	}
+}
+
+static void reply_entry(fuse_req_t req, const struct classfs_stat *cs)
+{
+	struct fuse_entry_param e = {
+		.ino = cs->ino,
+		.generation = cs->generation,
+		.attr_timeout = CFS_FUSE_TIMEOUT,
+		.entry_timeout = CFS_FUSE_TIMEOUT,
+	};
+
+	fill_stat(m_of(req), cs, &e.attr);
+	fuse_reply_entry(req, &e);
+}
+
+static void op_init(void *data, struct fuse_conn_info *conn)
+{
+	(void)data;
+	/* O_TRUNC arrives as setattr(size 0); no splice, no writeback cache */
+	conn->want &= ~(unsigned)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_SPLICE_READ |
+				  FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
+				  FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_EXPORT_SUPPORT);
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct classfs_stat cs;
+	int r = classfs_lookup(m_of(req)->tree, parent, name, &cs);
+
+	if (r == -ENOENT) {
+		/* a negative entry, cached too: additions are pushed */
+		struct fuse_entry_param e = { .ino = 0, .entry_timeout = CFS_FUSE_TIMEOUT };
+
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		reply_entry(req, &cs);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	(void)ino;
+	(void)nlookup;
+	fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct classfs_stat cs;
+	struct stat st;
+	int r = classfs_getattr(m_of(req)->tree, ino, &cs);
+
+	(void)fi;
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	fill_stat(m_of(req), &cs, &st);
+	fuse_reply_attr(req, &st, CFS_FUSE_TIMEOUT);
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct classfs_stat cs;
+	struct stat st;
+	int r = classfs_getattr(m_of(req)->tree, ino, &cs);
+
+	(void)attr;
+	(void)fi;
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	/* truncation is how `echo x > attr` opens: allowed on writable files */
+	if ((to_set & FUSE_SET_ATTR_SIZE) && (cs.type != CLASSFS_FT_REG || !(cs.mode & 0222))) {
+		fuse_reply_err(req, cs.type == CLASSFS_FT_DIR ? EISDIR : EACCES);
+		return;
+	}
+	fill_stat(m_of(req), &cs, &st);
+	fuse_reply_attr(req, &st, CFS_FUSE_TIMEOUT);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[PATH_MAX];
+	ssize_t r = classfs_readlink(m_of(req)->tree, ino, buf, sizeof(buf));
+
+	if (r < 0)
+		fuse_reply_err(req, (int)-r);
+	else
+		fuse_reply_readlink(req, buf);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct classfs_mount *m = m_of(req);
+	struct classfs_stat cs;
+	struct cfs_open_file *of;
+	struct cfs_poller *p;
+	int acc = fi->flags & O_ACCMODE;
+	int r = classfs_getattr(m->tree, ino, &cs);
+
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	if (cs.type == CLASSFS_FT_DIR) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	/* sysfs enforces the mode bits even for root */
+	if ((acc != O_WRONLY && !(cs.mode & 0444)) || (acc != O_RDONLY && !(cs.mode & 0222))) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
+	pthread_mutex_lock(&m->plock);
+	/* one allocation less per open+read+close: a released one */
+	of = m->spare;
+	if (of) {
+		m->spare = of->next;
+		m->nspare--;
+	} else if (!(of = malloc(sizeof(*of)))) {
+		pthread_mutex_unlock(&m->plock);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	p = cfs_fuse_poller_get(m, ino, false);
+	*of = (struct cfs_open_file){ .seen = p ? p->events : 0, .next = m->files };
+	if (of->next)
+		of->next->prev = of;
+	m->files = of;
+	pthread_mutex_unlock(&m->plock);
+	fi->fh = (uintptr_t)of;
+	if (cs.dynamic)
+		fi->direct_io = 1;
+	else
+		fi->keep_cache = 1;
+	fi->noflush = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct classfs_mount *m = m_of(req);
+	struct cfs_open_file *of = (void *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	pthread_mutex_lock(&m->plock);
+	if (of->prev)
+		of->prev->next = of->next;
+	else
+		m->files = of->next;
+	if (of->next)
+		of->next->prev = of->prev;
+	if (m->nspare < MAX_SPARE) {
+		of->next = m->spare;
+		m->spare = of;
+		m->nspare++;
+		of = NULL;
+	}
+	pthread_mutex_unlock(&m->plock);
+	free(of);
+	fuse_reply_err(req, 0);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct classfs_mount *m = m_of(req);
+	struct cfs_open_file *of = (void *)(uintptr_t)fi->fh;
+	char stack[4096], *buf = stack;
+	ssize_t r;
+
+	if (size > MAX_READ)
+		size = MAX_READ;
+	if (size > sizeof(stack) && !(buf = malloc(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (off == 0 && of) {
+		/* re-reading from the start acknowledges a notification */
+		pthread_mutex_lock(&m->plock);
+		struct cfs_poller *p = cfs_fuse_poller_get(m, ino, false);
+
+		if (p)
+			of->seen = p->events;
+		pthread_mutex_unlock(&m->plock);
+	}
+	r = classfs_read(m->tree, ino, buf, size, off);
+	if (r == -ENOENT)
+		r = -ENODEV;	/* the attribute went while open */
+	if (r < 0)
+		fuse_reply_err(req, (int)-r);
+	else
+		fuse_reply_buf(req, buf, (size_t)r);
+	if (buf != stack)
+		free(buf);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	ssize_t r = classfs_write(m_of(req)->tree, ino, buf, size, off);
+
+	(void)fi;
+	if (r == -ENOENT)
+		r = -ENODEV;
+	if (r < 0)
+		fuse_reply_err(req, (int)-r);
+	else
+		fuse_reply_write(req, (size_t)r);
+}
+
+struct dirbuf {
+	fuse_req_t req;
+	char *buf;
+	size_t size, used;
+};
+
+static int dir_fill(void *ctx, const char *name, const struct classfs_stat *cs, uint64_t next)
+{
+	struct dirbuf *d = ctx;
+	struct stat st = { .st_ino = cs->ino };
+	size_t need;
+
+	st.st_mode = cs->type == CLASSFS_FT_DIR ? S_IFDIR : cs->type == CLASSFS_FT_LNK ? S_IFLNK
+										     : S_IFREG;
+	/* our offsets start at 0; FUSE's 0 and 1 are "." and ".." */
+	need = fuse_add_direntry(d->req, d->buf + d->used, d->size - d->used, name, &st,
+				 (off_t)(next + 2));
+	if (need > d->size - d->used)
+		return 1;
+	d->used += need;
+	return 0;
+}
+
+/* listings are cached by the kernel until the notifier drops them */
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fi->cache_readdir = 1;
+	fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct dirbuf d = { .req = req, .size = size };
+	struct stat st = { .st_mode = S_IFDIR };
+	int r = 0;
+
+	(void)fi;
+	d.buf = malloc(size);
+	if (!d.buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (off == 0) {
+		st.st_ino = ino;
+		d.used += fuse_add_direntry(req, d.buf, size, ".", &st, 1);
+		off = 1;
+	}
+	if (off == 1) {
+		size_t need = fuse_add_direntry(req, d.buf + d.used, size - d.used, "..", &st, 2);
+
+		if (need <= size - d.used) {
+			d.used += need;
+			off = 2;
+		}
+	}
+	if (off >= 2)
+		r = classfs_readdir(m_of(req)->tree, ino, (uint64_t)off - 2, dir_fill, &d);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_buf(req, d.buf, d.used);
+	free(d.buf);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv = { .f_bsize = 4096, .f_frsize = 4096, .f_namemax = NAME_MAX };
+
+	(void)ino;
+	fuse_reply_statfs(req, &sv);
+}
+
+/*
+ * Entries come and go only through the tree: refuse the rest as sysfs
+ * does (EACCES for a new file, EPERM for the others) rather than with
+ * FUSE's ENOSYS, which `echo 1 > attr-typo` would print as "Function not
+ * implemented".
+ */
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EACCES);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		     dev_t rdev)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+const struct fuse_lowlevel_ops cfs_fuse_ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.readlink = op_readlink,
+	.open = op_open,
+	.read = op_read,
+	.write = op_write,
+	.release = op_release,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.poll = cfs_fuse_poll,
+	.statfs = op_statfs,
+	.create = op_create,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.unlink = op_unlink,
+	.rmdir = op_unlink,
+	.symlink = op_symlink,
+	.rename = op_rename,
+	.link = op_link,
+};
