@@ -8,8 +8,11 @@
 CLASSFS_BUILD_DEPS=(build-essential meson ninja-build pkg-config
                     libumockdev-dev umockdev libfuse3-dev fuse3
                     libjson-c-dev util-linux udev sysfsutils)
-# check: clang and its sanitizer runtimes (ThreadSanitizer build)
-CLASSFS_CHECK_DEPS=(clang libclang-rt-14-dev)
+# check: clang and its sanitizer runtimes (ThreadSanitizer build, libFuzzer);
+# graphviz (the DOT printer's output is checked by rendering it); libudev
+# (a libudev program runs under classfs-run) and a static busybox (a
+# statically linked program sees the tree too)
+CLASSFS_CHECK_DEPS=(clang libclang-rt-14-dev graphviz libudev-dev busybox-static)
 
 # classfs_install_missing PKG... - apt-get install the PKGs not yet installed
 classfs_install_missing() {

@@ -669,6 +669,14 @@ CLASSFS_PUBLIC int classfs_tree_for_each_device(struct classfs_tree *tree,
 						void *data);
 
 /**
+ * classfs_tree_find_device() - the added device whose classfs_device_syspath()
+ * is @syspath ("/devices/..."), by name lookups along the path
+ * Return: the device with a reference (drop it with classfs_device_put()), or NULL.
+ */
+CLASSFS_PUBLIC struct classfs_device *classfs_tree_find_device(struct classfs_tree *tree,
+							       const char *syspath);
+
+/**
  * classfs_device_devpath() - DEVPATH of an added device ("/class/block/sda")
  * Return: length, or -errno (-ERANGE when @size is too small).
  */

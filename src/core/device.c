@@ -366,9 +366,10 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	return 0;
 
 out_backlink:
-	if (backlink)
+	if (backlink) {
 		cfs_node_id_release(t, backlink);
-	cfs_unreserve_dir(&dev->phys->p.node);
+		cfs_unreserve_dir(&dev->phys->p.node);
+	}
 out_id:
 	cfs_node_id_release(t, &dev->p.node);
 out_devts:

@@ -63,8 +63,13 @@ struct classfs_node *cfs_backlink_new(struct classfs_tree *t, struct classfs_dev
 				      const char *name)
 {
 	char buf[2 * NAME_MAX + 2];
+	size_t c = strnlen(dev->cls->name, NAME_MAX), n = strnlen(name, NAME_MAX);
 
-	snprintf(buf, sizeof(buf), "%s:%s", dev->cls->name, name);
+	/* "%s:%s" without snprintf: one per class device with a physical device */
+	memcpy(buf, dev->cls->name, c);
+	buf[c] = ':';
+	memcpy(buf + c + 1, name, n);
+	buf[c + 1 + n] = '\0';
 	return cfs_node_new(t, buf, CFS_NT_LNK, 0777);
 }
 
@@ -155,4 +160,105 @@ int classfs_device_syspath(struct classfs_device *dev, char *buf, size_t size)
 	r = cfs_dev_alive(dev) ? syspath_locked(dev, buf, size, &len, 0) : -EINVAL;
 	cfs_unlock(t);
 	return r < 0 ? r : (int)len;
+}
+
+#define FIND_MAX_DEPTH 128	/* components of a syspath, as node.c's paths */
+
+/* @d if it is an alive device placed at (@parent, @phys) as syspath_locked() reads */
+static struct classfs_device *placed(struct classfs_device *d, struct classfs_device *parent,
+				     struct classfs_device *phys)
+{
+	if (!d || !cfs_dev_alive(d) || d->parent != parent)
+		return NULL;
+	if (d->cls && !parent && d->phys != phys)
+		return NULL;
+	if (!d->cls && phys)
+		return NULL;
+	return d;
+}
+
+/* a class device of class @cls named @name at (no parent, @phys), or NULL (under L) */
+static struct classfs_device *class_child(struct classfs_class *cls, const char *name,
+					  struct classfs_device *phys)
+{
+	return cls ? placed(cfs_class_lookup_locked(cls, name), NULL, phys) : NULL;
+}
+
+/*
+ * The device at components @c[@i..@n) below @cur (NULL: /devices), under
+ * L.  Each step is a lookup by name, the inverse of syspath_locked(): a
+ * child in @cur's directory (a nested class device or a physical device),
+ * a class device whose physical device is the class device @cur, or
+ * "CLASS/NAME" (a glue directory: @cur physical, or /devices/virtual).
+ * Names can read two ways (a physical child named like a class), so a
+ * step that leads nowhere is taken back.
+ */
+static struct classfs_device *find_locked(struct classfs_tree *t, struct classfs_device *cur,
+					  char **c, int i, int n)
+{
+	struct classfs_device *d, *found;
+	struct classfs_node *dir, *x;
+
+	if (i == n)
+		return cur;
+	/* a child in @cur's directory, or a top-level physical device */
+	dir = cur ? &cur->p.node : t->devices_dir;
+	x = dir ? cfs_dir_lookup(dir, c[i]) : NULL;
+	if (x && (x->flags & CFS_NF_DEVICE) && (d = placed(cfs_node_device(x), cur, NULL)) &&
+	    (found = find_locked(t, d, c, i + 1, n)))
+		return found;
+	if (cur && cur->cls) {
+		/* a class device of another class whose physical device is @cur */
+		for (struct classfs_class *k = t->classes; k; k = k->p.next)
+			if ((d = class_child(k, c[i], cur)) && (found = find_locked(t, d, c, i + 1, n)))
+				return found;
+	}
+	if (i + 1 < n && (cur ? !cur->cls : !strcmp(c[i], "virtual"))) {
+		int g = cur ? i : i + 1;	/* the glue directory: the class's name */
+
+		if (g + 1 < n)
+			for (struct classfs_class *k = t->classes; k; k = k->p.next)
+				if (!strcmp(k->name, c[g]) &&
+				    (d = class_child(k, c[g + 1], cur)) &&
+				    (found = find_locked(t, d, c, g + 2, n)))
+					return found;
+	}
+	return NULL;
+}
+
+/**
+ * classfs_tree_find_device() - the added device of @tree whose
+ * classfs_device_syspath() is @syspath ("/devices/pci0000:00/.../block/sda"),
+ * found by name lookups along the path (its length, not the tree's size).
+ * Return: the device with a reference (drop it with classfs_device_put()),
+ * or NULL: none, or @tree or @syspath NULL or not "/devices/...".
+ */
+struct classfs_device *classfs_tree_find_device(struct classfs_tree *tree, const char *syspath)
+{
+	char copy[PATH_MAX], *c[FIND_MAX_DEPTH];
+	struct classfs_device *d = NULL;
+	size_t len;
+	int n = 0;
+
+	if (!tree || !syspath || strncmp(syspath, "/devices/", 9))
+		return NULL;
+	len = strlen(syspath + 9);
+	if (len >= sizeof(copy))
+		return NULL;
+	memcpy(copy, syspath + 9, len + 1);
+	/* components; an empty one ("//", a trailing '/') names nothing */
+	for (char *s = copy, *e; ; s = e + 1) {
+		e = strchr(s, '/');
+		if (e)
+			*e = '\0';
+		if (!*s || n == FIND_MAX_DEPTH)
+			return NULL;
+		c[n++] = s;
+		if (!e)
+			break;
+	}
+	cfs_lock(tree);
+	d = classfs_device_get(find_locked(tree, NULL, c, 0, n));
+	cfs_unlock(tree);
+	return d;
 }

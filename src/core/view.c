@@ -317,21 +317,47 @@ static int computed_slots(struct classfs_tree *t, const struct classfs_device *d
 	return n;
 }
 
-/* is @name one of @dev's computed entries? */
+/*
+ * Is @name one of @dev's computed entries?  The names of computed_slots()
+ * compared as they are found, with no list and no formatting: every
+ * attribute, value and link added to a device asks.
+ */
 bool cfs_name_is_virtual(const struct classfs_device *dev, const char *name)
 {
-	struct cfs_entry e = { (struct classfs_node *)&dev->p.node, 0 };
-	unsigned int slots[512];
-	char buf[32];
-	int n = computed_slots(cfs_node_tree(&dev->p.node), dev, slots, 512);
+	int n = 0;
 
-	if (!strcmp(name, "uevent") || !strcmp(name, "dev") || !strcmp(name, "subsystem") ||
-	    !strcmp(name, "device"))
+	/*
+	 * `dev`, `subsystem` and `device` only where the device has them: a
+	 * PCI device's `device` file is an attribute of its own (its device
+	 * id), as in Linux.  A name that is not one of them here may still
+	 * be a group's attribute.
+	 */
+	if (!strcmp(name, "uevent"))
 		return true;
-	for (int i = 0; i < n; i++) {
-		e.slot = slots[i];
-		if (!strcmp(entry_name(&e, buf, sizeof(buf)), name))
-			return true;
+	if ((major(dev->devt) && !strcmp(name, "dev")) ||
+	    ((dev->cls || dev->bus) && !strcmp(name, "subsystem")) ||
+	    (dev->cls && dev->phys && !strcmp(name, "device")))
+		return true;
+	/* the fixed slots that exist count towards computed_slots()' 512 */
+	n = 1 + (major(dev->devt) != 0) + (dev->cls || dev->bus) + (dev->cls && dev->phys);
+	for (unsigned int g = 1; g < 15; g++) {
+		const struct classfs_attribute_group *grp = cfs_vgroup(dev, g);
+		const struct classfs_device_attribute *text;
+		const struct classfs_bin_attribute *bin;
+		unsigned int ntext, na;
+
+		if (!grp)
+			break;
+		if (grp->name) {
+			if (n < 512 && !strcmp(grp->name, name))
+				return true;
+			n += n < 512;
+			continue;
+		}
+		na = group_nattrs(grp, &ntext);
+		for (unsigned int a = 0; a < na && a < 0xFF && n < 512; a++, n++)
+			if (!strcmp(cfs_group_attr(grp, a, &text, &bin)->name, name))
+				return true;
 	}
 	return false;
 }
