@@ -470,7 +470,7 @@ out:
 	CHECK_INT(stop_daemon(&d), 0);
 }
 
-/* the fuzz corpus (tests/remote/corpus-protocol) starts from valid messages */
+/* the fuzz corpus (fuzz/corpus/protocol) starts from valid messages */
 TEST(corpus_seeds_valid)
 {
 	DIR *dir = opendir(CORPUS);

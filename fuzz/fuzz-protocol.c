@@ -3,9 +3,7 @@
  * fuzz-protocol.c - the control protocol's decoder takes any bytes; what
  * it accepts must hold together: every repeated record (attribute, event,
  * nested request) decodes on its own, the counts agree, and the message
- * cut by one byte (its header's length fixed) is refused.  Replayed over
- * tests/remote/corpus-protocol in every build; a libFuzzer target with
- * -Dfuzz=true.
+ * cut by one byte (its header's length fixed) is refused.
  */
 #include <stdint.h>
 #include <stdlib.h>
