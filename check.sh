@@ -5,6 +5,9 @@
 #   (c) ThreadSanitizer build with clang (build-tsan/), concurrency tests only
 #   (d) bench/run.sh --quick, if present (informative: never fails the check)
 #   (e) every libFuzzer target for 30 s (fuzz/run.sh; clang, build-fuzz/)
+#   then docs/reliability.md is written from what the tests recorded
+#   (fuzz runs, stress runs of CLASSFS_STRESS_SECONDS, default 60, faults,
+#   security; scripts/reliability.sh).
 # ./check.sh --quick runs (a) only; ./check.sh --fuzz SECONDS runs only the
 # fuzzers, SECONDS each. Closes with "N passed, N failed".
 set -euo pipefail
@@ -29,6 +32,7 @@ else
 fi
 
 passed=0 failed=0 skipped=0
+export CLASSFS_STRESS_SECONDS=${CLASSFS_STRESS_SECONDS:-60}
 
 # build DIR OPTION... - configure (or reconfigure) DIR and build it
 build() {
@@ -48,6 +52,7 @@ run_tests() {
 	local dir=$1; shift
 	local log=$dir/meson-logs/testlog.json rc=0 ok=0 bad=0 skip=0
 	rm -f "$log"
+	rm -rf "$dir/reliability"	# the rows of this run only
 	meson test -C "$dir" --print-errorlogs --no-rebuild "$@" || rc=$?
 	if [[ -f $log ]]; then
 		ok=$(grep -cE '"result": "(OK|EXPECTEDFAIL)"' "$log" || true)
@@ -111,10 +116,10 @@ if ((!quick)); then
 		step build-asan --timeout-multiplier=3 -- \
 		-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=false
 
-	# (c) TSan (clang), tests whose name contains "concurrency"
+	# (c) TSan (clang), tests whose name contains "concurrency" or "stress"
 	if CC=clang build build-tsan -Db_sanitize=thread -Db_lundef=false -Dwerror=false; then
 		mapfile -t conc < <(meson test -C build-tsan --list --no-rebuild 2>/dev/null |
-			sed 's/^.*[:\/] *//' | grep concurrency || true)
+			sed 's/^.*[:\/] *//' | grep -E 'concurrency|stress' || true)
 		if ((${#conc[@]})); then
 			TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 				run_tests build-tsan --timeout-multiplier=5 "${conc[@]}"
@@ -130,12 +135,15 @@ if ((!quick)); then
 	rm -f build-fuzz/fuzz-results.tsv
 	run_fuzzers "$fuzz_seconds"
 
-	# (d) quick benchmark: a table to read, not a test
-	if [[ -f bench/run.sh ]]; then
-		echo "== bench/run.sh --quick"
-		timeout 1200 bash bench/run.sh --quick ||
-			echo "== bench exited with status $? (informative, not counted)"
-	fi
+	# (d) quick benchmarks: tables to read, not tests
+	for b in bench/run.sh bench/record/run.sh bench/remote/run.sh; do
+		[[ -f $b ]] || continue
+		echo "== $b --quick"
+		timeout 1200 bash "$b" --quick ||
+			echo "== $b exited with status $? (informative, not counted)"
+	done
+
+	bash scripts/reliability.sh || true	# its violations are the tests' failures
 fi
 
 summary="$passed passed, $failed failed"

@@ -3,7 +3,7 @@
 #
 # bench/remote/run.sh [--quick] - classfsd through its socket: devices
 # published per second, and events per second to 1, 4 and 8 subscriber
-# processes, none lost.  Builds build-remote-bench (release), runs
+# processes, none lost.  Builds build-bench (release), runs
 # bench-remote (each run starts its own classfsd on a temporary socket,
 # as root for nothing: no mount) three times per row and prints the
 # median as a markdown table.  --quick: 100,000 events/devices per run
@@ -21,13 +21,13 @@ case "${1:-}" in
 *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
 esac
 
-if [ ! -f build-remote-bench/build.ninja ]; then
-	meson setup build-remote-bench -Dbuildtype=release >/dev/null || exit 1
+if [ ! -f build-bench/build.ninja ]; then
+	meson setup build-bench -Dbuildtype=release >/dev/null || exit 1
 fi
-ninja -C build-remote-bench bench/remote/bench-remote programs/classfsd/classfsd >/dev/null ||
-	{ ninja -C build-remote-bench bench/remote/bench-remote programs/classfsd/classfsd; exit 1; }
-export CLASSFSD=$PWD/build-remote-bench/programs/classfsd/classfsd
-bench=build-remote-bench/bench/remote/bench-remote
+ninja -C build-bench bench/remote/bench-remote programs/classfsd/classfsd >/dev/null ||
+	{ ninja -C build-bench bench/remote/bench-remote programs/classfsd/classfsd; exit 1; }
+export CLASSFSD=$PWD/build-bench/programs/classfsd/classfsd
+bench=build-bench/bench/remote/bench-remote
 status=0
 
 # median of column $2 over the rows in $1 (three runs), that row printed

@@ -261,7 +261,8 @@ static void follow(const struct classfs_uevent *ev, void *data)
 
 int main(int argc, char **argv)
 {
-	int seconds = 60, nwriters = 2, nreaders = 2, memcheck = 1;
+	int seconds = stress_default_seconds(), nwriters = 2, nreaders = 2;
+	int memcheck = !STRESS_SANITIZED;
 	const char *results = NULL;
 	static const struct option opts[] = {
 		{ "seconds", required_argument, NULL, 's' },
@@ -408,13 +409,6 @@ int main(int argc, char **argv)
 		 atomic_load(&writes), early, late, atomic_load(&violations));
 	printf("seconds adds removes renames notifies shows reader-ops events stores "
 	       "rss-KiB(early/late) violations\n%s", strchr(line, '\t') + 1);
-	if (results) {
-		FILE *f = fopen(results, "a");
-
-		if (f) {
-			fputs(line, f);
-			fclose(f);
-		}
-	}
+	stress_record(results, line);
 	return atomic_load(&violations) ? 1 : 0;
 }

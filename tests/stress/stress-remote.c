@@ -34,7 +34,7 @@
 #define CLASS "stress"
 
 static char sock[256], mnt[256];
-static int seconds = 30;
+static int seconds;
 
 /* ---- clients ---- */
 
@@ -320,7 +320,7 @@ int main(int argc, char **argv)
 		{ "no-memcheck", no_argument, NULL, 'm' },
 		{ 0 },
 	};
-	int nclients = 3, nsubs = 2, nreaders = 2, memcheck = 1, opt;
+	int nclients = 3, nsubs = 2, nreaders = 2, memcheck = !STRESS_SANITIZED, opt;
 	const char *daemon_path = NULL, *results = NULL;
 	pid_t rp[MAX_PROCS], cp[MAX_PROCS], sp[MAX_PROCS], daemon;
 	int rfd[MAX_PROCS], cfd[MAX_PROCS], sfd[MAX_PROCS], go[2], ready[2], final[2];
@@ -328,6 +328,7 @@ int main(int argc, char **argv)
 	long early = 0, late = 0, rss[256], ops = 0, calls = 0, rops = 0, rbad = 0, events = -1, gaps = 0, replayed = 0;
 	int nrss = 0;
 
+	seconds = stress_default_seconds();
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'd': daemon_path = optarg; break;
@@ -487,13 +488,6 @@ out_daemon:;
 		 atomic_load(&violations));
 	printf("seconds client-ops remote-calls reader-ops events gaps replayed "
 	       "daemon-rss-KiB(early/late) violations\n%s", strchr(line, '\t') + 1);
-	if (results) {
-		FILE *f = fopen(results, "a");
-
-		if (f) {
-			fputs(line, f);
-			fclose(f);
-		}
-	}
+	stress_record(results, line);
 	return atomic_load(&violations) ? 1 : 0;
 }

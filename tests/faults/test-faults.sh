@@ -1,0 +1,242 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# test-faults.sh CLASSFSD CLASSCTL FAULT_DRIVER ALLOC_TEST - what survives
+# each fault, against live classfsd daemons in a private mount namespace:
+#   - a publishing client killed (-9) in the middle of its batches;
+#   - a driver whose show() hangs, and one whose show() crashes it;
+#   - a subscriber that never reads while events pour in;
+#   - the daemon killed (-9) and restarted under a reconnecting client;
+#   - allocation failures injected in the core (every N of a scenario);
+#   - the disk filling up while a record is saved.
+# Each case asserts what must hold and adds a row to
+# $CLASSFS_RELIABILITY_DIR/faults.tsv (case, expected, got, ok|FAIL).
+set -uo pipefail
+
+if [[ ${1:-} != --inside ]]; then
+	if ((EUID != 0)); then
+		echo "SKIP: needs root (FUSE mounts in a private mount namespace)"
+		exit 77
+	fi
+	exec unshare -m --propagation private "$0" --inside "$@"
+fi
+shift
+classfsd=$1 classctl=$2 driver=$3 alloc_test=$4
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	local p m
+	for p in "${pids[@]}"; do
+		kill -CONT "$p" 2>/dev/null
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	for m in "$tmp"/*/mnt "$tmp/small"; do
+		mountpoint -q "$m" 2>/dev/null && umount -l "$m"
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+results=${CLASSFS_RELIABILITY_DIR:-$tmp}/faults.tsv
+mkdir -p "$(dirname "$results")"
+: >"$results"
+fail=0
+# row CASE EXPECTED GOT - record a case; it holds when GOT is EXPECTED
+row() {
+	local verdict=ok
+	[[ $3 == "$2" ]] || { verdict=FAIL; fail=1; }
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$verdict" >>"$results"
+	printf '%-4s %s: expected "%s", got "%s"\n' "$verdict" "$1" "$2" "$3"
+}
+
+# start_daemon NAME [OPTIONS...] - classfsd on $tmp/NAME/sock, mounted at $tmp/NAME/mnt
+start_daemon() {
+	local d=$tmp/$1
+	shift
+	mkdir -p "$d/mnt"
+	"$classfsd" --socket "$d/sock" --mount "$d/mnt" "$@" >>"$d/log" 2>&1 &
+	pids+=($!)
+	daemon=$!
+	for _ in $(seq 200); do
+		[[ -S $d/sock ]] && mountpoint -q "$d/mnt" && return 0
+		sleep 0.05
+	done
+	echo "classfsd did not start:"; cat "$d/log"
+	exit 1
+}
+# wait_for SECONDS COMMAND... - until COMMAND succeeds; its status
+wait_for() {
+	local n=$(($1 * 20))
+	shift
+	for _ in $(seq "$n"); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+entries() { find "$1" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+# ms COMMAND... - run it; print how long it took in milliseconds
+ms() {
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+
+# ---- 1. a publisher killed in the middle of its batches ----
+start_daemon kill
+sock=$tmp/kill/sock mnt=$tmp/kill/mnt
+"$classctl" --socket "$sock" monitor >"$tmp/kill/events" 2>"$tmp/kill/monitor.err" &
+pids+=($!)
+mon=$!
+sleep 0.3
+"$driver" "$sock" bulk 40000 >"$tmp/kill/driver.out" 2>&1 &
+pids+=($!)
+drv=$!
+wait_for 20 grep -q '^batch 3$' "$tmp/kill/driver.out"
+kill -9 "$drv"
+wait "$drv" 2>/dev/null
+wait_for 20 test "$(entries "$mnt/class/fault")" -eq 0
+row "publisher killed -9 mid-batch: its bound devices" "none left" \
+	"$([[ $(entries "$mnt/class/fault") == 0 ]] && echo "none left" || echo "$(entries "$mnt/class/fault") left")"
+# the monitor has every event once the daemon's SEQNUM is reached
+sleep 1
+adds=$(grep -c '^KERNEL\[.*\] add .*(fault)$' "$tmp/kill/events")
+removes=$(grep -c '^KERNEL\[.*\] remove .*(fault)$' "$tmp/kill/events")
+row "publisher killed -9 mid-batch: REMOVE per ADD" "$adds" "$removes"
+# deepest first: every partition's REMOVE comes before its disk's
+order=$(awk '$2 == "remove" && $4 == "(fault)" { n = split($3, p, "/"); seen[p[n]] = 1;
+		if (n == 5 && !seen[p[4]]) ; else if (n == 5) bad++ }
+	END { print bad + 0 }' "$tmp/kill/events")
+row "publisher killed -9 mid-batch: children removed before parents" "0 out of order" \
+	"$order out of order"
+row "publisher killed -9 mid-batch: events seen" "more than 0" \
+	"$( ((adds > 0)) && echo "more than 0" || echo 0)"
+kill "$mon"
+
+# ---- 2. a driver whose show() hangs ----
+start_daemon hang --call-timeout 1000
+sock=$tmp/hang/sock mnt=$tmp/hang/mnt
+"$driver" "$sock" hang >"$tmp/hang/driver.out" 2>&1 &
+pids+=($!)
+drv=$!
+wait_for 10 grep -q ready "$tmp/hang/driver.out"
+cat "$mnt/class/fault/hang0/state" >/dev/null 2>"$tmp/hang/cat.err" &
+blocked=$!
+sleep 0.2
+t=$(ms cat "$mnt/class/fault/hang0/size")
+row "show() that hangs: other reads meanwhile" "served" \
+	"$( ((t < 1000)) && echo served || echo "took $t ms")"
+wait "$blocked"
+rc=$?
+row "show() that hangs: its reader" "EIO within the timeout" \
+	"$(grep -q 'Input/output error' "$tmp/hang/cat.err" && ((rc != 0)) &&
+		echo "EIO within the timeout" || echo "exit $rc: $(cat "$tmp/hang/cat.err")")"
+kill -9 "$drv"
+wait "$drv" 2>/dev/null
+wait_for 10 test ! -e "$mnt/class/fault/hang0"
+row "show() that hangs: driver killed, its device" "removed" \
+	"$([[ -e $mnt/class/fault/hang0 ]] && echo present || echo removed)"
+
+# ---- 3. a driver whose show() crashes it ----
+sock=$tmp/hang/sock mnt=$tmp/hang/mnt
+"$driver" "$sock" crash >"$tmp/hang/crash.out" 2>&1 &
+pids+=($!)
+drv=$!
+wait_for 10 grep -q ready "$tmp/hang/crash.out"
+t0=$(date +%s%N)
+cat "$mnt/class/fault/crash0/state" >/dev/null 2>"$tmp/hang/crash.err"
+rc=$?
+t=$((($(date +%s%N) - t0) / 1000000))
+row "show() that crashes its driver: the reader" "EIO" \
+	"$(grep -q 'Input/output error' "$tmp/hang/crash.err" && ((rc != 0)) && echo EIO ||
+		echo "exit $rc after $t ms: $(cat "$tmp/hang/crash.err")")"
+wait_for 10 test ! -e "$mnt/class/fault/crash0"
+row "show() that crashes its driver: its device" "removed" \
+	"$([[ -e $mnt/class/fault/crash0 ]] && echo present || echo removed)"
+row "show() that crashes its driver: the daemon" "serving" \
+	"$("$classctl" --socket "$sock" mount >/dev/null 2>&1 && echo serving || echo down)"
+
+# ---- 4. a subscriber that never reads ----
+start_daemon slow --subscriber-queue 1000
+sock=$tmp/slow/sock mnt=$tmp/slow/mnt
+"$classctl" --socket "$sock" monitor >"$tmp/slow/stalled" 2>"$tmp/slow/stalled.err" &
+pids+=($!)
+stalled=$!
+"$classctl" --socket "$sock" monitor >"$tmp/slow/fast" 2>"$tmp/slow/fast.err" &
+pids+=($!)
+fast=$!
+sleep 0.3
+kill -STOP "$stalled"
+"$driver" "$sock" bulk 6000 >"$tmp/slow/driver.out" 2>&1 &
+pids+=($!)
+drv=$!
+wait_for 30 grep -q ready "$tmp/slow/driver.out"
+t=$(ms "$classctl" --socket "$sock" mount)
+row "subscriber that never reads: the daemon meanwhile" "answers" \
+	"$( ((t < 2000)) && echo answers || echo "took $t ms")"
+kill -9 "$drv"
+wait "$drv" 2>/dev/null
+wait_for 20 test "$(entries "$mnt/class/fault")" -eq 0
+wait_for 10 test "$(grep -c '^KERNEL' "$tmp/slow/fast")" -ge 12000
+row "subscriber that never reads: another subscriber" "12000 events, no gap" \
+	"$(grep -c '^KERNEL' "$tmp/slow/fast") events, $(grep -q "missed event" "$tmp/slow/fast.err" && echo gap || echo "no gap")"
+kill -CONT "$stalled"
+wait_for 10 grep -q "missed event" "$tmp/slow/stalled.err"
+row "subscriber that never reads: told of what it missed" "gap notice" \
+	"$(grep -q "missed event" "$tmp/slow/stalled.err" && echo "gap notice" || echo none)"
+kill "$stalled" "$fast" 2>/dev/null
+
+# ---- 5. the daemon killed and restarted ----
+start_daemon restart
+sock=$tmp/restart/sock mnt=$tmp/restart/mnt
+"$driver" "$sock" reconnect 50 >"$tmp/restart/driver.out" 2>&1 &
+pids+=($!)
+drv=$!
+wait_for 10 grep -q ready "$tmp/restart/driver.out"
+kill -9 "$daemon"
+wait "$daemon" 2>/dev/null
+umount -l "$mnt" 2>/dev/null
+rm -f "$sock"
+start_daemon restart
+wait_for 20 test "$(entries "$mnt/class/fault")" -eq 50
+row "daemon killed -9 and restarted: the client's devices" "50 published again" \
+	"$(entries "$mnt/class/fault") published again"
+half=0
+for d in "$mnt"/class/fault/*; do
+	[[ -f $d/size && -f $d/state && $(cat "$d/state" 2>/dev/null) == ok ]] || half=$((half + 1))
+done
+row "daemon killed -9 and restarted: devices without all their attributes" "0" "$half"
+kill -9 "$drv"
+
+# ---- 6. allocation failures in the core ----
+if "$alloc_test" >"$tmp/alloc.out" 2>&1; then got="tree unchanged, nothing leaked"
+else got="$(tail -3 "$tmp/alloc.out" | tr '\n' ' ')"; fi
+row "allocation failures (every N of each scenario)" "tree unchanged, nothing leaked" "$got"
+
+# ---- 7. the disk fills up while a record is saved ----
+start_daemon save
+sock=$tmp/save/sock mnt=$tmp/save/mnt
+mkdir -p "$tmp/small"
+mount -t tmpfs -o size=16k tmpfs "$tmp/small"
+"$classctl" --socket "$sock" add block sdz --dev 8:240 --attr size=8 >/dev/null
+"$classctl" --socket "$sock" save "$tmp/small/machine.umockdev"
+cp "$tmp/small/machine.umockdev" "$tmp/before"
+for i in $(seq 300); do
+	echo "add block d$i --dev 9:$i --attr size=$i --attr model=a-rather-long-model-name-$i"
+done | while read -r _ c n rest; do
+	# shellcheck disable=SC2086
+	"$classctl" --socket "$sock" add "$c" "$n" $rest >/dev/null
+done
+"$classctl" --socket "$sock" save "$tmp/small/machine.umockdev" 2>"$tmp/save/err"
+rc=$?
+row "disk full while saving: classctl" "fails" "$( ((rc != 0)) && echo fails || echo "exit 0")"
+row "disk full while saving: the old file" "intact" \
+	"$(cmp -s "$tmp/before" "$tmp/small/machine.umockdev" && echo intact || echo changed)"
+row "disk full while saving: temporary files" "0" "$(($(entries "$tmp/small") - 1))"
+
+exit $fail
