@@ -27,76 +27,10 @@
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define STRESS_SANITIZED 1
-/* append @line to @path, making its folder if missing (one level) */
-static void stress_record(const char *path, const char *line)
-{
-	char dir[4096];
-	char *slash;
-	FILE *f;
-
-	if (!path)
-		return;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash) {
-		*slash = '\0';
-		mkdir(dir, 0755);
-	}
-	f = fopen(path, "a");
-	if (f) {
-		fputs(line, f);
-		fclose(f);
-	}
-}
-
 #endif
-/* append @line to @path, making its folder if missing (one level) */
-static void stress_record(const char *path, const char *line)
-{
-	char dir[4096];
-	char *slash;
-	FILE *f;
-
-	if (!path)
-		return;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash) {
-		*slash = '\0';
-		mkdir(dir, 0755);
-	}
-	f = fopen(path, "a");
-	if (f) {
-		fputs(line, f);
-		fclose(f);
-	}
-}
-
 #endif
 #ifndef STRESS_SANITIZED
 #define STRESS_SANITIZED 0
-/* append @line to @path, making its folder if missing (one level) */
-static void stress_record(const char *path, const char *line)
-{
-	char dir[4096];
-	char *slash;
-	FILE *f;
-
-	if (!path)
-		return;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash) {
-		*slash = '\0';
-		mkdir(dir, 0755);
-	}
-	f = fopen(path, "a");
-	if (f) {
-		fputs(line, f);
-		fclose(f);
-	}
-}
-
 #endif
 
 /* the run's length: --seconds, else CLASSFS_STRESS_SECONDS, else 20 */
