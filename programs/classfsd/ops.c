@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #if __has_include(<classfs/record.h>)
 #include <classfs/record.h>
@@ -98,10 +99,11 @@ static struct classfs_device *foreign_find(const char *cls_name, const char *nam
 
 /*
  * Find a device, check that the caller may change it (@change), and take
- * a reference so it can be used with D.lock released.
+ * a reference so it can be used with D.lock released; @owner (may be
+ * NULL) receives the device's owner (root for a record's devices).
  */
 static int dev_ref(struct conn *c, const struct cfs_msg *m, bool change, struct reply *rp,
-		   struct classfs_device **out)
+		   struct classfs_device **out, uid_t *owner)
 {
 	struct rdev *rd;
 	int r = 0;
@@ -114,10 +116,14 @@ static int dev_ref(struct conn *c, const struct cfs_msg *m, bool change, struct 
 		r = denied(rp, c, "device", rd->key, rd->o.owner);
 	else
 		*out = classfs_device_get(&rd->dev);
+	if (rd && owner)
+		*owner = rd->o.owner;
 	pthread_mutex_unlock(&D.lock);
 	if (!rd && (*out = foreign_find(m->cls, m->name))) {
 		rp->msg[0] = '\0';
 		r = 0;
+		if (owner)
+			*owner = 0;
 		if (change && c->uid != 0) {
 			r = denied(rp, c, "device", m->name, 0);
 			classfs_device_put(*out);
@@ -162,6 +168,62 @@ static int op_class_create(struct conn *c, const struct cfs_msg *m, struct reply
 	return r;
 }
 
+struct others_ctx {
+	const char *cls_name;		/* class of the devices walked, NULL: physical */
+	struct classfs_device *top;	/* only devices below it; NULL: all */
+	uid_t uid;
+	uid_t owner;			/* found: another uid's device ... */
+	char name[256];			/* ... and its name */
+};
+
+static int other_owner(struct classfs_device *dev, void *data)
+{
+	struct others_ctx *x = data;
+	const char *n = classfs_device_name(dev);
+	struct classfs_device *p = dev->parent;
+	struct rdev *rd;
+
+	if (x->top) {
+		while (p && p != x->top)
+			p = p->parent;
+		if (!p)
+			return 0;
+	}
+	if (!n)
+		return 0;
+	rd = cfsd_dev_lookup(x->cls_name, n);
+	x->owner = rd ? rd->o.owner : 0;	/* not published: the record loader's, root's */
+	if (x->owner == x->uid)
+		return 0;
+	snprintf(x->name, sizeof(x->name), "%s", n);
+	return 1;
+}
+
+/*
+ * Removing a class or a device removes the devices in or below it.
+ * Others may have published there (anyone may publish into any class
+ * and below any device): only root may remove their devices, so a uid
+ * may not remove what holds them.  Called with D.lock held.
+ */
+static int holds_others(const struct conn *c, struct classfs_class *cls, const char *cls_name,
+			struct classfs_device *top, struct reply *rp)
+{
+	struct others_ctx x = { .cls_name = cls_name, .top = top, .uid = c->uid };
+	int found;
+
+	if (c->uid == 0)
+		return 0;
+	found = cls ? classfs_class_for_each_device(cls, other_owner, &x)
+		    : classfs_tree_for_each_device(D.tree, other_owner, &x);
+	if (found <= 0)
+		return 0;
+	snprintf(rp->msg, sizeof(rp->msg),
+		 "uid %u may not remove %s %s: it holds device %s of uid %u",
+		 (unsigned int)c->uid, top ? "device" : "class",
+		 top ? classfs_device_name(top) : cls_name, x.name, (unsigned int)x.owner);
+	return -EPERM;
+}
+
 static int op_class_remove(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	struct rclass *rc;
@@ -178,7 +240,7 @@ static int op_class_remove(struct conn *c, const struct cfs_msg *m, struct reply
 		snprintf(rp->msg, sizeof(rp->msg),
 			 "class %s was made by the record loader: remove its devices instead", m->cls);
 		r = -EPERM;
-	} else {
+	} else if ((r = holds_others(c, rc->cls, m->cls, NULL, rp)) == 0) {
 		cfsd_class_remove(rc);
 	}
 	pthread_mutex_unlock(&D.lock);
@@ -206,7 +268,7 @@ static int op_device_remove(struct conn *c, const struct cfs_msg *m, struct repl
 		r = not_found(rp, m);
 	else if (!cfsd_may_change(&rd->o, c->uid))
 		r = denied(rp, c, "device", rd->key, rd->o.owner);
-	else
+	else if ((r = holds_others(c, rd->dev.cls, m->cls, &rd->dev, rp)) == 0)
 		cfsd_dev_remove(rd);
 	if (!rd) {
 		/* loaded from a record: root's; its registration reference is the tree's */
@@ -245,19 +307,127 @@ static int op_rename(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 	return r;
 }
 
+/*
+ * Does the attribute path @attr, at the end of @path, pass through a
+ * link (`subsystem/`, `device/`...)?  Then it names another device's
+ * attribute, which the caller's ownership of this device says nothing
+ * about.  -errno when a component cannot be resolved.
+ */
+static int through_link(char *path, const char *attr)
+{
+	size_t base = strlen(path) - strlen(attr);
+	struct classfs_stat st;
+	int r = 0;
+
+	for (char *p = path + base; r == 0 && (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		r = classfs_path_stat(D.tree, path, &st);
+		*p = '/';
+		if (r == 0 && st.type == CLASSFS_FT_LNK)
+			return 1;
+	}
+	return r;
+}
+
+/*
+ * The read permission the mount would give: the mount shows every file
+ * as root's, so without this a uid could read through the socket what
+ * the kernel refuses it through the filesystem (a 0400 attribute).  Root
+ * reads what the tree lets it read; the device's owner gets the owner
+ * bits (it may also change the device); anyone else the "other" bits.
+ */
+static int may_read(const struct conn *c, uid_t owner, const char *path, struct reply *rp)
+{
+	struct classfs_stat st;
+	int r;
+
+	if (c->uid == 0)
+		return 0;
+	r = classfs_path_stat(D.tree, path, &st);
+	if (r < 0) {
+		snprintf(rp->msg, sizeof(rp->msg), "cannot read %.900s: %s", path, strerror(-r));
+		return r;
+	}
+	if (st.mode & (c->uid == owner ? S_IRUSR : S_IROTH))
+		return 0;
+	snprintf(rp->msg, sizeof(rp->msg), "uid %u may not read %.900s (mode %04o)",
+		 (unsigned int)c->uid, path, (unsigned int)st.mode);
+	return -EACCES;
+}
+
+struct readable_ctx {
+	const struct conn *c;
+	uid_t owner;
+	const char *dir;	/* the directory listed, below the root */
+	int depth;
+	struct reply *rp;
+	int err;
+};
+
+/* one entry of a device's directory: an attribute the caller may read, or a group of them */
+static int readable_one(void *ctx, const char *name, const struct classfs_stat *st)
+{
+	struct readable_ctx *x = ctx, sub = *x;
+	struct classfs_stat ust;
+	char path[CFS_PATH_MAX * 2];
+
+	snprintf(path, sizeof(path), "%.4000s/%.255s", x->dir, name);
+	if (st->type == CLASSFS_FT_REG)
+		x->err = may_read(x->c, x->owner, path, x->rp);
+	else if (st->type == CLASSFS_FT_DIR && x->depth == 0) {
+		char uev[CFS_PATH_MAX * 2 + 8];
+
+		snprintf(uev, sizeof(uev), "%s/uevent", path);
+		if (classfs_path_stat(D.tree, uev, &ust) == 0)
+			return 0;	/* a child device: not part of this one's info */
+		sub.dir = path;
+		sub.depth = 1;
+		sub.err = 0;
+		classfs_path_list(D.tree, path, readable_one, &sub);
+		x->err = sub.err;
+	}
+	return x->err;
+}
+
+/*
+ * INFO prints every attribute's value: the caller must be allowed to
+ * read each of them (may_read()), as through the mount.
+ */
+static int may_read_all(const struct conn *c, uid_t owner, struct classfs_device *dev,
+			struct reply *rp)
+{
+	char path[CFS_PATH_MAX * 2];
+	struct readable_ctx x = { .c = c, .owner = owner, .dir = path, .rp = rp };
+	int r;
+
+	if (c->uid == 0)
+		return 0;
+	r = classfs_device_devpath(dev, path, sizeof(path));
+	if (r < 0)
+		return r;
+	memmove(path, path + 1, (size_t)r);	/* below the root: drop the leading '/' */
+	r = classfs_path_list(D.tree, path, readable_one, &x);
+	return x.err < 0 ? x.err : r < 0 ? r : 0;
+}
+
 static int op_attr_get(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	struct classfs_device *dev = NULL;
 	char path[CFS_PATH_MAX * 2];
+	uid_t owner = 0;
 	char *buf;
 	ssize_t n;
 	int r;
 
-	r = dev_ref(c, m, false, rp, &dev);
+	r = dev_ref(c, m, false, rp, &dev, &owner);
 	if (r < 0)
 		return r;
 	buf = malloc(CFS_VALUE_MAX);
 	r = buf ? attr_path(dev, m->attr_name, path, sizeof(path)) : -ENOMEM;
+	if (r == 0 && c->uid != 0 && c->uid == owner && through_link(path, m->attr_name) != 0)
+		owner = (uid_t)-1;	/* another device's attribute: the "other" bits */
+	if (r == 0)
+		r = may_read(c, owner, path, rp);
 	if (r == 0) {
 		/* no lock held: a remote show() may take up to the call timeout */
 		n = classfs_path_read(D.tree, path, buf, CFS_VALUE_MAX);
@@ -280,10 +450,22 @@ static int op_attr_set(struct conn *c, const struct cfs_msg *m, struct reply *rp
 	ssize_t n;
 	int r;
 
-	r = dev_ref(c, m, true, rp, &dev);
+	r = dev_ref(c, m, true, rp, &dev, NULL);
 	if (r < 0)
 		return r;
 	r = attr_path(dev, m->attr_name, path, sizeof(path));
+	if (r == 0 && c->uid != 0) {
+		/* owning this device gives no right to another's attributes */
+		r = through_link(path, m->attr_name);
+		if (r < 0)
+			snprintf(rp->msg, sizeof(rp->msg), "cannot write %.900s: %s", path,
+				 strerror(-r));
+		else if (r > 0)
+			snprintf(rp->msg, sizeof(rp->msg),
+				 "uid %u may not write %.900s: the path leaves the device through a link",
+				 (unsigned int)c->uid, path);
+		r = r > 0 ? -EPERM : r;
+	}
 	if (r == 0) {
 		/* as a write(2) through the mount: the mode bits decide */
 		n = classfs_path_write(D.tree, path, (const char *)m->value, m->value_len);
@@ -294,6 +476,24 @@ static int op_attr_set(struct conn *c, const struct cfs_msg *m, struct reply *rp
 	}
 	classfs_device_put(dev);
 	return r;
+}
+
+/*
+ * Variables that say which event it is and of which device.  An extra
+ * variable is appended after the tree's own, and consumers (libudev)
+ * take the last of a repeated key: a DEVPATH= from the caller would make
+ * an event of its own device pass for one of another uid's devices.
+ */
+static bool own_variable(const char *kv)
+{
+	static const char *const own[] = { "ACTION", "DEVPATH", "DEVPATH_OLD", "SUBSYSTEM",
+					   "SEQNUM" };
+	size_t klen = strcspn(kv, "=");
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (strlen(own[i]) == klen && !strncmp(kv, own[i], klen))
+			return true;
+	return false;
 }
 
 static int op_trigger(struct conn *c, const struct cfs_msg *m, struct reply *rp)
@@ -312,10 +512,16 @@ static int op_trigger(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 		snprintf(rp->msg, sizeof(rp->msg), "too many variables");
 		return -E2BIG;
 	}
-	while (cfs_msg_next(m, &off, CFS_T_ENV, &v, &len))
+	while (cfs_msg_next(m, &off, CFS_T_ENV, &v, &len)) {
+		if (own_variable((const char *)v)) {
+			snprintf(rp->msg, sizeof(rp->msg),
+				 "%.200s: the event's own variable cannot be given", (const char *)v);
+			return -EINVAL;
+		}
 		extra[n++] = (const char *)v;
+	}
 	extra[n] = NULL;
-	r = dev_ref(c, m, true, rp, &dev);
+	r = dev_ref(c, m, true, rp, &dev, NULL);
 	if (r < 0)
 		return r;
 	r = classfs_device_uevent(dev, (enum classfs_action)m->action, n ? extra : NULL);
@@ -330,6 +536,18 @@ static int op_load(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	int r = 0;
 
+	/*
+	 * A record's devices are root's (the registry does not track them):
+	 * loaded by another uid they would be devices it made but may not
+	 * remove, passing for root's.  Refused at the first chunk, so
+	 * nothing is buffered either.
+	 */
+	if (c->uid != 0) {
+		snprintf(rp->msg, sizeof(rp->msg),
+			 "uid %u may not load a record (its devices would belong to root)",
+			 (unsigned int)c->uid);
+		return -EPERM;
+	}
 	if (c->load_len + m->data_len > LOAD_MAX) {
 		free(c->load);
 		c->load = NULL;
@@ -412,6 +630,7 @@ static int op_render(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 
 #if defined(HAVE_RECORD) || defined(HAVE_PRINT)
 	struct classfs_device *dev = NULL;
+	uid_t owner = 0;
 #endif
 	if ((m->op == CFS_OP_TREE || m->op == CFS_OP_INFO) && m->format > FORMAT_LAST) {
 		snprintf(rp->msg, sizeof(rp->msg), "unknown format %u", m->format);
@@ -423,6 +642,18 @@ static int op_render(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 	switch (m->op) {
 #ifdef HAVE_RECORD
 	case CFS_OP_SAVE:
+		/*
+		 * A record holds every attribute's value, also those only
+		 * root may read (mode 0400): through the mount another uid
+		 * cannot read them, so it may not save them either.
+		 */
+		if (c->uid != 0) {
+			snprintf(rp->msg, sizeof(rp->msg),
+				 "uid %u may not save: a record holds values only root may read",
+				 (unsigned int)c->uid);
+			r = -EPERM;
+			break;
+		}
 		r = classfs_record_save(D.tree, m->syspath, f);
 		break;
 #endif
@@ -431,7 +662,9 @@ static int op_render(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 		r = classfs_tree_print(D.tree, (enum classfs_print_format)m->format, f);
 		break;
 	case CFS_OP_INFO:
-		r = dev_ref(c, m, false, rp, &dev);
+		r = dev_ref(c, m, false, rp, &dev, &owner);
+		if (r == 0)
+			r = may_read_all(c, owner, dev, rp);
 		if (r == 0)
 			r = classfs_device_print_info(dev, (enum classfs_print_format)m->format, f);
 		classfs_device_put(dev);

@@ -1,0 +1,364 @@
+#!/bin/bash
+# test-security.sh CLASSFSD CLASSCTL SEC_OP - the security matrix: what an
+# unprivileged uid (65534, "nobody", switched to for real with setpriv)
+# can and cannot do against a live classfsd, through its control socket
+# (default socket and --group nogroup) and through its FUSE mount
+# (allow_other off and on), and how names and attribute paths with `..`,
+# `/`, control characters or too many bytes are refused, as root and as
+# nobody, through the client library and through classctl, with the tree
+# (classctl save and tree --json) unchanged.
+#
+# Every row is "section who via operation expected got ok|FAIL" (tabs),
+# printed and appended to $CLASSFS_RELIABILITY_DIR/security.tsv (truncated
+# first).  Exit 1 on any FAIL.  Runs in a private mount namespace; the
+# daemons are stopped by PID, their mounts removed and the temporary
+# directory deleted whatever happens.
+set -uo pipefail
+
+if [[ ${1:-} != --inside ]]; then
+	if ((EUID != 0)); then
+		echo "SKIP: needs root (a second uid, FUSE mounts in a private mount namespace)"
+		exit 77
+	fi
+	exec unshare -m --propagation private "$0" --inside "$@"
+fi
+shift
+classfsd=$1 classctl=$2 secop=$3
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+
+outdir=${CLASSFS_RELIABILITY_DIR:-.}
+mkdir -p "$outdir" || exit 1
+tsv=$outdir/security.tsv
+: >"$tsv" || exit 1
+
+tmp=$(mktemp -d)
+chmod 0755 "$tmp"	# nobody must reach the sockets and mount points
+daemons=()
+cleanup() {
+	local p m
+	for p in "${daemons[@]}"; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	for m in "$tmp"/*/mnt; do
+		mountpoint -q "$m" 2>/dev/null && umount -l "$m"
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start_daemon NAME [OPTIONS...] - a classfsd with socket $tmp/NAME/sock, mounted at $tmp/NAME/mnt
+start_daemon() {
+	local d=$tmp/$1
+	shift
+	mkdir -p "$d/mnt"
+	chmod 0755 "$d"
+	"$classfsd" --socket "$d/sock" --mount "$d/mnt" "$@" >"$d/log" 2>&1 &
+	daemons+=($!)
+	for _ in $(seq 100); do
+		[[ -S $d/sock ]] && mountpoint -q "$d/mnt" && return 0
+		sleep 0.05
+	done
+	echo "FAIL classfsd did not start:"; cat "$d/log"
+	exit 1
+}
+
+fails=0 rows=0
+# row SECTION WHO VIA OPERATION EXPECTED GOT - EXPECTED may list alternatives: "EACCES|EPERM"
+row() {
+	local res=FAIL
+	[[ "|$5|" == *"|$6|"* ]] && res=ok
+	[[ $res == FAIL ]] && fails=$((fails + 1))
+	rows=$((rows + 1))
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" "$res" | tee -a "$tsv"
+	if [[ $res == FAIL && -s $tmp/err ]]; then
+		sed 's/^/#   message: /' "$tmp/err"
+	fi
+}
+# as WHO COMMAND... - run the command as root or as nobody
+as() {
+	if [[ $1 == nobody ]]; then
+		"${NOBODY[@]}" "${@:2}"
+	else
+		"${@:2}"
+	fi
+}
+# so WHO ARGS... - sec-op's outcome token ("ok", "EPERM", ...)
+so() {
+	as "$1" "$secop" "${@:2}" 2>"$tmp/err" >"$tmp/out"
+	head -n1 "$tmp/out"
+}
+# t SECTION WHO OPERATION EXPECTED SEC_OP_ARGS... - one row through the socket
+t() {
+	local got
+	got=$(so "$2" "$sock" "${@:5}")
+	row "$1" "$2" socket "$3" "$4" "$got"
+}
+# tf SECTION WHO OPERATION EXPECTED FS_OP ARGS... - one row through the mount
+tf() {
+	local got
+	got=$(so "$2" - "${@:5}")
+	row "$1" "$2" mount "$3" "$4" "$got"
+}
+# tc SECTION WHO OPERATION EXPECTED CLASSCTL_ARGS... - one row through
+# classctl: "ok" (exit 0), "refused" (non-zero exit, a message on stderr,
+# nothing on stdout), "refused-silently" (no message), "refused-unclear"
+# (the message does not match $tc_why when that is set)
+tc_why=
+tc() {
+	local got=ok
+	as "$2" "$classctl" --socket "$sock" "${@:5}" >"$tmp/out" 2>"$tmp/err"
+	if (($? != 0)); then
+		got=refused
+		if [[ ! -s $tmp/err || -s $tmp/out ]]; then
+			got=refused-silently
+		elif [[ -n $tc_why ]] && ! grep -Eq -e "$tc_why" "$tmp/err"; then
+			got=refused-unclear
+		fi
+	fi
+	row "$1" "$2" classctl "$3" "$4" "$got"
+}
+# value WHO ARGS... - sec-op's data lines (after the token)
+value() {
+	as "$1" "$secop" "${@:2}" 2>/dev/null | tail -n +2
+}
+# snapshot FILE - the tree as classctl save and tree --json show it
+snapshot() {
+	{ "$classctl" --socket "$sock" save; "$classctl" --socket "$sock" tree --json; } >"$1" 2>&1
+}
+# shown NAME - a name printable in one TSV cell
+shown() {
+	if ((${#1} > 40)); then
+		printf '<%d bytes>' "${#1}"
+	else
+		printf '%q' "$1"
+	fi
+}
+
+echo "# socket with its default mode (0660, group root)"
+start_daemon def
+sock=$tmp/def/sock
+row socket-0660 root stat "socket mode and group" "660 root" "$(stat -c '%a %G' "$sock")"
+t socket-0660 root "connect" ok connect
+t socket-0660 nobody "connect" EACCES connect
+tc socket-0660 nobody "tree" refused tree
+t socket-0660 nobody "mkclass" EACCES mkclass ncls
+
+echo "# socket with --group nogroup; mount without allow_other"
+start_daemon grp --group nogroup
+sock=$tmp/grp/sock mnt=$tmp/grp/mnt
+S=socket-group
+row $S root stat "socket mode and group" "660 nogroup" "$(stat -c '%a %G' "$sock")"
+t $S root "mkclass rcls" ok mkclass rcls
+t $S root "add rcls rdev (rw 0644, ro 0444, secret 0400, wo 0200)" ok \
+	add rcls rdev rw:0644:1 ro:0444:1 secret:0400:s3cret wo:0200:w
+t $S nobody "connect" ok connect
+t $S nobody "mkclass ncls (its own)" ok mkclass ncls
+t $S nobody "add ncls ndev (rw 0644, ro 0444, mine 0400)" ok add ncls ndev rw:0644:a ro:0444:b mine:0400:m1ne
+t $S nobody "add ncls nkid --parent ndev" ok add ncls nkid --parent ndev
+t $S nobody "get own rw" ok get ncls ndev rw
+t $S nobody "set own rw" ok set ncls ndev rw 2
+row $S nobody socket "get own rw reads back the set value" "2" "$(value nobody "$sock" get ncls ndev rw)"
+t $S nobody "set own 0444 attribute" EACCES set ncls ndev ro x
+t $S root "set nobody's 0444 attribute (mode holds for root)" EACCES set ncls ndev ro x
+t $S nobody "rename own ndev -> ndev2" ok rename ncls ndev ndev2
+t $S nobody "rename own ndev2 -> ndev" ok rename ncls ndev2 ndev
+t $S nobody "trigger change on own device" ok trigger ncls ndev change
+t $S nobody "trigger change on own device with DEVPATH=/devices/evil" EINVAL \
+	trigger ncls ndev change DEVPATH=/devices/evil
+t $S nobody "trigger change on own device with SUBSYSTEM=block" EINVAL \
+	trigger ncls ndev change SUBSYSTEM=block
+t $S nobody "remove own child nkid" ok rm ncls nkid
+t $S nobody "get root's rw (0644)" ok get rcls rdev rw
+t $S nobody "get root's secret (0400)" EACCES get rcls rdev secret
+t $S nobody "get own mine (0400: the owner bits)" ok get ncls ndev mine
+t $S root "get root's secret (0400)" ok get rcls rdev secret
+t $S root "get nobody's mine (0400)" ok get ncls ndev mine
+t $S nobody "get root's wo (0200)" EACCES get rcls rdev wo
+t $S nobody "set root's rw" EPERM set rcls rdev rw 9
+t $S nobody "set root's ro" EPERM set rcls rdev ro 9
+t $S nobody "set root's uevent" EPERM set rcls rdev uevent add
+t $S nobody "rename root's rdev" EPERM rename rcls rdev stolen
+t $S nobody "remove root's rdev" EPERM rm rcls rdev
+t $S nobody "trigger change on root's rdev" EPERM trigger rcls rdev change
+t $S nobody "trigger remove on root's rdev" EPERM trigger rcls rdev remove
+t $S nobody "remove root's class rcls" EPERM rmclass rcls
+t $S nobody "mkclass rcls (root's name)" EEXIST mkclass rcls
+t $S nobody "add rcls rdev (root's device's name)" EEXIST add rcls rdev
+row $S root socket "root's rdev unchanged after nobody's attempts" "1" "$(value root "$sock" get rcls rdev rw)"
+t $S nobody "add a device to root's class (anyone may publish)" ok add rcls nguest
+t $S nobody "add a child under root's rdev (anyone may publish)" ok add rcls nsub --parent rdev
+# its own device's links lead to root's devices: owning nguest gives no right there
+t $S nobody "get root's secret through own device's subsystem link" EACCES get rcls nguest subsystem/rdev/secret
+t $S nobody "get root's rw through own device's subsystem link" ok get rcls nguest subsystem/rdev/rw
+t $S nobody "set root's rw through own device's subsystem link" EPERM set rcls nguest subsystem/rdev/rw 7
+t $S nobody "get through a link that names nothing" ENOENT get rcls nguest subsystem/none/rw
+t $S nobody "set through a path that names nothing" ENOENT set rcls nguest none/rw 7
+t $S root "set root's rw through nguest's subsystem link (root may)" ok set rcls nguest subsystem/rdev/rw 1
+t $S nobody "remove own device in root's class" ok rm rcls nguest
+t $S root "set nobody's rw (root may change anything)" ok set ncls ndev rw 3
+t $S root "trigger change on nobody's device" ok trigger ncls ndev change
+# removing a class or device removes what is in or below it: also another uid's
+t $S root "add rootdev into nobody's class ncls" ok add ncls rootdev rw:0644:1
+t $S root "add rkid under nobody's ndev" ok add ncls rkid --parent ndev rw:0644:1
+t $S nobody "remove own class ncls holding root's rootdev" EPERM rmclass ncls
+t $S nobody "remove own ndev holding root's rkid" EPERM rm ncls ndev
+row $S root socket "root's devices in nobody's class still there" "1 1" \
+	"$(value root "$sock" get ncls rootdev rw) $(value root "$sock" get ncls rkid rw)"
+t $S root "remove rkid" ok rm ncls rkid
+t $S root "remove rootdev" ok rm ncls rootdev
+t $S nobody "add nown and nown1 below it" ok add ncls nown
+t $S nobody "add nown1 --parent nown" ok add ncls nown1 --parent nown
+t $S nobody "remove own nown with only its own devices below" ok rm ncls nown
+t $S nobody "nown1 went with it" ENOENT get ncls nown1 uevent
+t $S nobody "mkclass ncls2, add a device, remove the class" ok mkclass ncls2
+t $S nobody "add ncls2 d0" ok add ncls2 d0
+t $S nobody "remove own class ncls2 holding only its own device" ok rmclass ncls2
+# what nobody may read and follow
+t $S nobody "save (a record holds 0400 values)" EPERM save
+tc $S nobody "save (classctl)" refused save
+t $S root "save" ok save
+row $S nobody socket "save leaks no 0400 value" absent \
+	"$(value nobody "$sock" save | grep -q s3cret && echo present || echo absent)"
+tc $S nobody "info rcls rdev --json (it has a 0400 attribute)" refused info rcls rdev --json
+row $S nobody classctl "info leaks no 0400 value" absent \
+	"$(grep -q s3cret "$tmp/out" && echo present || echo absent)"
+so root "$sock" add rcls rplain rw:0644:p >/dev/null
+tc $S nobody "info rcls rplain (all readable)" ok info rcls rplain
+tc $S nobody "info own ncls ndev (its 0400 by the owner bits)" ok info ncls ndev --json
+row $S nobody classctl "info of own device shows its 0400 value" present \
+	"$(grep -q m1ne "$tmp/out" && echo present || echo absent)"
+tc $S root "info rcls rdev --json" ok info rcls rdev --json
+t $S nobody "tree --json" ok tree
+row $S nobody socket "tree leaks no 0400 value" absent \
+	"$(value nobody "$sock" tree | grep -q s3cret && echo present || echo absent)"
+t $S nobody "subscribe (events from SEQNUM 1, root's included)" ok subscribe
+t $S nobody "replay 1..5" ok replay 1 5
+as nobody timeout -s INT 1 "$classctl" --socket "$sock" monitor --since 1 >"$tmp/mon" 2>"$tmp/err"
+row $S nobody classctl "monitor --since 1 sees root's events" ok \
+	"$(grep -q 'rcls/rdev' "$tmp/mon" && echo ok || echo none)"
+# a record loaded by nobody
+cat >"$tmp/rec.umockdev" <<'R'
+P: /devices/virtual/nrec/nrec0
+E: SUBSYSTEM=nrec
+A: dev=250:7\n
+R
+t $S nobody "load a record (its devices would be root's)" EPERM load "$tmp/rec.umockdev"
+tc $S nobody "load a record (classctl)" refused load "$tmp/rec.umockdev"
+t $S nobody "remove a device of the refused record" ENOENT rm nrec nrec0
+t $S root "load a record" ok load "$tmp/rec.umockdev"
+t $S nobody "get an attribute of root's loaded device" ok get nrec nrec0 dev
+t $S nobody "remove root's loaded device" EPERM rm nrec nrec0
+t $S nobody "trigger change on root's loaded device" EPERM trigger nrec nrec0 change
+t $S nobody "set an attribute of root's loaded device" EPERM set nrec nrec0 dev 1:1
+t $S nobody "remove the loader's class" EPERM rmclass nrec
+t $S root "remove its loaded device" ok rm nrec nrec0
+# the mount without allow_other: nobody is refused by the kernel
+S=mount-private
+tf $S nobody "stat the mount point" EACCES fs-stat "$mnt"
+tf $S nobody "read root's rw" EACCES fs-read "$mnt/class/rcls/rdev/rw"
+tf $S nobody "read own rw" EACCES fs-read "$mnt/class/ncls/ndev/rw"
+tf $S nobody "write own rw" EACCES fs-write "$mnt/class/ncls/ndev/rw" 5
+tf $S root "read root's rw" ok fs-read "$mnt/class/rcls/rdev/rw"
+
+echo "# the mount with allow_other"
+start_daemon oth --group nogroup --mount-options allow_other
+sock=$tmp/oth/sock mnt=$tmp/oth/mnt
+S=mount-allow_other
+so root "$sock" add rcls rdev rw:0644:1 ro:0444:1 secret:0400:s3cret wo:0200:w >/dev/null
+so nobody "$sock" add ncls ndev rw:0644:a ro:0444:b >/dev/null
+d=$mnt/class/rcls/rdev n=$mnt/class/ncls/ndev
+tf $S nobody "stat the mount point" ok fs-stat "$mnt"
+tf $S nobody "read root's rw (0644)" ok fs-read "$d/rw"
+tf $S nobody "read root's uevent" ok fs-read "$d/uevent"
+tf $S nobody "read root's secret (0400)" EACCES fs-read "$d/secret"
+tf $S nobody "write root's rw (0644)" EACCES fs-write "$d/rw" 9
+tf $S nobody "write root's uevent" EACCES fs-write "$d/uevent" add
+tf $S nobody "read own rw" ok fs-read "$n/rw"
+row $S nobody mount "owner of own device's files (stat uid mode)" "0 0644" "$(value nobody - fs-stat "$n/rw")"
+tf $S nobody "write own rw (files are root's: set it through the socket)" EACCES fs-write "$n/rw" 5
+tf $S nobody "write own ro (0444)" EACCES fs-write "$n/ro" 5
+tf $S nobody "write own uevent" EACCES fs-write "$n/uevent" change
+for who in nobody root; do
+	tf $S $who "create a file in root's device" "EACCES|EPERM" fs-create "$d/new"
+	tf $S $who "create a file in own/nobody's device" "EACCES|EPERM" fs-create "$n/new"
+	tf $S $who "unlink root's rw" "EACCES|EPERM" fs-unlink "$d/rw"
+	tf $S $who "mkdir in root's device" "EACCES|EPERM" fs-mkdir "$d/newdir"
+	tf $S $who "rmdir root's device" "EACCES|EPERM" fs-rmdir "$d"
+	tf $S $who "rename root's rw" "EACCES|EPERM" fs-rename "$d/rw" "$d/rw2"
+	tf $S $who "rename root's device directory" "EACCES|EPERM" fs-rename "$d" "$mnt/class/rcls/x"
+	tf $S $who "symlink in root's device" "EACCES|EPERM" fs-symlink /etc/passwd "$d/link"
+	tf $S $who "hard link of root's rw" "EACCES|EPERM" fs-link "$d/rw" "$d/rw2"
+	tf $S $who "chown root's rw" "EPERM" fs-chown "$d/rw" 65534
+done
+tf $S nobody "chmod root's ro to 0666" EPERM fs-chmod "$d/ro" 0666
+tf $S root "chmod root's ro to 0666" "EACCES|EPERM" fs-chmod "$d/ro" 0666
+row $S root mount "modes unchanged (ro, rw)" "0 0444 0 0644" \
+	"$(value root - fs-stat "$d/ro" | tr '\n' ' ')$(value root - fs-stat "$d/rw")"
+
+echo "# names and paths: refused, nothing changed"
+sock=$tmp/grp/sock
+S=names
+tc_why='not a valid|[Ii]nvalid|No such'
+long256=$(printf 'a%.0s' $(seq 256))
+long255=${long256:1}
+bad_names=(.. . "" a/b / ../x $'a\nb' $'a\tb' $'a\x01b' $'a\x1bb' $'a\x7fb' "$long256")
+bad_paths=(../uevent ../../uevent ../../../../etc/passwd /etc/passwd /uevent ./uevent
+	a/../uevent "" a//b a/b/c rw/ $'rw\n')
+for who in root nobody; do
+	so $who "$sock" add ncls "own-$who" rw:0644:1 >/dev/null
+	snapshot "$tmp/before"
+	for nm in "${bad_names[@]}"; do
+		q=$(shown "$nm")
+		t $S $who "mkclass $q" EINVAL mkclass "$nm"
+		t $S $who "add CLASS $q" EINVAL add ncls "$nm"
+		t $S $who "add $q NAME" EINVAL add "$nm" dev0
+		t $S $who "add NAME --parent $q" EINVAL add ncls dev0 --parent "$nm"
+		t $S $who "rename own device to $q" EINVAL rename ncls "own-$who" "$nm"
+		# "a/b" is a valid attribute path (one directory level)
+		[[ $nm == a/b ]] || t $S $who "add with attribute $q" EINVAL add ncls dev0 "$nm:0644:1"
+		tc $S $who "mkclass $q" refused mkclass "$nm"
+		tc $S $who "add CLASS $q" refused add ncls "$nm"
+		tc $S $who "rename own device to $q" refused rename ncls "own-$who" "$nm"
+	done
+	for p in "${bad_paths[@]}"; do
+		q=$(shown "$p")
+		# a/b/c is a well-formed path that names nothing: ENOENT will do
+		exp=EINVAL
+		[[ $p == a/b/c ]] && exp="EINVAL|ENOENT"
+		t $S $who "get attribute $q" "$exp" get ncls "own-$who" "$p"
+		t $S $who "set attribute $q" "$exp" set ncls "own-$who" "$p" x
+		t $S $who "add with attribute path $q" EINVAL add ncls dev0 "$p:0644:1"
+		tc $S $who "get attribute $q" refused get ncls "own-$who" "$p"
+		tc $S $who "set attribute $q" refused set ncls "own-$who" "$p" x
+	done
+	t $S $who "add with mode 01000000 (not permission bits)" EINVAL add ncls dev0 rw:1000000:1
+	snapshot "$tmp/after"
+	row $S $who both "tree (save, tree --json) unchanged after the refusals" same \
+		"$(cmp -s "$tmp/before" "$tmp/after" && echo same || echo changed)"
+	t $S $who "add a 255-byte name (the limit)" ok add ncls "$long255"
+	t $S $who "remove it" ok rm ncls "$long255"
+	t $S $who "remove own-$who" ok rm ncls "own-$who"
+done
+
+echo "# the daemons stop cleanly (no sanitizer report, exit 0 on SIGTERM)"
+for i in "${!daemons[@]}"; do
+	kill "${daemons[$i]}" 2>/dev/null
+	wait "${daemons[$i]}"
+	rc=$?
+	unset "daemons[$i]"
+	row daemon root signal "daemon $i exits 0 on SIGTERM" 0 "$rc"
+done
+for log in "$tmp"/*/log; do
+	: >"$tmp/err"
+	got=clean
+	if grep -Eq 'Sanitizer|runtime error|LeakSanitizer' "$log"; then
+		got=reports
+		cp "$log" "$tmp/err"
+	fi
+	row daemon root log "$(basename "$(dirname "$log")") log has no sanitizer report" clean "$got"
+done
+
+echo "# $rows rows, $fails failed; table in $tsv"
+((fails == 0))
