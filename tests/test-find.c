@@ -148,6 +148,8 @@ static void layout(enum classfs_layout lay)
 	classfs_device_unregister(m.v[3]);
 	if (m.v[2])
 		classfs_device_unregister(&m.blockdir);
+	else
+		classfs_device_put(&m.blockdir);	/* never added: its name goes */
 	classfs_device_unregister(&m.ctrl);
 	classfs_device_unregister(&m.root);
 	classfs_class_destroy(m.blk);
