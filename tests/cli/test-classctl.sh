@@ -9,36 +9,21 @@
 # keeps the old file.  Runs in a private mount namespace; the daemons are
 # stopped by PID and the temporary files removed whatever happens.
 set -uo pipefail
-
-if [[ ${1:-} != --inside ]]; then
-	if ((EUID != 0)); then
-		echo "SKIP: needs root (FUSE mounts in a private mount namespace)"
-		exit 77
-	fi
-	exec unshare -m --propagation private "$0" --inside "$@"
-fi
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+cfs_enter "$@"
 shift
 classfsd=$1 classctl=$2 json_get=$3
 
-tmp=$(mktemp -d)
-daemons=()
+# stop_daemons - stop every daemon (and process) started so far
 stop_daemons() {
 	local p
-	for p in "${daemons[@]}"; do
+	for p in "${cfs_pids[@]}"; do
 		kill "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
-	daemons=()
+	cfs_pids=()
 }
-cleanup() {
-	stop_daemons
-	for m in "$tmp"/*/mnt "$tmp/small"; do
-		mountpoint -q "$m" 2>/dev/null && umount -l "$m"
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 fail=0
 check() {	# check DESCRIPTION COMMAND...
@@ -48,20 +33,6 @@ check() {	# check DESCRIPTION COMMAND...
 		echo "FAIL $1"
 		fail=1
 	fi
-}
-# start_daemon NAME [OPTIONS...] - a classfsd with socket $tmp/NAME/sock, mounted at $tmp/NAME/mnt
-start_daemon() {
-	local d=$tmp/$1
-	shift
-	mkdir -p "$d/mnt"
-	"$classfsd" --socket "$d/sock" --mount "$d/mnt" "$@" >"$d/log" 2>&1 &
-	daemons+=($!)
-	for _ in $(seq 100); do
-		[[ -S $d/sock ]] && mountpoint -q "$d/mnt" && return 0
-		sleep 0.05
-	done
-	echo "FAIL classfsd did not start:"; cat "$d/log"
-	exit 1
 }
 ctl() { "$classctl" --socket "$sock" "$@"; }
 # fails NAME PATTERN COMMAND... - the command exits non-zero, prints PATTERN on stderr, nothing on stdout

@@ -12,33 +12,11 @@
 # Each case asserts what must hold and adds a row to
 # $CLASSFS_RELIABILITY_DIR/faults.tsv (case, expected, got, ok|FAIL).
 set -uo pipefail
-
-if [[ ${1:-} != --inside ]]; then
-	if ((EUID != 0)); then
-		echo "SKIP: needs root (FUSE mounts in a private mount namespace)"
-		exit 77
-	fi
-	exec unshare -m --propagation private "$0" --inside "$@"
-fi
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+cfs_enter "$@"
 shift
 classfsd=$1 classctl=$2 driver=$3 alloc_test=$4
-
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	local p m
-	for p in "${pids[@]}"; do
-		kill -CONT "$p" 2>/dev/null
-		kill -9 "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	for m in "$tmp"/*/mnt "$tmp/small"; do
-		mountpoint -q "$m" 2>/dev/null && umount -l "$m"
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 results=${CLASSFS_RELIABILITY_DIR:-$tmp}/faults.tsv
 mkdir -p "$(dirname "$results")"
@@ -52,31 +30,6 @@ row() {
 	printf '%-4s %s: expected "%s", got "%s"\n' "$verdict" "$1" "$2" "$3"
 }
 
-# start_daemon NAME [OPTIONS...] - classfsd on $tmp/NAME/sock, mounted at $tmp/NAME/mnt
-start_daemon() {
-	local d=$tmp/$1
-	shift
-	mkdir -p "$d/mnt"
-	"$classfsd" --socket "$d/sock" --mount "$d/mnt" "$@" >>"$d/log" 2>&1 &
-	pids+=($!)
-	daemon=$!
-	for _ in $(seq 200); do
-		[[ -S $d/sock ]] && mountpoint -q "$d/mnt" && return 0
-		sleep 0.05
-	done
-	echo "classfsd did not start:"; cat "$d/log"
-	exit 1
-}
-# wait_for SECONDS COMMAND... - until COMMAND succeeds; its status
-wait_for() {
-	local n=$(($1 * 20))
-	shift
-	for _ in $(seq "$n"); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 entries() { find "$1" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 # ms COMMAND... - run it; print how long it took in milliseconds
 ms() {
@@ -91,11 +44,11 @@ ms() {
 start_daemon kill
 sock=$tmp/kill/sock mnt=$tmp/kill/mnt
 "$classctl" --socket "$sock" monitor >"$tmp/kill/events" 2>"$tmp/kill/monitor.err" &
-pids+=($!)
+cfs_track $!
 mon=$!
 sleep 0.3
 "$driver" "$sock" bulk 40000 >"$tmp/kill/driver.out" 2>&1 &
-pids+=($!)
+cfs_track $!
 drv=$!
 wait_for 20 grep -q '^batch 3$' "$tmp/kill/driver.out"
 kill -9 "$drv"
@@ -122,7 +75,7 @@ kill "$mon"
 start_daemon hang --call-timeout 1000
 sock=$tmp/hang/sock mnt=$tmp/hang/mnt
 "$driver" "$sock" hang >"$tmp/hang/driver.out" 2>&1 &
-pids+=($!)
+cfs_track $!
 drv=$!
 wait_for 10 grep -q ready "$tmp/hang/driver.out"
 cat "$mnt/class/fault/hang0/state" >/dev/null 2>"$tmp/hang/cat.err" &
@@ -145,7 +98,7 @@ row "show() that hangs: driver killed, its device" "removed" \
 # ---- 3. a driver whose show() crashes it ----
 sock=$tmp/hang/sock mnt=$tmp/hang/mnt
 "$driver" "$sock" crash >"$tmp/hang/crash.out" 2>&1 &
-pids+=($!)
+cfs_track $!
 drv=$!
 wait_for 10 grep -q ready "$tmp/hang/crash.out"
 t0=$(date +%s%N)
@@ -165,15 +118,15 @@ row "show() that crashes its driver: the daemon" "serving" \
 start_daemon slow --subscriber-queue 1000
 sock=$tmp/slow/sock mnt=$tmp/slow/mnt
 "$classctl" --socket "$sock" monitor >"$tmp/slow/stalled" 2>"$tmp/slow/stalled.err" &
-pids+=($!)
+cfs_track $!
 stalled=$!
 "$classctl" --socket "$sock" monitor >"$tmp/slow/fast" 2>"$tmp/slow/fast.err" &
-pids+=($!)
+cfs_track $!
 fast=$!
 sleep 0.3
 kill -STOP "$stalled"
 "$driver" "$sock" bulk 6000 >"$tmp/slow/driver.out" 2>&1 &
-pids+=($!)
+cfs_track $!
 drv=$!
 wait_for 30 grep -q ready "$tmp/slow/driver.out"
 t=$(ms "$classctl" --socket "$sock" mount)
@@ -195,7 +148,7 @@ kill "$stalled" "$fast" 2>/dev/null
 start_daemon restart
 sock=$tmp/restart/sock mnt=$tmp/restart/mnt
 "$driver" "$sock" reconnect 50 >"$tmp/restart/driver.out" 2>&1 &
-pids+=($!)
+cfs_track $!
 drv=$!
 wait_for 10 grep -q ready "$tmp/restart/driver.out"
 kill -9 "$daemon"
@@ -222,7 +175,7 @@ row "allocation failures (every N of each scenario)" "tree unchanged, nothing le
 start_daemon save
 sock=$tmp/save/sock mnt=$tmp/save/mnt
 mkdir -p "$tmp/small"
-mount -t tmpfs -o size=16k tmpfs "$tmp/small"
+mount -t tmpfs -o size=16k tmpfs "$tmp/small"	# unmounted with $tmp
 "$classctl" --socket "$sock" add block sdz --dev 8:240 --attr size=8 >/dev/null
 "$classctl" --socket "$sock" save "$tmp/small/machine.umockdev"
 cp "$tmp/small/machine.umockdev" "$tmp/before"

@@ -14,14 +14,9 @@
 # daemons are stopped by PID, their mounts removed and the temporary
 # directory deleted whatever happens.
 set -uo pipefail
-
-if [[ ${1:-} != --inside ]]; then
-	if ((EUID != 0)); then
-		echo "SKIP: needs root (a second uid, FUSE mounts in a private mount namespace)"
-		exit 77
-	fi
-	exec unshare -m --propagation private "$0" --inside "$@"
-fi
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+cfs_enter "$@"
 shift
 classfsd=$1 classctl=$2 secop=$3
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
@@ -30,39 +25,6 @@ outdir=${CLASSFS_RELIABILITY_DIR:-.}
 mkdir -p "$outdir" || exit 1
 tsv=$outdir/security.tsv
 : >"$tsv" || exit 1
-
-tmp=$(mktemp -d)
-chmod 0755 "$tmp"	# nobody must reach the sockets and mount points
-daemons=()
-cleanup() {
-	local p m
-	for p in "${daemons[@]}"; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	for m in "$tmp"/*/mnt; do
-		mountpoint -q "$m" 2>/dev/null && umount -l "$m"
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# start_daemon NAME [OPTIONS...] - a classfsd with socket $tmp/NAME/sock, mounted at $tmp/NAME/mnt
-start_daemon() {
-	local d=$tmp/$1
-	shift
-	mkdir -p "$d/mnt"
-	chmod 0755 "$d"
-	"$classfsd" --socket "$d/sock" --mount "$d/mnt" "$@" >"$d/log" 2>&1 &
-	daemons+=($!)
-	for _ in $(seq 100); do
-		[[ -S $d/sock ]] && mountpoint -q "$d/mnt" && return 0
-		sleep 0.05
-	done
-	echo "FAIL classfsd did not start:"; cat "$d/log"
-	exit 1
-}
 
 fails=0 rows=0
 # row SECTION WHO VIA OPERATION EXPECTED GOT - EXPECTED may list alternatives: "EACCES|EPERM"
@@ -343,11 +305,11 @@ for who in root nobody; do
 done
 
 echo "# the daemons stop cleanly (no sanitizer report, exit 0 on SIGTERM)"
-for i in "${!daemons[@]}"; do
-	kill "${daemons[$i]}" 2>/dev/null
-	wait "${daemons[$i]}"
+for i in "${!cfs_pids[@]}"; do
+	kill "${cfs_pids[$i]}" 2>/dev/null
+	wait "${cfs_pids[$i]}"
 	rc=$?
-	unset "daemons[$i]"
+	unset "cfs_pids[$i]"
 	row daemon root signal "daemon $i exits 0 on SIGTERM" 0 "$rc"
 done
 for log in "$tmp"/*/log; do
