@@ -366,10 +366,12 @@ static void *intf_churn(void *arg)
 {
 	struct churn *ch = arg;
 
+	/* registered when started: the devices churn under it from the first */
 	while (!__atomic_load_n(&ch->stop, __ATOMIC_ACQUIRE)) {
-		CHECK_INT(classfs_interface_register(ch->intf), 0);
 		classfs_interface_unregister(ch->intf);
+		CHECK_INT(classfs_interface_register(ch->intf), 0);
 	}
+	classfs_interface_unregister(ch->intf);
 	return NULL;
 }
 
@@ -383,6 +385,12 @@ TEST(add_remove_pairing_under_concurrency)
 	int bad = 0, cur = 0, adds = 0;
 
 	memset(states, 0, sizeof(states));
+	CHECK_INT(classfs_interface_register(&intf), 0);
+	/* one device made before any churn: its add() is certain */
+	struct classfs_device *first = classfs_device_create(c, NULL, 0, NULL, &states[0], "d0");
+
+	if (first)
+		classfs_device_unregister(first);
 	pthread_create(&ti, NULL, intf_churn, &i);
 	pthread_create(&ta, NULL, device_churn, &a);
 	pthread_create(&tb, NULL, device_churn, &b);

@@ -115,7 +115,7 @@ row "show() that crashes its driver: the daemon" "serving" \
 	"$("$classctl" --socket "$sock" mount >/dev/null 2>&1 && echo serving || echo down)"
 
 # ---- 4. a subscriber that never reads ----
-start_daemon slow --subscriber-queue 1000
+start_daemon slow --subscriber-queue 4000
 sock=$tmp/slow/sock mnt=$tmp/slow/mnt
 "$classctl" --socket "$sock" monitor >"$tmp/slow/stalled" 2>"$tmp/slow/stalled.err" &
 cfs_track $!

@@ -200,7 +200,8 @@ struct evlog {
 	char **devpath;
 	int *action;
 	size_t n, cap;
-	uint64_t gap_first, gap_last;
+	uint64_t gap_first, gap_last;	/* the first gap's start, the last one's end */
+	uint64_t range[8][2];		/* each gap told, the first 8 */
 	unsigned int gaps;
 	atomic_ullong last;
 };
@@ -229,6 +230,10 @@ static inline void evlog_gap(uint64_t first, uint64_t last, void *data)
 	if (!l->gaps)
 		l->gap_first = first;
 	l->gap_last = last;
+	if (l->gaps < 8) {
+		l->range[l->gaps][0] = first;
+		l->range[l->gaps][1] = last;
+	}
 	l->gaps++;
 	atomic_store(&l->last, last);
 }

@@ -272,17 +272,20 @@ TEST(slow_and_fast_subscribers)
 	/* now the slow one reads: what its socket held, a gap notice, then the rest */
 	CHECK_INT(classfs_client_trigger(pub, "ev", "s0", CLASSFS_ACTION_CHANGE, NULL), 0);
 	dispatch_until(slow, &sl, st.seqnum + 1, 10);
-	CHECK_INT(sl.gaps, 1);
+	/* one notice, or a few when its queue filled again while it still slept */
+	CHECK(sl.gaps >= 1 && sl.gaps <= 8);
 	CHECK(sl.n > 0 && sl.n < BATCHES * PER);
 	/* after the gap it follows live events again */
+	unsigned int gaps = sl.gaps;
+
 	CHECK_INT(classfs_client_trigger(pub, "ev", "s1", CLASSFS_ACTION_CHANGE, NULL), 0);
 	dispatch_until(slow, &sl, st.seqnum + 2, 10);
 	CHECK(sl.n && sl.seq[sl.n - 1] == st.seqnum + 2);
-	CHECK_INT(sl.gaps, 1);
-	if (sl.gaps) {
-		int n = classfs_client_replay(slow, sl.gap_first, sl.gap_last, evlog_add, &rl);
+	CHECK_INT(sl.gaps, gaps);
+	for (unsigned int g = 0; g < sl.gaps && g < 8; g++) {
+		int n = classfs_client_replay(slow, sl.range[g][0], sl.range[g][1], evlog_add, &rl);
 
-		CHECK_INT(n, (int)(sl.gap_last - sl.gap_first + 1));
+		CHECK_INT(n, (int)(sl.range[g][1] - sl.range[g][0] + 1));
 	}
 	/* together: every event exactly once */
 	{

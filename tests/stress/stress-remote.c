@@ -365,8 +365,9 @@ int main(int argc, char **argv)
 		rp[i] = spawn(0, i, &rfd[i], go[0], -1);
 	daemon = fork();
 	if (daemon == 0) {
+		/* a ring that fills within seconds: from then on memory must stay flat */
 		execl(daemon_path, daemon_path, "--socket", sock, "--mount", mnt,
-		      "--subscriber-queue", "4096", (char *)NULL);
+		      "--subscriber-queue", "2048", "--ring-size", "8192", (char *)NULL);
 		_exit(127);
 	}
 	struct classfs_client *ctl = connect_retry(0);
