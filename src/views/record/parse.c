@@ -303,12 +303,17 @@ static bool key_is(const struct rec_line *l, const char *key)
 	return l->keylen == n && !memcmp(l->key, key, n);
 }
 
+/* properties (E:) and files (A:, H:, L:) are names of their own */
 static int cmp_linename(const void *a, const void *b)
 {
 	const struct rec_line *x = *(const struct rec_line *const *)a;
 	const struct rec_line *y = *(const struct rec_line *const *)b;
 	size_t n = x->keylen < y->keylen ? x->keylen : y->keylen;
-	int r = memcmp(x->key, y->key, n);
+	int r = (x->tag == 'E') - (y->tag == 'E');
+
+	if (r)
+		return r;
+	r = memcmp(x->key, y->key, n);
 
 	if (r)
 		return r;
@@ -339,6 +344,8 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 				devattr = l;
 			break;
 		case 'E':
+			/* a property twice would make the line order matter */
+			names[nnames++] = l;
 			if (key_is(l, "SUBSYSTEM") && !d->subsys) {
 				d->subsys = l->val;
 				d->subsyslen = l->vallen;
@@ -369,8 +376,9 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 			const struct rec_line *l = names[i]->lineno > names[i - 1]->lineno ? names[i]
 											   : names[i - 1];
 
-			r = cfs_rec_error(p, l->lineno, "duplicate attribute '%.*s' in device %.*s",
-					  (int)l->keylen, l->key, (int)d->pathlen, d->path);
+			r = cfs_rec_error(p, l->lineno, "duplicate %s '%.*s' in device %.*s",
+					  l->tag == 'E' ? "property" : "attribute", (int)l->keylen,
+					  l->key, (int)d->pathlen, d->path);
 			goto out;
 		}
 
