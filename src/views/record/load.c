@@ -403,8 +403,10 @@ static int build_one(struct rec_load *l, uint32_t idx)
 	}
 	r = classfs_device_set_name_static(&rd->dev, rd->blob + 1);
 	if (r < 0) {
+		/* the message first: the last put frees the name with the device */
+		r = cfs_rec_error(&l->p, d->lineno, "invalid device name '%s'", rd->blob + 1);
 		classfs_device_put(&rd->dev);
-		return cfs_rec_error(&l->p, d->lineno, "invalid device name '%s'", rd->blob + 1);
+		return r;
 	}
 	classfs_device_set_uevent_suppress(&rd->dev, true);
 	if (!rd->dev.cls && !rd->dev.bus && !rd->dev.parent)
