@@ -147,18 +147,24 @@ bool classfs_device_is_added(const struct classfs_device *dev)
 	return dev && cfs_dev_state(dev, CFS_DS_ADDED);
 }
 
+/*
+ * The tree of @dev without a lock: through its class, bus or parents
+ * first, which outlive it; walking its directory's parents is safe only
+ * while it is linked, and another thread may be removing it (and freeing
+ * a glue directory above it) right now.
+ */
 struct classfs_tree *cfs_device_tree_of(const struct classfs_device *dev)
 {
-	if (cfs_dev_state(dev, CFS_DS_ADDED) || dev->p.node.parent)
-		return cfs_node_tree(&dev->p.node);
-	if (dev->cls)
+	if (dev->cls && dev->cls->p.tree)
 		return dev->cls->p.tree;
-	if (dev->bus)
+	if (dev->bus && dev->bus->p.tree)
 		return dev->bus->p.tree;
 	if (dev->parent)
 		return cfs_device_tree_of(dev->parent);
 	if (dev->phys)
 		return cfs_device_tree_of(dev->phys);
+	if (cfs_dev_state(dev, CFS_DS_ADDED) || dev->p.node.parent)
+		return cfs_node_tree(&dev->p.node);	/* below devices/: never freed */
 	return classfs_default_tree();
 }
 
@@ -551,7 +557,7 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 
 	if (!dev || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
-	t = cfs_node_tree(&dev->p.node);
+	t = cfs_device_tree_of(dev);
 	cfs_lock(t);
 	if (!cfs_dev_alive(dev)) {
 		cfs_unlock(t);
