@@ -318,15 +318,16 @@ static int join(struct classfs_run *run, const char *cwd)
 	return 0;
 }
 
-int classfs_run_spawn(struct classfs_run *run, char *const argv[], pid_t *pid)
+/*
+ * Fork a child that enters @run's namespaces in the caller's directory.
+ * Return: 0 in the child (inside), the child's pid in the caller, -errno.
+ */
+static pid_t fork_inside(struct classfs_run *run)
 {
 	char cwd[PATH_MAX];
-	bool have_cwd;
+	bool have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
 	pid_t p;
 
-	if (!run || !argv || !argv[0] || !pid)
-		return -EINVAL;
-	have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
 	fflush(NULL);
 	p = fork();
 	if (p < 0)
@@ -339,6 +340,22 @@ int classfs_run_spawn(struct classfs_run *run, char *const argv[], pid_t *pid)
 				strerror(-r));
 			_exit(127);
 		}
+	}
+	return p;
+}
+
+int classfs_run_spawn(struct classfs_run *run, char *const argv[], pid_t *pid)
+{
+	pid_t p;
+
+	if (!run || !argv || !argv[0] || !pid)
+		return -EINVAL;
+	p = fork_inside(run);
+	if (p < 0)
+		return p;
+	if (p == 0) {
+		int r;
+
 		execvp(argv[0], argv);
 		r = errno;
 		fprintf(stderr, "classfs-run: %s: %s\n", argv[0], strerror(r));
@@ -369,26 +386,16 @@ int classfs_run_wait(pid_t pid)
 
 int classfs_run_call(struct classfs_run *run, int (*fn)(void *data), void *data)
 {
-	char cwd[PATH_MAX];
-	bool have_cwd;
 	pid_t p;
 
 	if (!run || !fn)
 		return -EINVAL;
-	have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
-	fflush(NULL);
-	p = fork();
+	p = fork_inside(run);
 	if (p < 0)
-		return -errno;
+		return p;
 	if (p == 0) {
-		int r = join(run, have_cwd ? cwd : NULL);
+		int r = fn(data);
 
-		if (r < 0) {
-			fprintf(stderr, "classfs-run: cannot enter the environment: %s\n",
-				strerror(-r));
-			_exit(127);
-		}
-		r = fn(data);
 		/* not exit(): the caller's atexit handlers are not ours to run */
 		fflush(NULL);
 		_exit(r & 0xff);
