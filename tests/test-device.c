@@ -1023,6 +1023,37 @@ TEST(layout_devices_paths)
 	CHECK_INT(rec_find(&r, CLASSFS_ACTION_ADD, "/devices/platform0/input/input0/event0") >= 0, 1);
 	tree_with_links_checked(t);
 
+	/* a glue directory's name taken by a device: refused, nothing made */
+	{
+		struct classfs_device blkdev = { 0 };
+		size_t nodes;
+
+		classfs_device_initialize(&blkdev);
+		CHECK_INT(classfs_device_set_name(&blkdev, "block"), 0);
+		blkdev.parent = &pdev;
+		CHECK_INT(classfs_device_add(&blkdev), 0);
+		nodes = classfs_tree_node_count(t);
+		errno = 0;
+		CHECK(!classfs_device_create(blk, NULL, makedev(8, 16), &pdev, NULL, "sdb"));
+		CHECK_INT(errno, EEXIST);
+		CHECK_INT(classfs_tree_node_count(t), nodes);
+		CHECK_INT(classfs_device_unregister(&blkdev), 0);
+	}
+
+	/* an event checked without being sent: no SEQNUM used */
+	{
+		static char big[CLASSFS_UEVENT_BUFFER];
+		const char *extra[] = { big, NULL };
+		uint64_t seq = classfs_tree_seqnum(t);
+
+		memset(big, 'x', sizeof(big) - 1);
+		big[0] = 'K', big[1] = '=';
+		CHECK_INT(classfs_device_uevent_check(in, CLASSFS_ACTION_CHANGE, NULL), 0);
+		CHECK_INT(classfs_device_uevent_check(in, CLASSFS_ACTION_CHANGE, extra), -E2BIG);
+		CHECK_INT(classfs_device_uevent_check(NULL, CLASSFS_ACTION_CHANGE, NULL), -EINVAL);
+		CHECK_INT(classfs_tree_seqnum(t), seq);
+	}
+
 	/* the glue directory goes with its last device */
 	classfs_device_unregister(in);
 	CHECK_INT(ftype(t, "devices/platform0/input"), CLASSFS_FT_DIR);

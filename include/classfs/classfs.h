@@ -570,6 +570,15 @@ CLASSFS_PUBLIC void classfs_device_remove_group(struct classfs_device *dev,
 CLASSFS_PUBLIC int classfs_device_uevent(struct classfs_device *dev, enum classfs_action action,
 					 const char *const *extra);
 /**
+ * classfs_device_uevent_check() - what classfs_device_uevent() would
+ * return, without sending: the hooks run and the limits are checked; no
+ * SEQNUM is used.  Return: 0, -EINVAL, -ENODEV, -ENOMEM, -E2BIG (the
+ * event would exceed the limits), or the hooks' veto.
+ */
+CLASSFS_PUBLIC int classfs_device_uevent_check(struct classfs_device *dev,
+					       enum classfs_action action,
+					       const char *const *extra);
+/**
  * classfs_device_notify() - wake poll()ers of an attribute (sysfs_notify)
  * @attr_name: an attribute of @dev ("group/name" for a named group).
  */

@@ -27,7 +27,7 @@ static int file_add(struct classfs_device *dev, const struct classfs_attribute *
 
 	if (!dev || !a || classfs_name_valid(a->name) < 0 || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
-	t = cfs_node_tree(&dev->p.node);
+	t = cfs_device_tree_of(dev);
 	n = cfs_node_new(t, a->name, type, a->mode);
 	if (!n)
 		return -ENOMEM;
@@ -79,7 +79,7 @@ void classfs_device_remove_file(struct classfs_device *dev,
 {
 	if (!dev || !attr || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return;
-	cfs_remove_file(cfs_node_tree(&dev->p.node), &dev->p.node, attr->attr.name, attr);
+	cfs_remove_file(cfs_device_tree_of(dev), &dev->p.node, attr->attr.name, attr);
 }
 
 /** classfs_device_create_bin_file() - add a binary attribute; as create_file */
@@ -106,7 +106,7 @@ void classfs_device_remove_bin_file(struct classfs_device *dev,
 {
 	if (!dev || !attr || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return;
-	cfs_remove_file(cfs_node_tree(&dev->p.node), &dev->p.node, attr->attr.name, attr);
+	cfs_remove_file(cfs_device_tree_of(dev), &dev->p.node, attr->attr.name, attr);
 }
 
 /* the nodes of a group's files, chained through ->next */
@@ -156,7 +156,7 @@ int classfs_device_create_group(struct classfs_device *dev,
 	if (!dev || !grp || !cfs_dev_state(dev, CFS_DS_ADDED) ||
 	    (grp->name && classfs_name_valid(grp->name) < 0))
 		return -EINVAL;
-	t = cfs_node_tree(&dev->p.node);
+	t = cfs_device_tree_of(dev);
 	r = group_nodes(t, grp, &list);
 	if (r < 0)
 		goto out_free;
@@ -233,7 +233,7 @@ void classfs_device_remove_group(struct classfs_device *dev,
 
 	if (!dev || !grp || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return;
-	t = cfs_node_tree(&dev->p.node);
+	t = cfs_device_tree_of(dev);
 	if (!grp->name) {
 		for (const struct classfs_device_attribute *const *a = grp->attrs; a && *a; a++)
 			cfs_remove_file(t, &dev->p.node, (*a)->attr.name, *a);
@@ -269,7 +269,7 @@ int classfs_device_notify(struct classfs_device *dev, const char *attr_name)
 
 	if (!dev || !attr_name || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
-	t = cfs_node_tree(&dev->p.node);
+	t = cfs_device_tree_of(dev);
 	cfs_lock(t);
 	ino = cfs_ino(&dev->p.node, 0);
 	cfs_unlock(t);

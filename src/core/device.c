@@ -168,12 +168,16 @@ struct classfs_tree *cfs_device_tree_of(const struct classfs_device *dev)
 	return classfs_default_tree();
 }
 
-/** classfs_device_tree() - the tree an added device is in, else NULL */
+/**
+ * classfs_device_tree() - the tree an added device is in, else NULL.
+ * Safe while another thread removes @dev (found as cfs_device_tree_of()
+ * finds it, never through directories that removal frees).
+ */
 struct classfs_tree *classfs_device_tree(const struct classfs_device *dev)
 {
 	if (!dev || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return NULL;
-	return cfs_node_tree(&dev->p.node);
+	return cfs_device_tree_of(dev);
 }
 
 /** classfs_device_get() - take a reference on @dev; NULL tolerated */
@@ -306,11 +310,10 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	if (dev->cls && (cfs_class_lookup_locked(dev->cls, name) ||
 			 cfs_dir_lookup(&dev->cls->p.node, name)))
 		goto out_unlock;
-	dir = cfs_placement_locked(t, dev, &glue);
-	if (!dir) {
-		r = -ENOMEM;
+	r = cfs_placement_locked(t, dev, &dir, &glue);
+	if (r < 0)
 		goto out_unlock;
-	}
+	r = -EEXIST;
 	if (cfs_dir_lookup(dir, name) || (dir->flags & CFS_NF_DEVICE &&
 					   cfs_name_is_virtual(cfs_node_device(dir), name)))
 		goto out_glue;
@@ -755,7 +758,7 @@ int classfs_device_uevent(struct classfs_device *dev, enum classfs_action action
 	if (!dev || (unsigned int)action >= CLASSFS_ACTION_COUNT ||
 	    !cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
-	t = cfs_node_tree(&dev->p.node);
+	t = cfs_device_tree_of(dev);
 	ev = cfs_event_alloc();
 	if (!ev)
 		return -ENOMEM;
@@ -774,6 +777,39 @@ int classfs_device_uevent(struct classfs_device *dev, enum classfs_action action
 	return r;
 }
 
+/**
+ * classfs_device_uevent_check() - would classfs_device_uevent() send
+ * @action for @dev?  The variables are collected (the hooks run) and the
+ * limits checked; nothing is sent and no SEQNUM is used.  For whoever
+ * must announce many devices all or none (the record loader).
+ * Return: 0, -EINVAL, -ENODEV, -ENOMEM, -E2BIG (the event would exceed
+ * the limits), or the hooks' veto.
+ */
+int classfs_device_uevent_check(struct classfs_device *dev, enum classfs_action action,
+				const char *const *extra)
+{
+	struct classfs_tree *t;
+	struct cfs_event *ev;
+	int r;
+
+	if (!dev || (unsigned int)action >= CLASSFS_ACTION_COUNT ||
+	    !cfs_dev_state(dev, CFS_DS_ADDED))
+		return -EINVAL;
+	t = cfs_device_tree_of(dev);
+	ev = cfs_event_alloc();
+	if (!ev)
+		return -ENOMEM;
+	r = cfs_event_fill(dev, ev, extra);
+	if (!r) {
+		cfs_lock(t);
+		r = cfs_dev_state(dev, CFS_DS_ADDED) ?
+			    cfs_event_check_locked(t, ev, action, dev) : -ENODEV;
+		cfs_unlock(t);
+	}
+	cfs_event_discard(ev);
+	return r == -ENOMEM ? -E2BIG : r;	/* allocating was done above */
+}
+
 /** classfs_device_devpath() - DEVPATH of an added device; length or -errno */
 int classfs_device_devpath(struct classfs_device *dev, char *buf, size_t size)
 {
@@ -782,7 +818,7 @@ int classfs_device_devpath(struct classfs_device *dev, char *buf, size_t size)
 
 	if (!dev || !buf || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
-	t = cfs_node_tree(&dev->p.node);
+	t = cfs_device_tree_of(dev);
 	cfs_lock(t);
 	r = cfs_node_path(&dev->p.node, buf, size);
 	cfs_unlock(t);

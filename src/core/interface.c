@@ -107,7 +107,7 @@ static int snapshot_locked(struct classfs_device *dev, struct classfs_interface 
 void cfs_interfaces_add_device(struct classfs_device *dev)
 {
 	struct classfs_interface *v[CFS_MAX_INTERFACES];
-	struct classfs_tree *t = cfs_node_tree(&dev->p.node);
+	struct classfs_tree *t = cfs_device_tree_of(dev);
 	int n;
 
 	cfs_lock(t);
@@ -128,7 +128,7 @@ void cfs_interfaces_add_device(struct classfs_device *dev)
 void cfs_interfaces_remove_device(struct classfs_device *dev)
 {
 	struct classfs_interface *v[CFS_MAX_INTERFACES];
-	struct classfs_tree *t = cfs_node_tree(&dev->p.node);
+	struct classfs_tree *t = cfs_device_tree_of(dev);
 	int n;
 
 	cfs_lock(t);

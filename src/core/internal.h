@@ -294,8 +294,8 @@ static inline bool cfs_dev_alive(const struct classfs_device *d)
 }
 
 /* ---- where entries go in the layout (placement.c) ---- */
-struct classfs_node *cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
-					  struct classfs_node **glue);
+int cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
+			 struct classfs_node **dirp, struct classfs_node **glue);
 bool cfs_is_glue_dir(struct classfs_tree *t, const struct classfs_node *n);
 void cfs_glue_put_locked(struct classfs_tree *t, struct classfs_node *g,
 			 struct classfs_node **freelist);
@@ -333,6 +333,8 @@ bool cfs_events_wanted(struct classfs_tree *t);
 bool cfs_event_needed(struct classfs_device *dev);
 struct cfs_event *cfs_event_alloc(void);
 int cfs_event_fill(struct classfs_device *dev, struct cfs_event *ev, const char *const *extra);
+int cfs_event_check_locked(struct classfs_tree *t, const struct cfs_event *ev,
+			   enum classfs_action action, struct classfs_device *dev);
 int cfs_event_emit_locked(struct classfs_tree *t, struct cfs_event *ev,
 			  enum classfs_action action, struct classfs_device *dev,
 			  const char *devpath_old);

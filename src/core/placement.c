@@ -8,34 +8,43 @@
 #include "internal.h"
 
 /*
- * Where the device's directory goes (under L).  In the `devices` layout a
- * class device without a parent of its class goes under its physical
- * device: directly below a class device, in a "CLASS" glue directory
- * below a physical device, or in devices/virtual/CLASS without one.
- * *glue is set when a glue directory was made for it.
+ * Where the device's directory goes (under L): *@dirp.  In the `devices`
+ * layout a class device without a parent of its class goes under its
+ * physical device: directly below a class device, in a "CLASS" glue
+ * directory below a physical device, or in devices/virtual/CLASS without
+ * one.  *glue is set when a glue directory was made for it.
+ * Return: 0; -EEXIST when the glue directory's name is taken by an entry
+ * that is no glue directory (a device of that name); -ENOMEM.
  */
-struct classfs_node *cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
-					  struct classfs_node **glue)
+int cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
+			 struct classfs_node **dirp, struct classfs_node **glue)
 {
-	struct classfs_node *base;
+	struct classfs_node *base, *g;
 
 	*glue = NULL;
 	if (!dev->cls)
-		return dev->parent ? &dev->parent->p.node : t->devices_dir;
-	if (dev->parent)
-		return &dev->parent->p.node;
-	if (t->layout == CLASSFS_LAYOUT_CLASS)
-		return &dev->cls->p.node;
-	if (dev->phys && dev->phys->cls)
-		return &dev->phys->p.node;
-	base = dev->phys ? &dev->phys->p.node : t->virtual_dir;
-	struct classfs_node *g = cfs_dir_lookup(base, dev->cls->name);
-
-	if (g)
-		return g->type == CFS_NT_DIR && !(g->flags & CFS_NF_DEVICE) ? g : NULL;
-	g = cfs_mkdir(t, base, dev->cls->name);
-	*glue = g;
-	return g;
+		*dirp = dev->parent ? &dev->parent->p.node : t->devices_dir;
+	else if (dev->parent)
+		*dirp = &dev->parent->p.node;
+	else if (t->layout == CLASSFS_LAYOUT_CLASS)
+		*dirp = &dev->cls->p.node;
+	else if (dev->phys && dev->phys->cls)
+		*dirp = &dev->phys->p.node;
+	else {
+		base = dev->phys ? &dev->phys->p.node : t->virtual_dir;
+		g = cfs_dir_lookup(base, dev->cls->name);
+		if (g) {
+			if (g->type != CFS_NT_DIR || (g->flags & CFS_NF_DEVICE))
+				return -EEXIST;
+		} else {
+			g = cfs_mkdir(t, base, dev->cls->name);
+			if (!g)
+				return -ENOMEM;
+			*glue = g;
+		}
+		*dirp = g;
+	}
+	return 0;
 }
 
 bool cfs_is_glue_dir(struct classfs_tree *t, const struct classfs_node *n)
@@ -155,7 +164,7 @@ int classfs_device_syspath(struct classfs_device *dev, char *buf, size_t size)
 
 	if (!dev || !buf || !size || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
-	t = cfs_node_tree(&dev->p.node);
+	t = cfs_device_tree_of(dev);
 	cfs_lock(t);
 	r = cfs_dev_alive(dev) ? syspath_locked(dev, buf, size, &len, 0) : -EINVAL;
 	cfs_unlock(t);

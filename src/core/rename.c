@@ -38,7 +38,7 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 
 	if (!dev || classfs_name_valid(new_name) < 0 || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
-	t = cfs_node_tree(&dev->p.node);
+	t = cfs_device_tree_of(dev);
 	copy = cfs_strdup(new_name);
 	ev = cfs_event_alloc();
 	if (!copy || !ev || (cfs_wants_backlink(t, dev) && !(backlink = cfs_backlink_new(t, dev, new_name)))) {

@@ -285,6 +285,41 @@ static char *put_var(char *p, const char *key, const char *val)
 }
 
 /*
+ * Under L: the DEVPATH of @dev into @devpath (PATH_MAX bytes) and a check
+ * that the whole event (ACTION, DEVPATH, SUBSYSTEM, [DEVPATH_OLD], @ev's
+ * variables, SEQNUM) fits 64 variables and 2048 bytes.
+ * Return: the length of DEVPATH, or -ENOMEM.
+ */
+static int event_measure_locked(struct classfs_tree *t, const struct cfs_event *ev,
+				enum classfs_action action, struct classfs_device *dev,
+				const char *devpath_old, char *devpath)
+{
+	const char *subsystem = subsystem_of(dev);
+	int len = cfs_event_path_locked(t, &dev->p.node, devpath, PATH_MAX);
+	size_t need;
+
+	if (len < 0)
+		return -ENOMEM;
+	need = strlen("ACTION=") + strlen(action_names[action]) + 1 + strlen("DEVPATH=") +
+	       (size_t)len + 1 + (subsystem ? strlen("SUBSYSTEM=") + strlen(subsystem) + 1 : 0) +
+	       (devpath_old ? strlen("DEVPATH_OLD=") + strlen(devpath_old) + 1 : 0) +
+	       (size_t)ev->env.buflen + strlen("SEQNUM=") + 21;
+	if (ev->env.envp_idx + 5 > CLASSFS_UEVENT_NUM_ENVP || need > CLASSFS_UEVENT_BUFFER)
+		return -ENOMEM;
+	return len;
+}
+
+/* Under L: would the filled @ev for @dev fit the limits?  0 or -ENOMEM */
+int cfs_event_check_locked(struct classfs_tree *t, const struct cfs_event *ev,
+			   enum classfs_action action, struct classfs_device *dev)
+{
+	char devpath[PATH_MAX];
+	int len = event_measure_locked(t, ev, action, dev, NULL, devpath);
+
+	return len < 0 ? len : 0;
+}
+
+/*
  * Under L: give @ev its DEVPATH and final strings.  @ev may be NULL when
  * nothing was prepared: if listeners appeared meanwhile one is made here
  * (the device has no hooks, else it would have been prepared).
@@ -298,9 +333,8 @@ static struct cfs_event *event_finish_locked(struct classfs_tree *t, struct cfs_
 {
 	char devpath[PATH_MAX];
 	const char *subsystem = subsystem_of(dev);
-	size_t need;
 	char *p;
-	int n = 0, len;
+	int n = 0;
 
 	*err = 0;
 	if (!ev) {
@@ -320,17 +354,7 @@ static struct cfs_event *event_finish_locked(struct classfs_tree *t, struct cfs_
 			goto fail;
 		}
 	}
-	len = cfs_event_path_locked(t, &dev->p.node, devpath, sizeof(devpath));
-	if (len < 0) {
-		*err = -ENOMEM;
-		goto fail;
-	}
-	/* ACTION, DEVPATH, SUBSYSTEM, [DEVPATH_OLD], vars, SEQNUM: 64 vars / 2048 bytes */
-	need = strlen("ACTION=") + strlen(action_names[action]) + 1 + strlen("DEVPATH=") +
-	       (size_t)len + 1 + (subsystem ? strlen("SUBSYSTEM=") + strlen(subsystem) + 1 : 0) +
-	       (devpath_old ? strlen("DEVPATH_OLD=") + strlen(devpath_old) + 1 : 0) +
-	       (size_t)ev->env.buflen + strlen("SEQNUM=") + 21;
-	if (ev->env.envp_idx + 5 > CLASSFS_UEVENT_NUM_ENVP || need > CLASSFS_UEVENT_BUFFER) {
+	if (event_measure_locked(t, ev, action, dev, devpath_old, devpath) < 0) {
 		*err = -ENOMEM;
 		goto fail;
 	}

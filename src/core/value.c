@@ -128,7 +128,7 @@ static ssize_t value_read(struct classfs_device *dev, const struct classfs_bin_a
 /* the size stat reports is read under L: change it under L */
 static void bin_size_update(struct classfs_device *dev, struct cfs_value *v)
 {
-	struct classfs_tree *t = cfs_node_tree(&dev->p.node);
+	struct classfs_tree *t = cfs_device_tree_of(dev);
 	pthread_mutex_t *lock = value_lock(v);
 
 	cfs_lock(t);
@@ -262,7 +262,7 @@ fail:
 static int entry_add(struct classfs_device *dev, const char *path, struct classfs_node *leaf)
 {
 	struct classfs_node *freelist = NULL;
-	struct classfs_tree *t = cfs_node_tree(&dev->p.node);
+	struct classfs_tree *t = cfs_device_tree_of(dev);
 	char buf[CFS_PATH_DEPTH * (NAME_MAX + 1)], *comp[CFS_PATH_DEPTH];
 	int n = split_path(path, buf, sizeof(buf), comp), r;
 
@@ -323,7 +323,7 @@ int classfs_device_add_value(struct classfs_device *dev, const char *path, mode_
 	v = cfs_malloc(sizeof(*v) + len);
 	if (!v)
 		return -ENOMEM;
-	n = cfs_node_new(cfs_node_tree(&dev->p.node), name, binary ? CFS_NT_BIN : CFS_NT_REG, mode);
+	n = cfs_node_new(cfs_device_tree_of(dev), name, binary ? CFS_NT_BIN : CFS_NT_REG, mode);
 	if (!n) {
 		cfs_free(v);
 		return -ENOMEM;
@@ -381,7 +381,7 @@ int classfs_device_set_value(struct classfs_device *dev, const char *path, const
 		return -EINVAL;
 	if (!cfs_dev_state(dev, CFS_DS_ADDED))
 		return -ENOENT;
-	t = cfs_node_tree(&dev->p.node);
+	t = cfs_device_tree_of(dev);
 	cfs_lock(t);
 	n = entry_find_locked(dev, path);
 	if (n && (n->flags & CFS_NF_VALUE) && cfs_active_get(n))
@@ -431,7 +431,7 @@ int classfs_device_add_link(struct classfs_device *dev, const char *path, const 
 		return -EINVAL;
 	if (!cfs_dev_state(dev, CFS_DS_ADDED))
 		return -ENODEV;
-	n = link_node(cfs_node_tree(&dev->p.node), leaf_name(path), target);
+	n = link_node(cfs_device_tree_of(dev), leaf_name(path), target);
 	if (!n)
 		return -ENOMEM;
 	return entry_add(dev, path, n);
@@ -454,9 +454,9 @@ int classfs_device_add_link_to(struct classfs_device *dev, const char *path,
 		return -EINVAL;
 	if (!cfs_dev_state(dev, CFS_DS_ADDED) || !cfs_dev_state(target, CFS_DS_ADDED))
 		return -ENODEV;
-	if (cfs_node_tree(&dev->p.node) != cfs_node_tree(&target->p.node))
+	if (cfs_device_tree_of(dev) != cfs_device_tree_of(target))
 		return -EINVAL;
-	n = link_node(cfs_node_tree(&dev->p.node), leaf_name(path), NULL);
+	n = link_node(cfs_device_tree_of(dev), leaf_name(path), NULL);
 	if (!n)
 		return -ENOMEM;
 	n->u.target = &classfs_device_get(target)->p.node;
@@ -481,7 +481,7 @@ int classfs_device_remove_entry(struct classfs_device *dev, const char *path)
 		return -EINVAL;
 	if (!cfs_dev_state(dev, CFS_DS_ADDED))
 		return -ENOENT;
-	t = cfs_node_tree(&dev->p.node);
+	t = cfs_device_tree_of(dev);
 	cfs_lock(t);
 	n = entry_find_locked(dev, path);
 	if (!n || !(n->flags & (CFS_NF_VALUE | CFS_NF_USER_LINK | CFS_NF_PLAIN_DIR)))

@@ -473,6 +473,98 @@ TEST(malformed_records_are_refused_and_change_nothing)
 	}
 }
 
+/*
+ * One path both a device and a glue directory: the order of the record
+ * does not decide (physical devices are placed first), and a true
+ * contradiction is refused.  Found by the record fuzzer.
+ */
+TEST(glue_directory_or_device)
+{
+	static const char *const orders[] = {
+		"P: /devices/a/block/sda1\nE: SUBSYSTEM=block\nA: dev=8:1\n\n"
+		"P: /devices/a/block/sda\n",
+		"P: /devices/a/block/sda\n\n"
+		"P: /devices/a/block/sda1\nE: SUBSYSTEM=block\nA: dev=8:1\n",
+	};
+	static const char contradiction[] =
+		"P: /devices/a/block/sda1\nE: SUBSYSTEM=block\n\n"
+		"P: /devices/a/block/x/block/sda2\nE: SUBSYSTEM=block\n";
+
+	for (int layout = 0; layout < 2; layout++) {
+		for (size_t i = 0; i < 2; i++) {
+			struct classfs_tree *t = classfs_tree_new(layout);
+			struct classfs_record_options opt = { .warning = on_warning };
+			struct classfs_record_error err;
+			struct classfs_device *dev;
+			char path[PATH_MAX];
+
+			CHECK_INT(classfs_record_load(t, orders[i], strlen(orders[i]), &opt, &err), 0);
+			/* "block" is the plain device; sda1 sits in its own glue directory */
+			dev = classfs_tree_find_device(t, "/devices/a/block/block/sda1");
+			CHECK(dev != NULL);
+			if (dev) {
+				CHECK(classfs_device_syspath(dev, path, sizeof(path)) > 0);
+				CHECK_STR(path, "/devices/a/block/block/sda1");
+				classfs_device_put(dev);
+			}
+			teardown(t);
+		}
+		{
+			struct classfs_tree *t = classfs_tree_new(layout);
+			struct classfs_record_error err;
+			size_t nodes = classfs_tree_node_count(t);
+
+			CHECK_INT(classfs_record_load(t, contradiction, strlen(contradiction), NULL,
+						      &err), -EINVAL);
+			CHECK_INT(err.line, 1);
+			CHECK(strstr(err.reason, "both a device and the 'block' glue directory"));
+			CHECK_INT(classfs_tree_node_count(t), nodes);
+			teardown(t);
+		}
+	}
+}
+
+/* an event over the limits, or a path too deep, refuses the whole record */
+TEST(oversized_event_refuses_the_record)
+{
+	size_t size = 8192, n;
+	char *text = malloc(size);
+
+	n = (size_t)snprintf(text, size, "P: /devices/a\nE: SUBSYSTEM=pci\n\n"
+			     "P: /devices/a/block/sda\nE: SUBSYSTEM=block\nA: dev=8:0\n"
+			     "E: DEVNAME=/dev");
+	for (int k = 0; k < 250; k++)
+		n += (size_t)snprintf(text + n, size - n, "/xxxxxxx");
+	n += (size_t)snprintf(text + n, size - n, "\n");
+	for (int layout = 0; layout < 2; layout++) {
+		struct classfs_tree *t = classfs_tree_new(layout);
+		struct classfs_record_error err;
+		size_t nodes = classfs_tree_node_count(t);
+
+		CHECK_INT(classfs_record_load(t, text, n, NULL, &err), -EINVAL);
+		CHECK_INT(err.line, 4);
+		CHECK(strstr(err.reason, "uevent limits"));
+		CHECK_INT(classfs_tree_node_count(t), nodes);
+		CHECK_INT(classfs_tree_seqnum(t), 0);
+		teardown(t);
+	}
+	/* deeper than the core's paths allow: refused at its P: line */
+	n = (size_t)snprintf(text, size, "P: /devices/a\n\nP: /devices");
+	for (int k = 0; k < 70; k++)
+		n += (size_t)snprintf(text + n, size - n, "/d%d", k);
+	n += (size_t)snprintf(text + n, size - n, "\n");
+	for (int layout = 0; layout < 2; layout++) {
+		struct classfs_tree *t = classfs_tree_new(layout);
+		struct classfs_record_error err;
+
+		CHECK_INT(classfs_record_load(t, text, n, NULL, &err), -EINVAL);
+		CHECK_INT(err.line, 3);
+		CHECK(strstr(err.reason, "71 components, more than 60"));
+		teardown(t);
+	}
+	free(text);
+}
+
 TEST(links_recomputed_or_kept)
 {
 	struct classfs_record_error err;

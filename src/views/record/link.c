@@ -187,9 +187,38 @@ static int link_dev(struct rec_load *l, uint32_t i)
 		d = &l->p.devs[i];
 		if (l->p.devs[cand].kind == REC_CLASS && glued)
 			d->misplaced = true;	/* below a class device: no glue */
+		d->glued = glued && !d->misplaced;
 		d->phys = d->up = cand;
 	}
 	return 0;
+}
+
+/*
+ * A glue directory is no device.  A record where one path is both is
+ * refused, as sysfs refuses a second directory of one name: the class
+ * device .../0:0:0:0/block/sda1 says .../0:0:0:0/block is its glue
+ * directory, and .../0:0:0:0/block/x/block/sda2 makes it a device (the
+ * unrecorded ancestor of its physical parent .../block/x).  Checked once
+ * every device is linked, since such ancestors are made as they are met.
+ */
+static int check_glue(struct rec_load *l, uint32_t i)
+{
+	const struct rec_pdev *d = &l->p.devs[i];
+	size_t plen = cfs_rec_parent_len(d->path, d->pathlen);
+	uint32_t other;
+
+	if (!d->glued)
+		return 0;
+	other = cfs_rec_lookup_tree(l, d->path, plen);
+	if (other == REC_NONE - 1)
+		return -ENOMEM;
+	if (other == REC_NONE)
+		return 0;
+	d = &l->p.devs[i];
+	return cfs_rec_error(&l->p, d->lineno,
+			     "%.*s is both a device and the '%.*s' glue directory of %.*s",
+			     (int)plen, d->path, (int)d->subsyslen, d->subsys,
+			     (int)d->pathlen, d->path);
 }
 
 /*
@@ -301,8 +330,19 @@ int cfs_rec_link_all(struct rec_load *l)
 	size_t nrecorded = l->p.ndevs;
 	int r = add_existing(l);
 
+	/*
+	 * Physical devices first: the unrecorded ancestors they make are
+	 * there when a class device asks whether its parent path is a device
+	 * or a glue directory, whatever the order of the record.
+	 */
 	for (uint32_t i = 0; !r && i < nrecorded; i++)
-		r = link_dev(l, i);
+		if (l->p.devs[i].kind != REC_CLASS)
+			r = link_dev(l, i);
+	for (uint32_t i = 0; !r && i < nrecorded; i++)
+		if (l->p.devs[i].kind == REC_CLASS)
+			r = link_dev(l, i);
+	for (uint32_t i = 0; !r && i < nrecorded; i++)
+		r = check_glue(l, i);
 	/* link targets in the tree join the index now: building adds no entry */
 	for (uint32_t i = 0; !r && l->overlap && i < nrecorded; i++) {
 		for (uint32_t k = 0; k < l->p.devs[i].nlines; k++) {

@@ -421,6 +421,17 @@ static int build_one(struct rec_load *l, uint32_t idx)
 	}
 	d->built = rd;
 	d->dev = &rd->dev;
+	/*
+	 * Its ADD must fit the uevent limits before the first is sent (all
+	 * or none); checked now, while the device is in the cache.
+	 */
+	r = d->placeholder ? 0 : classfs_device_uevent_check(&rd->dev, CLASSFS_ACTION_ADD, NULL);
+	if (r == -E2BIG)
+		return cfs_rec_error(&l->p, d->lineno, "the ADD event of %.*s would exceed the "
+				     "uevent limits (64 variables, 2048 bytes)",
+				     (int)d->pathlen, d->path);
+	if (r < 0)
+		return r;	/* a hook's veto (> 0) leaves the device unannounced */
 	return add_values(l, d, rd);
 }
 

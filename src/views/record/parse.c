@@ -287,6 +287,14 @@ static int check_path(struct rec_parse *p, uint32_t lineno, const char *s, size_
 				     (int)(len > 200 ? 200 : len), s);
 	if (len == 16 && !memcmp(s, "/devices/virtual", 16))
 		return cfs_rec_error(p, lineno, "/devices/virtual is not a device");
+	/*
+	 * The core's paths have at most 128 components, and a device placed
+	 * elsewhere may gain a glue directory per level: half of it, with
+	 * room to spare (Linux's deepest paths have about 25).
+	 */
+	if (*depth > REC_MAX_DEPTH)
+		return cfs_rec_error(p, lineno, "device path '%.*s...' has %u components, more than %d",
+				     100, s, *depth, REC_MAX_DEPTH);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #define REC_NONE UINT32_MAX
+#define REC_MAX_DEPTH 60	/* components of a recorded device path */
 
 enum rec_kind {
 	REC_PLAIN,	/* physical device without subsystem (or unrecorded ancestor) */
@@ -55,6 +56,7 @@ struct rec_pdev {
 	uint8_t kind;
 	bool placeholder;		/* unrecorded ancestor */
 	bool misplaced;			/* the layout places it elsewhere */
+	bool glued;			/* its parent path is a glue directory */
 	bool existing;			/* already in the tree (path owned) */
 	struct rec_dev *built;		/* made by this load */
 	struct classfs_device *dev;	/* in the tree: built or existing */
