@@ -32,6 +32,9 @@ else
 fi
 
 passed=0 failed=0 skipped=0
+failures=()	# what failed, repeated at the end (CI shows the tail)
+tails=$(mktemp)
+trap 'rm -f "$tails"' EXIT
 export CLASSFS_STRESS_SECONDS=${CLASSFS_STRESS_SECONDS:-60}
 
 # build DIR OPTION... - configure (or reconfigure) DIR and build it
@@ -60,6 +63,23 @@ run_tests() {
 		skip=$(grep -c '"result": "SKIP"' "$log" || true)
 	fi
 	((rc == 0 || bad > 0)) || bad=1
+	if ((bad)); then
+		local before=${#failures[@]}
+		[[ -f $log ]] && mapfile -t -O "${#failures[@]}" failures < <(grep -E \
+			'"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" |
+			sed -E 's|.*"name": "([^"]*)".*"result": "([A-Z]*)".*|'"$dir"': \1 (\2)|')
+		((${#failures[@]} > before)) || failures+=("$dir: meson test exited $rc")
+		# the last lines of each failed test's output, shown again at the end
+		[[ -f $log ]] && python3 - "$log" >>"$tails" <<-'PY'
+		import json, sys
+		for line in open(sys.argv[1]):
+		    t = json.loads(line)
+		    if t.get("result") in ("FAIL", "TIMEOUT", "ERROR", "UNEXPECTEDPASS"):
+		        out = (t.get("stdout") or "") + (t.get("stderr") or "")
+		        print("== output of " + t["name"] + " (last 30 lines):")
+		        print("\n".join(out.splitlines()[-30:]))
+		PY
+	fi
 	echo "== $dir: $ok passed, $bad failed, $skip skipped"
 	passed=$((passed + ok)) failed=$((failed + bad)) skipped=$((skipped + skip))
 }
@@ -74,6 +94,7 @@ step() {
 		run_tests "$dir" "${args[@]}"
 	else
 		echo "== $dir: build failed"
+		failures+=("$dir: build")
 		failed=$((failed + 1))
 	fi
 }
@@ -85,6 +106,7 @@ run_fuzzers() {
 	bash fuzz/run.sh "$1"
 	if [[ ! -f build-fuzz/fuzz-results.tsv ]]; then
 		echo "== fuzz: no results"
+		failures+=("fuzz: no results")
 		failed=$((failed + 1))
 		return
 	fi
@@ -94,6 +116,7 @@ run_fuzzers() {
 			passed=$((passed + 1))
 		else
 			echo "== fuzz $t: $crashes crashes, ${execs:-0} executions"
+			failures+=("fuzz $t: $crashes crashes, ${execs:-0} executions")
 			failed=$((failed + 1))
 		fi
 	done <build-fuzz/fuzz-results.tsv
@@ -128,6 +151,7 @@ if ((!quick)); then
 		fi
 	else
 		echo "== build-tsan: build failed"
+		failures+=("build-tsan: build")
 		failed=$((failed + 1))
 	fi
 
@@ -146,6 +170,10 @@ if ((!quick)); then
 	bash scripts/reliability.sh || true	# its violations are the tests' failures
 fi
 
+cat "$tails"
+for f in "${failures[@]}"; do
+	echo "== failed: $f"
+done
 summary="$passed passed, $failed failed"
 ((skipped == 0)) || summary+=", $skipped skipped"
 echo "$summary"
