@@ -192,8 +192,11 @@ static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d)
 		subsystem[d->subsyslen] = '\0';
 	}
 	s = put(l->blob, 'n', name, namelen, false, NULL, 0, false);
+	l->evbytes = NAME_MAX + 1;	/* DEVNAME: the node's name, or (below) N: or E: */
+	l->evvars = 0;
 	for (uint32_t i = 0; i < d->nlines; i++) {
 		const struct rec_line *ln = &l->p.lines[d->first + i];
+		bool in_uevent;
 
 		switch (ln->tag) {
 		case 'S':
@@ -209,14 +212,18 @@ static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d)
 			s = put(s, 'H', ln->key, ln->keylen, true, NULL, 0, false);
 			break;
 		case 'E':
-			s = put(s, uevent_key(d, d->subsys ? subsystem : NULL, ln) ? 'U' : 'E',
-				ln->key, ln->keylen, true, ln->val, ln->vallen, true);
+			in_uevent = uevent_key(d, d->subsys ? subsystem : NULL, ln);
+			s = put(s, in_uevent ? 'U' : 'E', ln->key, ln->keylen, true, ln->val,
+				ln->vallen, true);
+			if (in_uevent || (ln->keylen == 7 && !memcmp(ln->key, "DEVNAME", 7)))
+				l->evbytes += ln->keylen + ln->vallen + 2, l->evvars++;
 			break;
 		case 'L':
 			s = put(s, 'L', ln->key, ln->keylen, true, ln->val, ln->vallen, true);
 			break;
 		default:	/* N: the node's name is its own */
 			s = put(s, ln->tag, ln->key, ln->keylen, false, ln->val, ln->vallen, true);
+			l->evbytes += ln->keylen + 1;
 		}
 	}
 	rd = classfs_zalloc(sizeof(*rd) + (size_t)(s - l->blob));
@@ -367,6 +374,36 @@ static int add_links(struct rec_load *l, struct rec_pdev *d, struct rec_dev *rd)
 	return r;
 }
 
+static bool moved(const struct rec_load *l, uint32_t idx)
+{
+	return idx != REC_NONE && (l->p.devs[idx].moved || l->p.devs[idx].existing);
+}
+
+/*
+ * Will the device's ADD fit the uevent limits?  Asked of every device
+ * before the first ADD is sent (all or none), while it is in the cache.
+ * The answer is certain without running the hooks when they are the
+ * loader's own and the device is where it was recorded: the most its
+ * variables can take (l->evbytes, from make_dev()), the core's (MAJOR,
+ * MINOR, DEVTYPE, ACTION, SUBSYSTEM, SEQNUM) and a DEVPATH at most the
+ * recorded path with "/class/CLASS" are then well inside the limits for
+ * any real record.  Else the core is asked (classfs_device_uevent_check()).
+ */
+static int check_event(struct rec_load *l, struct rec_pdev *d, struct rec_dev *rd)
+{
+	size_t most;
+
+	d->moved = d->misplaced || moved(l, d->up) || moved(l, d->parent) || moved(l, d->phys);
+	most = l->evbytes + 2 * (sizeof("MAJOR=4294967295")) +
+	       sizeof("DEVTYPE=") + (rd->dev.type->name ? strlen(rd->dev.type->name) : 0) +
+	       sizeof("ACTION=remove") + sizeof("DEVPATH=/class//") + d->subsyslen + d->pathlen +
+	       sizeof("SUBSYSTEM=") + d->subsyslen + sizeof("SEQNUM=18446744073709551615");
+	if (!d->moved && cfs_rec_own_hooks(&rd->dev) && most <= CLASSFS_UEVENT_BUFFER &&
+	    l->evvars + 9 <= CLASSFS_UEVENT_NUM_ENVP)
+		return 0;
+	return classfs_device_uevent_check(&rd->dev, CLASSFS_ACTION_ADD, NULL);
+}
+
 static int build_one(struct rec_load *l, uint32_t idx)
 {
 	struct rec_pdev *d = &l->p.devs[idx];
@@ -421,11 +458,7 @@ static int build_one(struct rec_load *l, uint32_t idx)
 	}
 	d->built = rd;
 	d->dev = &rd->dev;
-	/*
-	 * Its ADD must fit the uevent limits before the first is sent (all
-	 * or none); checked now, while the device is in the cache.
-	 */
-	r = d->placeholder ? 0 : classfs_device_uevent_check(&rd->dev, CLASSFS_ACTION_ADD, NULL);
+	r = d->placeholder ? 0 : check_event(l, d, rd);
 	if (r == -E2BIG)
 		return cfs_rec_error(&l->p, d->lineno, "the ADD event of %.*s would exceed the "
 				     "uevent limits (64 variables, 2048 bytes)",

@@ -57,6 +57,7 @@ struct rec_pdev {
 	bool placeholder;		/* unrecorded ancestor */
 	bool misplaced;			/* the layout places it elsewhere */
 	bool glued;			/* its parent path is a glue directory */
+	bool moved;			/* it or an ancestor is not where recorded */
 	bool existing;			/* already in the tree (path owned) */
 	struct rec_dev *built;		/* made by this load */
 	struct classfs_device *dev;	/* in the tree: built or existing */
@@ -156,6 +157,7 @@ struct rec_load {
 	bool overlap;			/* the tree may hold some of the record's paths */
 	char *blob;			/* a device's blob in the making */
 	size_t blobcap;
+	size_t evbytes, evvars;		/* its uevent variables: at most (make_dev()) */
 	char scratch[2 * PATH_MAX];
 };
 
@@ -171,6 +173,7 @@ size_t cfs_rec_resolve_link(struct rec_load *l, const struct rec_pdev *d,
 			    const struct rec_line *ln);
 
 /* side.c */
+bool cfs_rec_own_hooks(const struct classfs_device *dev);
 const char *cfs_rec_devnode(struct classfs_device *dev, char *buf, size_t size);
 void cfs_rec_class_release(struct classfs_class *cls);
 const struct classfs_device_type *cfs_rec_intern_type(const char *name, size_t len);

@@ -114,6 +114,15 @@ static int rec_uevent(struct classfs_device *dev, struct classfs_uevent_env *env
 	return 0;
 }
 
+/* are the uevent hooks of @dev the loader's own (rec_uevent, cfs_rec_devnode)? */
+bool cfs_rec_own_hooks(const struct classfs_device *dev)
+{
+	if (!dev->type || dev->type->uevent != rec_uevent)
+		return false;
+	return !dev->cls || (!dev->cls->dev_uevent &&
+			     (!dev->cls->devnode || dev->cls->devnode == cfs_rec_devnode));
+}
+
 /* DEVNAME of a loaded class device: the recorded node name */
 const char *cfs_rec_devnode(struct classfs_device *dev, char *buf, size_t size)
 {
