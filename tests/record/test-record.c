@@ -486,9 +486,13 @@ TEST(glue_directory_or_device)
 		"P: /devices/a/block/sda\n\n"
 		"P: /devices/a/block/sda1\nE: SUBSYSTEM=block\nA: dev=8:1\n",
 	};
-	static const char contradiction[] =
+	static const char *const contradictions[] = {
 		"P: /devices/a/block/sda1\nE: SUBSYSTEM=block\n\n"
-		"P: /devices/a/block/x/block/sda2\nE: SUBSYSTEM=block\n";
+		"P: /devices/a/block/x/block/sda2\nE: SUBSYSTEM=block\n",
+		/* sdb, right below /devices/a, would go in the glue directory a/block */
+		"P: /devices/a/block/sda\n\n"
+		"P: /devices/a/sdb\nE: SUBSYSTEM=block\n",
+	};
 
 	for (int layout = 0; layout < 2; layout++) {
 		for (size_t i = 0; i < 2; i++) {
@@ -509,15 +513,16 @@ TEST(glue_directory_or_device)
 			}
 			teardown(t);
 		}
-		{
+		for (size_t i = 0; i < 2; i++) {
 			struct classfs_tree *t = classfs_tree_new(layout);
 			struct classfs_record_error err;
 			size_t nodes = classfs_tree_node_count(t);
+			const char *c = contradictions[i];
 
-			CHECK_INT(classfs_record_load(t, contradiction, strlen(contradiction), NULL,
-						      &err), -EINVAL);
-			CHECK_INT(err.line, 1);
-			CHECK(strstr(err.reason, "both a device and the 'block' glue directory"));
+			CHECK_INT(classfs_record_load(t, c, strlen(c), NULL, &err), -EINVAL);
+			CHECK_INT(err.line, i ? 3 : 1);
+			CHECK(strstr(err.reason, "/devices/a/block is both a device and the 'block' "
+					  "glue directory"));
 			CHECK_INT(classfs_tree_node_count(t), nodes);
 			teardown(t);
 		}

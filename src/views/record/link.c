@@ -198,18 +198,30 @@ static int link_dev(struct rec_load *l, uint32_t i)
  * refused, as sysfs refuses a second directory of one name: the class
  * device .../0:0:0:0/block/sda1 says .../0:0:0:0/block is its glue
  * directory, and .../0:0:0:0/block/x/block/sda2 makes it a device (the
- * unrecorded ancestor of its physical parent .../block/x).  Checked once
- * every device is linked, since such ancestors are made as they are met.
+ * unrecorded ancestor of its physical parent .../block/x); or a class
+ * device recorded right below .../0:0:0:0 goes in a glue directory
+ * .../0:0:0:0/block that is a recorded device.  Checked once every device
+ * is linked, since such ancestors are made as they are met.
  */
 static int check_glue(struct rec_load *l, uint32_t i)
 {
 	const struct rec_pdev *d = &l->p.devs[i];
-	size_t plen = cfs_rec_parent_len(d->path, d->pathlen);
+	size_t plen = cfs_rec_parent_len(d->path, d->pathlen), glen = plen;
 	uint32_t other;
 
-	if (!d->glued)
-		return 0;
-	other = cfs_rec_lookup_tree(l, d->path, plen);
+	if (d->kind != REC_CLASS || d->parent != REC_NONE || d->phys == REC_NONE ||
+	    l->p.devs[d->phys].kind == REC_CLASS)
+		return 0;	/* nested, virtual, or below a class device: no glue */
+	memcpy(l->scratch, d->path, plen);
+	if (!d->glued) {
+		/* recorded right below its physical device: the glue goes between */
+		if (plen + 1 + d->subsyslen >= sizeof(l->scratch))
+			return 0;
+		l->scratch[plen] = '/';
+		memcpy(l->scratch + plen + 1, d->subsys, d->subsyslen);
+		glen = plen + 1 + d->subsyslen;
+	}
+	other = cfs_rec_lookup_tree(l, l->scratch, glen);
 	if (other == REC_NONE - 1)
 		return -ENOMEM;
 	if (other == REC_NONE)
@@ -217,7 +229,7 @@ static int check_glue(struct rec_load *l, uint32_t i)
 	d = &l->p.devs[i];
 	return cfs_rec_error(&l->p, d->lineno,
 			     "%.*s is both a device and the '%.*s' glue directory of %.*s",
-			     (int)plen, d->path, (int)d->subsyslen, d->subsys,
+			     (int)glen, l->scratch, (int)d->subsyslen, d->subsys,
 			     (int)d->pathlen, d->path);
 }
 
