@@ -102,10 +102,10 @@ static struct rec_subsys *subsys_get(struct rec_load *l, const struct rec_pdev *
 }
 
 /* attributes the tree computes itself: their recorded text stays in the blob */
-static bool computed_attr(const struct rec_line *ln)
+static bool computed_attr(const struct rec_parse *p, const struct rec_line *ln)
 {
-	return ln->tag == 'A' && ((ln->keylen == 3 && !memcmp(ln->key, "dev", 3)) ||
-				  (ln->keylen == 6 && !memcmp(ln->key, "uevent", 6)));
+	return ln->tag == 'A' && ((ln->keylen == 3 && !memcmp(cfs_rec_key(p, ln), "dev", 3)) ||
+				  (ln->keylen == 6 && !memcmp(cfs_rec_key(p, ln), "uevent", 6)));
 }
 
 static size_t blob_size(const struct rec_parse *p, const struct rec_pdev *d, size_t namelen)
@@ -117,7 +117,7 @@ static size_t blob_size(const struct rec_parse *p, const struct rec_pdev *d, siz
 
 		n += 1 + ln->keylen + 1;
 		/* A: and H: values live in the tree; computed ones ('D') stay here */
-		if ((ln->tag != 'A' && ln->tag != 'H') || computed_attr(ln))
+		if ((ln->tag != 'A' && ln->tag != 'H') || computed_attr(p, ln))
 			n += ln->vallen + 1;
 	}
 	return n;
@@ -156,17 +156,19 @@ static char *put(char *s, char tag, const char *a, size_t alen, bool name, const
  * Linux emits for the subsystem, less what the core adds itself: DEVTYPE
  * (the type's name), and a class device's MAJOR, MINOR and DEVNAME.
  */
-static bool uevent_key(const struct rec_pdev *d, const char *subsystem, const struct rec_line *ln)
+static bool uevent_key(const struct rec_parse *p, const struct rec_pdev *d, const char *subsystem,
+		       const struct rec_line *ln)
 {
 	bool core_devnum = d->kind == REC_CLASS && major(d->devt);
+	const char *key = cfs_rec_key(p, ln);
 
-	if (ln->keylen == 7 && !memcmp(ln->key, "DEVTYPE", 7))
+	if (ln->keylen == 7 && !memcmp(key, "DEVTYPE", 7))
 		return false;
-	if (core_devnum && ((ln->keylen == 5 && (!memcmp(ln->key, "MAJOR", 5) ||
-						  !memcmp(ln->key, "MINOR", 5))) ||
-			    (ln->keylen == 7 && !memcmp(ln->key, "DEVNAME", 7))))
+	if (core_devnum && ((ln->keylen == 5 && (!memcmp(key, "MAJOR", 5) ||
+						  !memcmp(key, "MINOR", 5))) ||
+			    (ln->keylen == 7 && !memcmp(key, "DEVNAME", 7))))
 		return false;
-	return cfs_rec_uevent_key(subsystem, ln->key, ln->keylen);
+	return cfs_rec_uevent_key(subsystem, key, ln->keylen);
 }
 
 static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d)
@@ -196,33 +198,34 @@ static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d)
 	l->evvars = 0;
 	for (uint32_t i = 0; i < d->nlines; i++) {
 		const struct rec_line *ln = &l->p.lines[d->first + i];
+		const char *key = cfs_rec_key(&l->p, ln), *val = cfs_rec_val(&l->p, ln);
 		bool in_uevent;
 
 		switch (ln->tag) {
 		case 'S':
-			s = put(s, 'S', ln->val, ln->vallen, false, NULL, 0, false);
+			s = put(s, 'S', val, ln->vallen, false, NULL, 0, false);
 			break;
 		case 'A':
-			if (computed_attr(ln))
-				s = put(s, 'D', ln->key, ln->keylen, true, ln->val, ln->vallen, true);
+			if (computed_attr(&l->p, ln))
+				s = put(s, 'D', key, ln->keylen, true, val, ln->vallen, true);
 			else
-				s = put(s, 'A', ln->key, ln->keylen, true, NULL, 0, false);
+				s = put(s, 'A', key, ln->keylen, true, NULL, 0, false);
 			break;
 		case 'H':
-			s = put(s, 'H', ln->key, ln->keylen, true, NULL, 0, false);
+			s = put(s, 'H', key, ln->keylen, true, NULL, 0, false);
 			break;
 		case 'E':
-			in_uevent = uevent_key(d, d->subsys ? subsystem : NULL, ln);
-			s = put(s, in_uevent ? 'U' : 'E', ln->key, ln->keylen, true, ln->val,
-				ln->vallen, true);
-			if (in_uevent || (ln->keylen == 7 && !memcmp(ln->key, "DEVNAME", 7)))
+			in_uevent = uevent_key(&l->p, d, d->subsys ? subsystem : NULL, ln);
+			s = put(s, in_uevent ? 'U' : 'E', key, ln->keylen, true, val, ln->vallen,
+				true);
+			if (in_uevent || (ln->keylen == 7 && !memcmp(key, "DEVNAME", 7)))
 				l->evbytes += ln->keylen + ln->vallen + 2, l->evvars++;
 			break;
 		case 'L':
-			s = put(s, 'L', ln->key, ln->keylen, true, ln->val, ln->vallen, true);
+			s = put(s, 'L', key, ln->keylen, true, val, ln->vallen, true);
 			break;
 		default:	/* N: the node's name is its own */
-			s = put(s, ln->tag, ln->key, ln->keylen, false, ln->val, ln->vallen, true);
+			s = put(s, ln->tag, key, ln->keylen, false, val, ln->vallen, true);
 			l->evbytes += ln->keylen + 1;
 		}
 	}
@@ -258,22 +261,22 @@ static int add_values(struct rec_load *l, struct rec_pdev *d, struct rec_dev *rd
 		 * carries no number in the core (its DEVNAME is the record's),
 		 * so its `dev` is a read-only value.
 		 */
-		if (computed_attr(ln) && (ln->keylen != 3 || major(rd->dev.devt)))
+		if (computed_attr(&l->p, ln) && (ln->keylen != 3 || major(rd->dev.devt)))
 			continue;
-		memcpy(name, ln->key, ln->keylen);
+		memcpy(name, cfs_rec_key(&l->p, ln), ln->keylen);
 		name[ln->keylen] = '\0';
 		if (ln->tag == 'A') {
 			const char *why;
 
-			cfs_rec_unescape(ln->val, ln->vallen, l->scratch, &n, &why);
-			r = classfs_device_add_value(&rd->dev, name, computed_attr(ln) ? 0444 : 0644,
+			cfs_rec_unescape(cfs_rec_val(&l->p, ln), ln->vallen, l->scratch, &n, &why);
+			r = classfs_device_add_value(&rd->dev, name, computed_attr(&l->p, ln) ? 0444 : 0644,
 						     l->scratch, n, 0);
 		} else {
 			unsigned char *bin = malloc(ln->vallen / 2 + 1);
 
 			if (!bin)
 				return -ENOMEM;
-			cfs_rec_unhex(ln->val, ln->vallen, bin);
+			cfs_rec_unhex(cfs_rec_val(&l->p, ln), ln->vallen, bin);
 			r = classfs_device_add_value(&rd->dev, name, 0644, bin, ln->vallen / 2,
 						     CLASSFS_VALUE_BINARY);
 			free(bin);
@@ -295,19 +298,19 @@ size_t cfs_rec_resolve_link(struct rec_load *l, const struct rec_pdev *d, const 
 {
 	char *buf = l->scratch;
 	size_t n = d->pathlen, cap = sizeof(l->scratch) - 1;
-	const char *t = ln->val, *end = ln->val + ln->vallen;
-	const char *dirend = ln->key + ln->keylen;
+	const char *key = cfs_rec_key(&l->p, ln), *t = cfs_rec_val(&l->p, ln);
+	const char *end = t + ln->vallen, *dirend = key + ln->keylen;
 
 	if (*t == '/' || n + ln->keylen + 1 > cap)
 		return 0;
 	memcpy(buf, d->path, n);
 	/* the link's own directory: the device's, or a subdirectory of it */
-	while (dirend > ln->key && dirend[-1] != '/')
+	while (dirend > key && dirend[-1] != '/')
 		dirend--;
-	if (dirend > ln->key) {
+	if (dirend > key) {
 		buf[n++] = '/';
-		memcpy(buf + n, ln->key, (size_t)(dirend - ln->key - 1));
-		n += (size_t)(dirend - ln->key - 1);
+		memcpy(buf + n, key, (size_t)(dirend - key - 1));
+		n += (size_t)(dirend - key - 1);
 	}
 	while (t < end) {
 		const char *c = memchr(t, '/', (size_t)(end - t));
@@ -344,7 +347,7 @@ static int add_links(struct rec_load *l, struct rec_pdev *d, struct rec_dev *rd)
 
 		if (ln->tag != 'L')
 			continue;
-		memcpy(name, ln->key, ln->keylen);
+		memcpy(name, cfs_rec_key(&l->p, ln), ln->keylen);
 		name[ln->keylen] = '\0';
 		/* the tree makes these itself */
 		if ((!strcmp(name, "subsystem") && d->kind != REC_PLAIN) ||
@@ -357,7 +360,7 @@ static int add_links(struct rec_load *l, struct rec_pdev *d, struct rec_dev *rd)
 		if (target != REC_NONE && l->p.devs[target].dev) {
 			r = classfs_device_add_link_to(&rd->dev, name, l->p.devs[target].dev);
 		} else {
-			text = strndup(ln->val, ln->vallen);
+			text = strndup(cfs_rec_val(&l->p, ln), ln->vallen);
 			if (!text)
 				return -ENOMEM;
 			r = classfs_device_add_link(&rd->dev, name, text);

@@ -304,24 +304,25 @@ static const char *find(const char *s, size_t len, char c)
 	return memchr(s, c, len);
 }
 
-static bool key_is(const struct rec_line *l, const char *key)
+static bool key_is(const struct rec_parse *p, const struct rec_line *l, const char *key)
 {
 	size_t n = strlen(key);
 
-	return l->keylen == n && !memcmp(l->key, key, n);
+	return l->keylen == n && !memcmp(cfs_rec_key(p, l), key, n);
 }
 
 /* properties (E:) and files (A:, H:, L:) are names of their own */
-static int cmp_linename(const void *a, const void *b)
+static int cmp_linename(const void *a, const void *b, void *parse)
 {
 	const struct rec_line *x = *(const struct rec_line *const *)a;
 	const struct rec_line *y = *(const struct rec_line *const *)b;
+	const struct rec_parse *p = parse;
 	size_t n = x->keylen < y->keylen ? x->keylen : y->keylen;
 	int r = (x->tag == 'E') - (y->tag == 'E');
 
 	if (r)
 		return r;
-	r = memcmp(x->key, y->key, n);
+	r = memcmp(cfs_rec_key(p, x), cfs_rec_key(p, y), n);
 
 	if (r)
 		return r;
@@ -346,23 +347,23 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 		case 'H':
 		case 'L':
 			names[nnames++] = l;
-			if (l->tag == 'L' && key_is(l, "subsystem"))
+			if (l->tag == 'L' && key_is(p, l, "subsystem"))
 				sub = l;
-			if (l->tag == 'A' && key_is(l, "dev"))
+			if (l->tag == 'A' && key_is(p, l, "dev"))
 				devattr = l;
 			break;
 		case 'E':
 			/* a property twice would make the line order matter */
 			names[nnames++] = l;
-			if (key_is(l, "SUBSYSTEM") && !d->subsys) {
-				d->subsys = l->val;
+			if (key_is(p, l, "SUBSYSTEM") && !d->subsys) {
+				d->subsys = cfs_rec_val(p, l);
 				d->subsyslen = l->vallen;
-			} else if (key_is(l, "DEVTYPE")) {
-				d->devtype = l->val;
+			} else if (key_is(p, l, "DEVTYPE")) {
+				d->devtype = cfs_rec_val(p, l);
 				d->devtypelen = l->vallen;
-			} else if (key_is(l, "MAJOR")) {
+			} else if (key_is(p, l, "MAJOR")) {
 				major = l;
-			} else if (key_is(l, "MINOR")) {
+			} else if (key_is(p, l, "MINOR")) {
 				minor = l;
 			}
 			break;
@@ -370,42 +371,42 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 	}
 	/* few names per device: an insertion sort beats qsort()'s calls */
 	if (nnames > 16)
-		qsort(names, nnames, sizeof(*names), cmp_linename);
+		qsort_r(names, nnames, sizeof(*names), cmp_linename, p);
 	for (size_t i = 1; i < nnames && nnames <= 16; i++) {
 		const struct rec_line *x = names[i];
 		size_t k = i;
 
-		for (; k > 0 && cmp_linename(&names[k - 1], &x) > 0; k--)
+		for (; k > 0 && cmp_linename(&names[k - 1], &x, p) > 0; k--)
 			names[k] = names[k - 1];
 		names[k] = x;
 	}
 	for (size_t i = 1; i < nnames; i++)
-		if (!cmp_linename(&names[i - 1], &names[i])) {
+		if (!cmp_linename(&names[i - 1], &names[i], p)) {
 			const struct rec_line *l = names[i]->lineno > names[i - 1]->lineno ? names[i]
 											   : names[i - 1];
 
 			r = cfs_rec_error(p, l->lineno, "duplicate %s '%.*s' in device %.*s",
 					  l->tag == 'E' ? "property" : "attribute", (int)l->keylen,
-					  l->key, (int)d->pathlen, d->path);
+					  cfs_rec_key(p, l), (int)d->pathlen, d->path);
 			goto out;
 		}
 
 	d->kind = REC_PLAIN;
 	if (sub) {
 		/* ".../bus/NAME" or ".../class/NAME": the link decides */
-		const char *base = sub->val + sub->vallen;
+		const char *target = cfs_rec_val(p, sub), *base = target + sub->vallen;
 
-		while (base > sub->val && base[-1] != '/')
+		while (base > target && base[-1] != '/')
 			base--;
 		d->subsys = base;
-		d->subsyslen = (uint32_t)(sub->val + sub->vallen - base);
+		d->subsyslen = (uint32_t)(target + sub->vallen - base);
 		if (!d->subsyslen) {
 			r = cfs_rec_error(p, sub->lineno, "subsystem link without a name");
 			goto out;
 		}
-		if (base - sub->val >= 5 && !memcmp(base - 5, "/bus/", 5))
+		if (base - target >= 5 && !memcmp(base - 5, "/bus/", 5))
 			d->kind = REC_BUS;
-		else if (base - sub->val >= 7 && !memcmp(base - 7, "/class/", 7))
+		else if (base - target >= 7 && !memcmp(base - 7, "/class/", 7))
 			d->kind = REC_CLASS;
 		else
 			d->kind = cfs_rec_is_bus(d->subsys, d->subsyslen) ? REC_BUS : REC_CLASS;
@@ -435,7 +436,7 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 		bool ok = false;
 
 		if (devattr->vallen >= sizeof(buf) ||
-		    cfs_rec_unescape(devattr->val, devattr->vallen, buf, &n, &why) < 0) {
+		    cfs_rec_unescape(cfs_rec_val(p, devattr), devattr->vallen, buf, &n, &why) < 0) {
 			r = cfs_rec_error(p, devattr->lineno, "invalid dev attribute");
 			goto out;
 		}
@@ -455,8 +456,8 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 		d->devt = makedev((unsigned int)ma, (unsigned int)mi);
 	} else if (major && minor) {
 		char *end;
-		unsigned long ma = strtoul(major->val, &end, 10);
-		unsigned long mi = strtoul(minor->val, &end, 10);
+		unsigned long ma = strtoul(cfs_rec_val(p, major), &end, 10);
+		unsigned long mi = strtoul(cfs_rec_val(p, minor), &end, 10);
 
 		d->devt = makedev((unsigned int)ma, (unsigned int)mi);
 	}
@@ -500,8 +501,8 @@ static int parse_line(struct rec_parse *p, const char *s, size_t len, uint32_t l
 		      uint32_t *cur)
 {
 	struct rec_line *l;
-	const char *rest, *eq;
-	size_t restlen;
+	const char *rest, *eq, *val;
+	size_t restlen, keylen;
 	char tag;
 
 	bool bad = has_control(s, len);
@@ -553,24 +554,22 @@ static int parse_line(struct rec_parse *p, const char *s, size_t len, uint32_t l
 				     "'%c:' line before the first P: line", tag);
 
 	l = &p->lines[p->nlines];
-	*l = (struct rec_line){ .lineno = lineno, .tag = tag };
+	*l = (struct rec_line){ .off = (uint32_t)(rest - p->data), .lineno = lineno, .tag = tag };
 	switch (tag) {
 	case 'S':
 		if (!restlen)
 			return cfs_rec_error(p, lineno, "empty S: line");
-		l->val = rest;
 		l->vallen = (uint32_t)restlen;
 		break;
 	case 'N':
 		eq = find(rest, restlen, '=');
-		l->key = rest;
-		l->keylen = (uint32_t)(eq ? (size_t)(eq - rest) : restlen);
-		if (!l->keylen || !valid_relpath(rest, l->keylen))
+		keylen = eq ? (size_t)(eq - rest) : restlen;
+		if (!keylen || !valid_relpath(rest, keylen))
 			return cfs_rec_error(p, lineno, "invalid node name in N: line");
+		l->keylen = (uint16_t)keylen;
 		if (eq) {
-			l->val = eq + 1;
 			l->vallen = (uint32_t)(rest + restlen - eq - 1);
-			if (cfs_rec_unhex(l->val, l->vallen, NULL) < 0)
+			if (cfs_rec_unhex(eq + 1, l->vallen, NULL) < 0)
 				return cfs_rec_error(p, lineno, "bad hex in N: contents");
 		}
 		break;
@@ -578,37 +577,40 @@ static int parse_line(struct rec_parse *p, const char *s, size_t len, uint32_t l
 		eq = find(rest, restlen, '=');
 		if (!eq)
 			return cfs_rec_error(p, lineno, "'%c:' line without '='", tag);
-		l->key = rest;
-		l->keylen = (uint32_t)(eq - rest);
-		l->val = eq + 1;
+		keylen = (size_t)(eq - rest);
+		val = eq + 1;
 		l->vallen = (uint32_t)(rest + restlen - eq - 1);
-		if (!l->keylen)
+		if (!keylen)
 			return cfs_rec_error(p, lineno, "'%c:' line with an empty name", tag);
+		if (keylen > PATH_MAX)
+			return cfs_rec_error(p, lineno, "'%c:' name longer than %d bytes", tag,
+					     PATH_MAX);
+		l->keylen = (uint16_t)keylen;
 		if (tag == 'E')
 			break;
-		if (!valid_relpath(l->key, l->keylen))
+		if (!valid_relpath(rest, keylen))
 			return cfs_rec_error(p, lineno, "invalid attribute name '%.*s'",
-					     (int)l->keylen, l->key);
+					     (int)keylen, rest);
 		if (tag == 'A') {
 			const char *why;
 			size_t n;
 
 			n = l->vallen;
-			if (memchr(l->val, '\\', l->vallen) &&
-			    cfs_rec_unescape(l->val, l->vallen, NULL, &n, &why) < 0)
+			if (memchr(val, '\\', l->vallen) &&
+			    cfs_rec_unescape(val, l->vallen, NULL, &n, &why) < 0)
 				return cfs_rec_error(p, lineno, "attribute '%.*s': %s",
-						     (int)l->keylen, l->key, why);
+						     (int)keylen, rest, why);
 			if (n > CLASSFS_ATTR_MAX)
 				return cfs_rec_error(p, lineno,
 						     "attribute '%.*s' longer than %d bytes",
-						     (int)l->keylen, l->key, CLASSFS_ATTR_MAX);
+						     (int)keylen, rest, CLASSFS_ATTR_MAX);
 		} else if (tag == 'H') {
-			if (cfs_rec_unhex(l->val, l->vallen, NULL) < 0)
+			if (cfs_rec_unhex(val, l->vallen, NULL) < 0)
 				return cfs_rec_error(p, lineno, "bad hex in binary attribute '%.*s'",
-						     (int)l->keylen, l->key);
+						     (int)keylen, rest);
 		} else if (!l->vallen) {
 			return cfs_rec_error(p, lineno, "link '%.*s' without a target",
-					     (int)l->keylen, l->key);
+					     (int)keylen, rest);
 		}
 		break;
 	}
@@ -637,8 +639,9 @@ int cfs_rec_parse(struct rec_parse *p, const char *data, size_t len)
 		npaths += s[0] == 'P';
 		s = nl ? nl + 1 : e;
 	}
-	if (nlines >= UINT32_MAX)
-		return cfs_rec_error(p, 0, "record too large");
+	if (nlines >= UINT32_MAX || len > UINT32_MAX)
+		return cfs_rec_error(p, 0, "record too large (4 GiB at most)");
+	p->data = data;
 	p->lines = malloc((nlines ? nlines : 1) * sizeof(*p->lines));
 	if (!p->lines || reserve(p, npaths + npaths / 4 + 16) < 0)
 		return -ENOMEM;
