@@ -744,49 +744,14 @@ struct classfs_device *classfs_device_create(struct classfs_class *cls,
 	return dev;
 }
 
-/**
- * classfs_device_uevent() - send @action for @dev with optional extra
- * variables.  Return: 0, -EINVAL, -ENOMEM, or a hook's veto.
+/*
+ * Collect @dev's variables for @action (the hooks run, without locks),
+ * then under L either send the event (@send) or only check it against the
+ * limits.  Return: 0, -EINVAL, -ENODEV, -ENOMEM (no memory, or limits
+ * when sending), -E2BIG (limits when checking), or a hook's veto.
  */
-int classfs_device_uevent(struct classfs_device *dev, enum classfs_action action,
-			  const char *const *extra)
-{
-	struct classfs_tree *t;
-	struct cfs_event *ev;
-	int r;
-
-	if (!dev || (unsigned int)action >= CLASSFS_ACTION_COUNT ||
-	    !cfs_dev_state(dev, CFS_DS_ADDED))
-		return -EINVAL;
-	t = cfs_device_tree_of(dev);
-	ev = cfs_event_alloc();
-	if (!ev)
-		return -ENOMEM;
-	r = cfs_event_fill(dev, ev, extra);
-	if (r) {
-		cfs_event_discard(ev);
-		return r;
-	}
-	cfs_lock(t);
-	if (cfs_dev_state(dev, CFS_DS_ADDED))
-		r = cfs_event_emit_locked(t, ev, action, dev, NULL);
-	else
-		r = -ENODEV, cfs_event_discard(ev);
-	cfs_unlock(t);
-	cfs_events_deliver(t);
-	return r;
-}
-
-/**
- * classfs_device_uevent_check() - would classfs_device_uevent() send
- * @action for @dev?  The variables are collected (the hooks run) and the
- * limits checked; nothing is sent and no SEQNUM is used.  For whoever
- * must announce many devices all or none (the record loader).
- * Return: 0, -EINVAL, -ENODEV, -ENOMEM, -E2BIG (the event would exceed
- * the limits), or the hooks' veto.
- */
-int classfs_device_uevent_check(struct classfs_device *dev, enum classfs_action action,
-				const char *const *extra)
+static int device_uevent(struct classfs_device *dev, enum classfs_action action,
+			 const char *const *extra, bool send)
 {
 	struct classfs_tree *t;
 	struct cfs_event *ev;
@@ -802,12 +767,42 @@ int classfs_device_uevent_check(struct classfs_device *dev, enum classfs_action 
 	r = cfs_event_fill(dev, ev, extra);
 	if (!r) {
 		cfs_lock(t);
-		r = cfs_dev_state(dev, CFS_DS_ADDED) ?
-			    cfs_event_check_locked(t, ev, action, dev) : -ENODEV;
+		if (!cfs_dev_state(dev, CFS_DS_ADDED))
+			r = -ENODEV;
+		else if (send)
+			r = cfs_event_emit_locked(t, ev, action, dev, NULL), ev = NULL;
+		else
+			r = cfs_event_check_locked(t, ev, action, dev);
 		cfs_unlock(t);
 	}
 	cfs_event_discard(ev);
-	return r == -ENOMEM ? -E2BIG : r;	/* allocating was done above */
+	if (send)
+		cfs_events_deliver(t);
+	return !send && r == -ENOMEM ? -E2BIG : r;	/* the event was allocated */
+}
+
+/**
+ * classfs_device_uevent() - send @action for @dev with optional extra
+ * variables.  Return: 0, -EINVAL, -ENOMEM, or a hook's veto.
+ */
+int classfs_device_uevent(struct classfs_device *dev, enum classfs_action action,
+			  const char *const *extra)
+{
+	return device_uevent(dev, action, extra, true);
+}
+
+/**
+ * classfs_device_uevent_check() - would classfs_device_uevent() send
+ * @action for @dev?  The variables are collected (the hooks run) and the
+ * limits checked; nothing is sent and no SEQNUM is used.  For whoever
+ * must announce many devices all or none (the record loader).
+ * Return: 0, -EINVAL, -ENODEV, -ENOMEM, -E2BIG (the event would exceed
+ * the limits), or the hooks' veto.
+ */
+int classfs_device_uevent_check(struct classfs_device *dev, enum classfs_action action,
+				const char *const *extra)
+{
+	return device_uevent(dev, action, extra, false);
 }
 
 /** classfs_device_devpath() - DEVPATH of an added device; length or -errno */
