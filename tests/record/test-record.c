@@ -400,6 +400,9 @@ static const struct bad_case bad_cases[] = {
 	{ "", 0, "no device" },
 	{ "P: /devices/a\nA: dev=x:y\n", 2, "MAJOR:MINOR" },
 	{ "P: /devices/virtual/foo\nE: SUBSYSTEM=foo\n", 1, "/devices/virtual" },
+	/* a class device right below /devices goes in /devices/virtual/block/ */
+	{ "P: /devices/a\nE: SUBSYSTEM=block\n\nP: /devices/a/b\n", 4,
+	  "physical device /devices/a/b would be below /devices/a, which goes in /devices/virtual" },
 };
 
 /* lengths: the NUL cases need their true length */

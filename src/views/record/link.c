@@ -233,6 +233,42 @@ static int check_glue(struct rec_load *l, uint32_t i)
 			     (int)d->pathlen, d->path);
 }
 
+/* is device @idx (a class device, or below one) in /devices/virtual in the tree? */
+static bool in_virtual(const struct rec_load *l, uint32_t idx)
+{
+	for (int depth = 0; idx != REC_NONE && depth < REC_MAX_DEPTH * 2; depth++) {
+		const struct rec_pdev *c = &l->p.devs[idx];
+
+		if (c->existing)	/* its path is where the tree has it */
+			return c->pathlen > 17 && !memcmp(c->path, "/devices/virtual/", 17);
+		if (c->kind != REC_CLASS)
+			return false;
+		if (c->parent == REC_NONE)
+			return c->phys == REC_NONE;	/* recorded there, or moved there */
+		idx = c->parent;
+	}
+	return false;
+}
+
+/*
+ * /devices/virtual holds class devices only.  A physical device recorded
+ * (or made as an ancestor) below a class device that goes there, such as
+ * a class device recorded right below /devices, would be saved at a path
+ * no record may hold: refused.
+ */
+static int check_virtual(struct rec_load *l, uint32_t i)
+{
+	const struct rec_pdev *d = &l->p.devs[i], *up;
+
+	if (d->kind == REC_CLASS || d->existing || d->parent == REC_NONE ||
+	    !in_virtual(l, d->parent))
+		return 0;
+	up = &l->p.devs[d->parent];
+	return cfs_rec_error(&l->p, d->lineno, "physical device %.*s would be below %.*s, "
+			     "which goes in /devices/virtual", (int)d->pathlen, d->path,
+			     (int)up->pathlen, up->path);
+}
+
 /*
  * The devices already in the tree join the record's index when a path
  * names one (cfs_rec_lookup_tree()), so that a record's unrecorded ancestors are the
@@ -355,6 +391,8 @@ int cfs_rec_link_all(struct rec_load *l)
 			r = link_dev(l, i);
 	for (uint32_t i = 0; !r && i < nrecorded; i++)
 		r = check_glue(l, i);
+	for (uint32_t i = 0; !r && i < l->p.ndevs; i++)	/* with unrecorded ancestors */
+		r = check_virtual(l, i);
 	/* link targets in the tree join the index now: building adds no entry */
 	for (uint32_t i = 0; !r && l->overlap && i < nrecorded; i++) {
 		for (uint32_t k = 0; k < l->p.devs[i].nlines; k++) {
