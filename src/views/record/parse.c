@@ -38,15 +38,10 @@ static uint32_t hash_path(const char *s, size_t len)
 	return h;
 }
 
-/**
- * cfs_rec_lookup() - the index of the device at @path (@len bytes), or
- * REC_NONE.
- */
-uint32_t cfs_rec_lookup(const struct rec_parse *p, const char *path, size_t len)
+/* the index of the device at @path whose hash is @h, or REC_NONE */
+static uint32_t lookup_hashed(const struct rec_parse *p, const char *path, size_t len, uint32_t h)
 {
 	size_t mask = p->hashsize - 1;
-
-	uint32_t h = hash_path(path, len);
 
 	if (!p->hashsize)
 		return REC_NONE;
@@ -64,16 +59,30 @@ uint32_t cfs_rec_lookup(const struct rec_parse *p, const char *path, size_t len)
 	}
 }
 
-static void hash_insert(struct rec_parse *p, uint32_t idx)
+/**
+ * cfs_rec_lookup() - the index of the device at @path (@len bytes), or
+ * REC_NONE.
+ */
+uint32_t cfs_rec_lookup(const struct rec_parse *p, const char *path, size_t len)
+{
+	return lookup_hashed(p, path, len, hash_path(path, len));
+}
+
+static void insert_hashed(struct rec_parse *p, uint32_t idx, uint32_t h)
 {
 	size_t mask = p->hashsize - 1;
-	const struct rec_pdev *d = &p->devs[idx];
-	uint32_t h = hash_path(d->path, d->pathlen);
 	size_t i = h & mask;
 
 	while (p->hash[i])
 		i = (i + 1) & mask;
 	p->hash[i] = (uint64_t)h << 32 | (idx + 1);
+}
+
+static void hash_insert(struct rec_parse *p, uint32_t idx)
+{
+	const struct rec_pdev *d = &p->devs[idx];
+
+	insert_hashed(p, idx, hash_path(d->path, d->pathlen));
 }
 
 /* room for @n devices (and their hash slots at load factor <= 1/2) */
@@ -110,8 +119,13 @@ static int reserve(struct rec_parse *p, size_t n)
 	return 0;
 }
 
-/* append a device (its path must not be there yet): its index, or REC_NONE on ENOMEM */
-static uint32_t add_dev(struct rec_parse *p, const char *path, size_t len, uint32_t lineno)
+/*
+ * Append a device (its path must not be there yet): its index, or REC_NONE
+ * on ENOMEM.  A recorded device joins the hash index when its paragraph
+ * ends (finish_dev()); others at once (@index).
+ */
+static uint32_t add_dev(struct rec_parse *p, const char *path, size_t len, uint32_t lineno,
+			bool index)
 {
 	uint32_t idx;
 
@@ -126,14 +140,15 @@ static uint32_t add_dev(struct rec_parse *p, const char *path, size_t len, uint3
 		.parent = REC_NONE,
 		.phys = REC_NONE,
 	};
-	hash_insert(p, idx);
+	if (index)
+		hash_insert(p, idx);
 	return idx;
 }
 
 /** cfs_rec_add_placeholder() - a device that is not recorded (link.c) */
 uint32_t cfs_rec_add_placeholder(struct rec_parse *p, const char *path, size_t len)
 {
-	uint32_t idx = add_dev(p, path, len, 0);
+	uint32_t idx = add_dev(p, path, len, 0, true);
 
 	if (idx != REC_NONE)
 		p->devs[idx].placeholder = true;
@@ -335,8 +350,14 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 	const struct rec_line *sub = NULL, *major = NULL, *minor = NULL, *devattr = NULL;
 	const struct rec_line *stack[64], **names = stack;
 	size_t nnames = 0;
+	uint32_t idx;
 	int r = 0;
 
+	idx = lookup_hashed(p, d->path, d->pathlen, p->pending_hash);
+	if (idx != REC_NONE)
+		return cfs_rec_error(p, d->lineno, "duplicate device %.*s (first at line %u)",
+				     (int)d->pathlen, d->path, p->devs[idx].lineno);
+	insert_hashed(p, (uint32_t)(d - p->devs), p->pending_hash);
 	if (d->nlines > 64 && !(names = malloc(d->nlines * sizeof(*names))))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < d->nlines; i++) {
@@ -536,11 +557,14 @@ static int parse_line(struct rec_parse *p, const char *s, size_t len, uint32_t l
 		r = check_path(p, lineno, rest, restlen, &depth);
 		if (r < 0)
 			return r;
-		idx = cfs_rec_lookup(p, rest, restlen);
-		if (idx != REC_NONE)
-			return cfs_rec_error(p, lineno, "duplicate device %.*s (first at line %u)",
-					     (int)restlen, rest, p->devs[idx].lineno);
-		idx = add_dev(p, rest, restlen, lineno);
+		/*
+		 * The duplicate check and the index wait for the end of the
+		 * paragraph: the slot, a cache miss in a large record, is
+		 * fetched meanwhile.
+		 */
+		p->pending_hash = hash_path(rest, restlen);
+		__builtin_prefetch(&p->hash[p->pending_hash & (p->hashsize - 1)], 1);
+		idx = add_dev(p, rest, restlen, lineno, false);
 		if (idx == REC_NONE)
 			return -ENOMEM;
 		p->devs[idx].first = (uint32_t)p->nlines;

@@ -74,6 +74,7 @@ struct rec_parse {
 	size_t ndevs, capdevs;
 	uint64_t *hash;			/* open addressing: hash << 32 | index + 1; 0 empty */
 	size_t hashsize;		/* power of two */
+	uint32_t pending_hash;		/* of the device whose paragraph is being read */
 	struct classfs_record_error *err;
 };
 
@@ -169,6 +170,7 @@ struct rec_load {
 	uint32_t *order;		/* build order: by depth */
 	struct rec_devlist existing;	/* the tree's devices the record names */
 	bool overlap;			/* the tree may hold some of the record's paths */
+	size_t linking;			/* the device being linked (link.c) */
 	char *blob;			/* a device's blob in the making */
 	size_t blobcap;
 	size_t evbytes, evvars;		/* its uevent variables: at most (make_dev()) */
