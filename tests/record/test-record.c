@@ -570,6 +570,22 @@ TEST(oversized_event_refuses_the_record)
 		CHECK(strstr(err.reason, "71 components, more than 60"));
 		teardown(t);
 	}
+	/* 60 components recorded, 61 once a glue directory is added: refused too */
+	n = (size_t)snprintf(text, size, "P: /devices");
+	for (int k = 0; k < 58; k++)
+		n += (size_t)snprintf(text + n, size - n, "/d%d", k);
+	n += (size_t)snprintf(text + n, size - n, "/sdx\nE: SUBSYSTEM=block\n");
+	for (int layout = 0; layout < 2; layout++) {
+		struct classfs_tree *t = classfs_tree_new(layout);
+		struct classfs_record_error err;
+		size_t nodes = classfs_tree_node_count(t);
+
+		CHECK_INT(classfs_record_load(t, text, n, NULL, &err), -EINVAL);
+		CHECK_INT(err.line, 1);
+		CHECK(strstr(err.reason, "path would have 61 components, more than 60"));
+		CHECK_INT(classfs_tree_node_count(t), nodes);
+		teardown(t);
+	}
 	free(text);
 }
 

@@ -396,7 +396,6 @@ static int check_event(struct rec_load *l, struct rec_pdev *d, struct rec_dev *r
 {
 	size_t most;
 
-	d->moved = d->misplaced || moved(l, d->up) || moved(l, d->parent) || moved(l, d->phys);
 	most = l->evbytes + 2 * (sizeof("MAJOR=4294967295")) +
 	       sizeof("DEVTYPE=") + (rd->dev.type->name ? strlen(rd->dev.type->name) : 0) +
 	       sizeof("ACTION=remove") + sizeof("DEVPATH=/class//") + d->subsyslen + d->pathlen +
@@ -405,6 +404,28 @@ static int check_event(struct rec_load *l, struct rec_pdev *d, struct rec_dev *r
 	    l->evvars + 9 <= CLASSFS_UEVENT_NUM_ENVP)
 		return 0;
 	return classfs_device_uevent_check(&rd->dev, CLASSFS_ACTION_ADD, NULL);
+}
+
+/*
+ * A device placed elsewhere than recorded (a glue directory added on its
+ * way) is saved at its new path: that path, too, must be one a record may
+ * hold (at most REC_MAX_DEPTH components), or a save would not load.
+ */
+static int check_depth(struct rec_load *l, const struct rec_pdev *d)
+{
+	uint32_t n = 0;
+	int r = classfs_device_syspath(d->dev, l->scratch, sizeof(l->scratch));
+
+	if (r < 0)
+		return cfs_rec_error(&l->p, d->lineno, "device %.*s: no path in this tree (%s)",
+				     (int)d->pathlen, d->path, strerror(-r));
+	for (const char *c = l->scratch + 1; *c; c++)
+		n += *c == '/';
+	if (n + 1 > REC_MAX_DEPTH)
+		return cfs_rec_error(&l->p, d->lineno, "placed in this tree the device's path "
+				     "would have %u components, more than %d: %s", n + 1,
+				     REC_MAX_DEPTH, l->scratch);
+	return 0;
 }
 
 static int build_one(struct rec_load *l, uint32_t idx)
@@ -461,6 +482,9 @@ static int build_one(struct rec_load *l, uint32_t idx)
 	}
 	d->built = rd;
 	d->dev = &rd->dev;
+	d->moved = d->misplaced || moved(l, d->up) || moved(l, d->parent) || moved(l, d->phys);
+	if (d->moved && !d->placeholder && (r = check_depth(l, d)) < 0)
+		return r;
 	r = d->placeholder ? 0 : check_event(l, d, rd);
 	if (r == -E2BIG)
 		return cfs_rec_error(&l->p, d->lineno, "the ADD event of %.*s would exceed the "
