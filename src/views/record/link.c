@@ -39,12 +39,6 @@ static bool is_path(const char *path, size_t len, const char *what)
 }
 
 /*
- * cfs_rec_lookup_tree() - the record's device at @path, or the tree's device there (when the
- * record may share paths with the tree: see may_overlap()), which joins
- * the index as an existing device.  REC_NONE: neither; REC_NONE - 1: no
- * memory (l->p.devs may have moved either way).
- */
-/*
  * A parent is most often recorded right before its children (parents
  * first) or right after (umockdev: the device, then its parents): those
  * neighbours of the device being linked are compared before the hash
@@ -67,6 +61,12 @@ static uint32_t lookup_near(const struct rec_load *l, const char *path, size_t l
 	return cfs_rec_lookup(&l->p, path, len);
 }
 
+/*
+ * cfs_rec_lookup_tree() - the record's device at @path, or the tree's device there (when the
+ * record may share paths with the tree: see may_overlap()), which joins
+ * the index as an existing device.  REC_NONE: neither; REC_NONE - 1: no
+ * memory (l->p.devs may have moved either way).
+ */
 uint32_t cfs_rec_lookup_tree(struct rec_load *l, const char *path, size_t len)
 {
 	uint32_t idx = lookup_near(l, path, len);
