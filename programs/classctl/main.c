@@ -65,22 +65,51 @@ static void usage(FILE *out)
 	fprintf(out, "\nSee classctl(1).\n");
 }
 
+/* @s for a message: control bytes and backslashes as C escapes, never raw to a terminal */
+static void put_escaped(FILE *f, const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '\\')
+			fputs("\\\\", f);
+		else if (*c == '\n')
+			fputs("\\n", f);
+		else if (*c == '\t')
+			fputs("\\t", f);
+		else if (*c < 0x20 || *c == 0x7f)
+			fprintf(f, "\\x%02x", *c);
+		else
+			fputc(*c, f);
+	}
+}
+
+/* "classctl: " and the formatted message, escaped (names come from users and daemons) */
+static void put_message(const char *fmt, va_list ap)
+{
+	char buf[4096];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fputs("classctl: ", stderr);
+	put_escaped(stderr, buf);
+}
+
 int ctl_fail(struct classfs_client *c, int err, const char *fmt, ...)
 {
 	const char *msg = c ? classfs_client_error_message(c) : "";
 	va_list ap;
 
-	fputs("classctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message(fmt, ap);
 	va_end(ap);
 	/* the daemon's explanation names what was wrong; errno's text says what kind */
-	if (msg && *msg && strstr(msg, strerror(-err)))
-		fprintf(stderr, ": %s\n", msg);
-	else if (msg && *msg)
-		fprintf(stderr, ": %s (%s)\n", msg, strerror(-err));
-	else
+	if (msg && *msg) {
+		fputs(": ", stderr);
+		put_escaped(stderr, msg);
+		if (!strstr(msg, strerror(-err)))
+			fprintf(stderr, " (%s)", strerror(-err));
+		fputc('\n', stderr);
+	} else {
 		fprintf(stderr, ": %s\n", strerror(-err));
+	}
 	return 1;
 }
 
@@ -88,9 +117,8 @@ int ctl_usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("classctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message(fmt, ap);
 	va_end(ap);
 	fputs("\nTry 'classctl --help'.\n", stderr);
 	return EXIT_USAGE;
@@ -119,9 +147,10 @@ bool ctl_names_valid(const char *cmd, const char *what, ...)
 	for (; what && ok; what = va_arg(ap, const char *)) {
 		name = va_arg(ap, const char *);
 		if (name && classfs_name_valid(name) < 0) {
-			fprintf(stderr, "classctl: %s: '%s' is not a valid %s name "
-				"(empty, \".\", \"..\", or holds '/' or a control character)\n",
-				cmd, name, what);
+			fprintf(stderr, "classctl: %s: '", cmd);
+			put_escaped(stderr, name);
+			fprintf(stderr, "' is not a valid %s name (empty, \".\", \"..\", or "
+				"holds '/' or a control character)\n", what);
 			ok = false;
 		}
 	}
