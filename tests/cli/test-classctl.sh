@@ -75,6 +75,8 @@ check "mkclass" ctl mkclass block
 check "  class directory in the mount" test -d "$mnt/class/block"
 unchanged "mkclass twice" "block exists" ctl mkclass block
 unchanged "mkclass bad name" "'a/b' is not a valid class name" ctl mkclass a/b
+unchanged "mkclass name with control bytes, shown escaped" \
+	"'a\\\\nb\\\\x1b' is not a valid class name" ctl mkclass $'a\nb\e'
 check "add with --dev --type --attr" ctl add block sda --dev 8:0 --type disk --attr size=1000 --attr ro=0
 check "  dev file" [ "$(cat "$mnt/class/block/sda/dev")" = 8:0 ]
 check "  attribute as sysfs holds it" cmp -s "$mnt/class/block/sda/size" <(printf '1000\n')
