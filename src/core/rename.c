@@ -110,8 +110,13 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 		ev = NULL;
 	}
 	cfs_lock(t);
-	/* DEVPATH_OLD as events knew it: the ancestors' pending renames too */
-	r = cfs_event_path_locked(t, &dev->p.node, old_path, sizeof(old_path));
+	/*
+	 * DEVPATH_OLD as events knew it: the ancestors' pending renames too.
+	 * Removed meanwhile, the device is unlinked and the directories above
+	 * it may be freed: no path, and no MOVE after its REMOVE.
+	 */
+	r = cfs_dev_state(dev, CFS_DS_ADDED) ?
+		    cfs_event_path_locked(t, &dev->p.node, old_path, sizeof(old_path)) : -ENODEV;
 	for (struct cfs_move **pp = &t->moves; *pp; pp = &(*pp)->next)
 		if (*pp == &move) {
 			*pp = move.next;
