@@ -815,7 +815,8 @@ int classfs_device_devpath(struct classfs_device *dev, char *buf, size_t size)
 		return -EINVAL;
 	t = cfs_device_tree_of(dev);
 	cfs_lock(t);
-	r = cfs_node_path(&dev->p.node, buf, size);
+	/* removed meanwhile, its node is unlinked from directories that may be freed */
+	r = cfs_dev_state(dev, CFS_DS_ADDED) ? cfs_node_path(&dev->p.node, buf, size) : -EINVAL;
 	cfs_unlock(t);
 	return r;
 }
