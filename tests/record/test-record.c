@@ -476,6 +476,26 @@ TEST(malformed_records_are_refused_and_change_nothing)
 	}
 }
 
+/* @text is refused in both layouts at @line for @reason, and nothing changes */
+static void refused(const char *text, size_t len, unsigned long line, const char *reason)
+{
+	for (int layout = 0; layout < 2; layout++) {
+		struct classfs_tree *t = classfs_tree_new(layout);
+		struct classfs_record_error err;
+		size_t nodes = classfs_tree_node_count(t);
+
+		CHECK_INT(classfs_record_load(t, text, len, NULL, &err), -EINVAL);
+		CHECK_INT(err.line, line);
+		if (!strstr(err.reason, reason)) {
+			fprintf(stderr, "  reason \"%s\", expected \"%s\"\n", err.reason, reason);
+			CHECK(!"reason");
+		}
+		CHECK_INT(classfs_tree_node_count(t), nodes);
+		CHECK_INT(classfs_tree_seqnum(t), 0);
+		teardown(t);
+	}
+}
+
 /*
  * One path both a device and a glue directory: the order of the record
  * does not decide (physical devices are placed first), and a true
@@ -516,20 +536,10 @@ TEST(glue_directory_or_device)
 			}
 			teardown(t);
 		}
-		for (size_t i = 0; i < 2; i++) {
-			struct classfs_tree *t = classfs_tree_new(layout);
-			struct classfs_record_error err;
-			size_t nodes = classfs_tree_node_count(t);
-			const char *c = contradictions[i];
-
-			CHECK_INT(classfs_record_load(t, c, strlen(c), NULL, &err), -EINVAL);
-			CHECK_INT(err.line, i ? 3 : 1);
-			CHECK(strstr(err.reason, "/devices/a/block is both a device and the 'block' "
-					  "glue directory"));
-			CHECK_INT(classfs_tree_node_count(t), nodes);
-			teardown(t);
-		}
 	}
+	for (size_t i = 0; i < 2; i++)
+		refused(contradictions[i], strlen(contradictions[i]), i ? 3 : 1,
+			"/devices/a/block is both a device and the 'block' glue directory");
 }
 
 /* an event over the limits, or a path too deep, refuses the whole record */
@@ -544,48 +554,19 @@ TEST(oversized_event_refuses_the_record)
 	for (int k = 0; k < 250; k++)
 		n += (size_t)snprintf(text + n, size - n, "/xxxxxxx");
 	n += (size_t)snprintf(text + n, size - n, "\n");
-	for (int layout = 0; layout < 2; layout++) {
-		struct classfs_tree *t = classfs_tree_new(layout);
-		struct classfs_record_error err;
-		size_t nodes = classfs_tree_node_count(t);
-
-		CHECK_INT(classfs_record_load(t, text, n, NULL, &err), -EINVAL);
-		CHECK_INT(err.line, 4);
-		CHECK(strstr(err.reason, "uevent limits"));
-		CHECK_INT(classfs_tree_node_count(t), nodes);
-		CHECK_INT(classfs_tree_seqnum(t), 0);
-		teardown(t);
-	}
+	refused(text, n, 4, "uevent limits");
 	/* deeper than the core's paths allow: refused at its P: line */
 	n = (size_t)snprintf(text, size, "P: /devices/a\n\nP: /devices");
 	for (int k = 0; k < 70; k++)
 		n += (size_t)snprintf(text + n, size - n, "/d%d", k);
 	n += (size_t)snprintf(text + n, size - n, "\n");
-	for (int layout = 0; layout < 2; layout++) {
-		struct classfs_tree *t = classfs_tree_new(layout);
-		struct classfs_record_error err;
-
-		CHECK_INT(classfs_record_load(t, text, n, NULL, &err), -EINVAL);
-		CHECK_INT(err.line, 3);
-		CHECK(strstr(err.reason, "71 components, more than 60"));
-		teardown(t);
-	}
+	refused(text, n, 3, "71 components, more than 60");
 	/* 60 components recorded, 61 once a glue directory is added: refused too */
 	n = (size_t)snprintf(text, size, "P: /devices");
 	for (int k = 0; k < 58; k++)
 		n += (size_t)snprintf(text + n, size - n, "/d%d", k);
 	n += (size_t)snprintf(text + n, size - n, "/sdx\nE: SUBSYSTEM=block\n");
-	for (int layout = 0; layout < 2; layout++) {
-		struct classfs_tree *t = classfs_tree_new(layout);
-		struct classfs_record_error err;
-		size_t nodes = classfs_tree_node_count(t);
-
-		CHECK_INT(classfs_record_load(t, text, n, NULL, &err), -EINVAL);
-		CHECK_INT(err.line, 1);
-		CHECK(strstr(err.reason, "path would have 61 components, more than 60"));
-		CHECK_INT(classfs_tree_node_count(t), nodes);
-		teardown(t);
-	}
+	refused(text, n, 1, "path would have 61 components, more than 60");
 	free(text);
 }
 
