@@ -171,24 +171,122 @@ static bool uevent_key(const struct rec_parse *p, const struct rec_pdev *d, cons
 	return cfs_rec_uevent_key(subsystem, key, ln->keylen);
 }
 
+/* @p, *@cap elements of @size bytes, made to hold @n; NULL (@p kept): no memory */
+static void *grow(void *p, size_t *cap, size_t n, size_t size)
+{
+	if (n <= *cap && p)
+		return p;
+	n = n < 2 * *cap ? 2 * *cap : n;
+	p = realloc(p, (n ? n : 1) * size);
+	if (p)
+		*cap = n;
+	return p;
+}
+
+/*
+ * Would the tree compute an entry of this name in the device's directory
+ * (cfs_name_is_virtual())?  Such an attribute is a value node, which the
+ * tree refuses as it would refuse it from anyone.
+ */
+static bool computed_name(const struct rec_pdev *d, dev_t core_devt, const char *s, size_t n)
+{
+#define NAME_IS(lit) (n == sizeof(lit) - 1 && !memcmp(s, lit, n))
+	return NAME_IS("uevent") || (NAME_IS("dev") && major(core_devt)) ||
+	       (NAME_IS("subsystem") && d->kind != REC_PLAIN) ||
+	       (NAME_IS("device") && d->kind == REC_CLASS && d->phys != REC_NONE);
+#undef NAME_IS
+}
+
+/*
+ * The text attributes of @d for its shape (shape.c), in l->sattrs in
+ * shape order.  Return: how many; 0 when it has none, or when they do not
+ * fit a shape: paths deeper than "dir/name", a name the tree computes, a
+ * link or binary attribute sharing a name or directory with them, more
+ * than the core's slots.  Those devices' attributes are value nodes.
+ */
+static uint32_t shape_attrs(struct rec_load *l, const struct rec_pdev *d, dev_t core_devt)
+{
+	uint32_t n = 0, nother = 0, ngroups = 0, ingroup = 0;
+	struct rec_shape_attr *v = grow(l->sattrs, &l->capsattrs, d->nlines, sizeof(*v));
+
+	if (!v)
+		return 0;	/* the device's attributes become value nodes, or fail */
+	l->sattrs = v;
+	for (uint32_t i = 0; i < d->nlines; i++) {
+		const struct rec_line *ln = &l->p.lines[d->first + i];
+		const char *key = cfs_rec_key(&l->p, ln), *slash;
+		size_t dirlen;
+
+		if (ln->tag == 'L' || ln->tag == 'H')
+			nother++;
+		if (ln->tag != 'A' || (computed_attr(&l->p, ln) &&
+				       (ln->keylen != 3 || major(core_devt))))
+			continue;
+		slash = memchr(key, '/', ln->keylen);
+		dirlen = slash ? (size_t)(slash - key) : 0;
+		if ((slash && memchr(slash + 1, '/', ln->keylen - dirlen - 1)) ||
+		    computed_name(d, core_devt, key, slash ? dirlen : ln->keylen))
+			return 0;
+		l->sattrs[n++] = (struct rec_shape_attr){
+			.name = key,
+			.len = ln->keylen,
+			.dirlen = (uint32_t)dirlen,
+			.mode = computed_attr(&l->p, ln) ? 0444 : 0644,
+			.line = d->first + i,
+		};
+	}
+	if (!n || (nother && (size_t)nother * n > 4096))
+		return 0;
+	/* a link or binary attribute whose first component is one of theirs */
+	for (uint32_t i = 0; i < d->nlines && nother; i++) {
+		const struct rec_line *ln = &l->p.lines[d->first + i];
+		const char *key = cfs_rec_key(&l->p, ln), *slash;
+		size_t clen;
+
+		if (ln->tag != 'L' && ln->tag != 'H')
+			continue;
+		slash = memchr(key, '/', ln->keylen);
+		clen = slash ? (size_t)(slash - key) : ln->keylen;
+		for (uint32_t k = 0; k < n; k++) {
+			size_t alen = l->sattrs[k].dirlen ? l->sattrs[k].dirlen : l->sattrs[k].len;
+
+			if (alen == clen && !memcmp(l->sattrs[k].name, key, clen))
+				return 0;
+		}
+	}
+	cfs_rec_shape_sort(l->sattrs, n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rec_shape_attr *a = &l->sattrs[i];
+
+		if (!i || a->dirlen != a[-1].dirlen || memcmp(a->name, a[-1].name, a->dirlen)) {
+			ngroups++;
+			ingroup = 0;
+		}
+		if (++ingroup > REC_SHAPE_GROUP_ATTRS)
+			return 0;
+	}
+	if (ngroups > REC_SHAPE_GROUPS || n + ngroups > REC_SHAPE_SLOTS)
+		return 0;
+	return n;
+}
+
 static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d)
 {
 	const char *name = d->path + cfs_rec_parent_len(d->path, d->pathlen) + 1;
 	size_t namelen = (size_t)(d->path + d->pathlen - name);
-	size_t size = blob_size(&l->p, d, namelen);
+	size_t size = blob_size(&l->p, d, namelen), bloblen, valbytes = 0;
+	dev_t core_devt = d->kind == REC_CLASS ? d->devt : 0;
+	const struct classfs_device_type *type;
 	char subsystem[NAME_MAX + 1];
+	struct rec_val *vals;
 	struct rec_dev *rd;
+	uint32_t nvals;
 	char *s;
 
 	/* the blob is made aside, then allocated at its exact size with the device */
-	if (size > l->blobcap) {
-		char *b = realloc(l->blob, size);
-
-		if (!b)
-			return NULL;
-		l->blob = b;
-		l->blobcap = size;
-	}
+	if (!(s = grow(l->blob, &l->blobcap, size, 1)))
+		return NULL;
+	l->blob = s;
 	if (d->subsys) {
 		memcpy(subsystem, d->subsys, d->subsyslen);
 		subsystem[d->subsyslen] = '\0';
@@ -229,17 +327,56 @@ static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d)
 			l->evbytes += ln->keylen + 1;
 		}
 	}
-	rd = classfs_zalloc(sizeof(*rd) + (size_t)(s - l->blob));
-	if (!rd)
+	bloblen = (size_t)(s - l->blob);
+
+	/* the type: the shape of its text attributes, else one per DEVTYPE */
+	nvals = shape_attrs(l, d, core_devt);
+	if (nvals) {
+		s = grow(l->sig, &l->capsig, cfs_rec_shape_siglen(d->devtypelen, l->sattrs, nvals),
+			 1);
+		if (!s)
+			return NULL;
+		l->sig = s;
+		type = cfs_rec_shape_get(d->devtype, d->devtypelen, l->sattrs, nvals, l->sig);
+		for (uint32_t i = 0; i < nvals; i++)
+			valbytes += l->p.lines[l->sattrs[i].line].vallen;
+	} else {
+		type = cfs_rec_intern_type(d->devtype, d->devtypelen);
+	}
+	if (!type)
 		return NULL;
-	rd->bloblen = (uint32_t)(s - l->blob);
-	memcpy(rd->blob, l->blob, rd->bloblen);
+
+	/* the device, its blob, its values' slots and their bytes: one allocation */
+	size = offsetof(struct rec_dev, blob) + bloblen + _Alignof(struct rec_val) +
+	       nvals * sizeof(struct rec_val) + valbytes;
+	rd = classfs_zalloc(size > sizeof(*rd) ? size : sizeof(*rd));
+	if (!rd) {
+		if (nvals)
+			cfs_rec_shape_put(type);
+		return NULL;
+	}
+	rd->bloblen = (uint32_t)bloblen;
+	memcpy(rd->blob, l->blob, bloblen);
+	rd->nvals = (uint16_t)nvals;
+	vals = cfs_rec_vals(rd);
+	s = (char *)(vals + nvals);
+	for (uint32_t i = 0; i < nvals; i++) {
+		const struct rec_line *ln = &l->p.lines[l->sattrs[i].line];
+		const char *why;
+		size_t n;
+
+		/* checked by the parser: it cannot fail here */
+		cfs_rec_unescape(cfs_rec_val(&l->p, ln), ln->vallen, s, &n, &why);
+		vals[i] = (struct rec_val){ .data = s, .len = (uint32_t)n, .cap = (uint32_t)n };
+		s += n;
+	}
 	rd->devt = d->devt;
 	if (d->placeholder)
 		rd->flags |= REC_F_PLACEHOLDER;
 	if (d->kind == REC_CLASS && d->subsyslen == 5 && !memcmp(d->subsys, "block", 5))
 		rd->flags |= REC_F_BLOCK;
 	classfs_device_initialize(&rd->dev);
+	rd->dev.type = type;
 	rd->dev.release = cfs_rec_release;
 	return rd;
 }
@@ -254,7 +391,8 @@ static int add_values(struct rec_load *l, struct rec_pdev *d, struct rec_dev *rd
 		const struct rec_line *ln = &l->p.lines[d->first + i];
 		size_t n;
 
-		if (ln->tag != 'A' && ln->tag != 'H')
+		/* text attributes are the shape's, when the device has one */
+		if ((ln->tag != 'A' && ln->tag != 'H') || (ln->tag == 'A' && rd->nvals))
 			continue;
 		/*
 		 * Computed attributes stay as recorded in the blob; a bus device
@@ -445,11 +583,6 @@ static int build_one(struct rec_load *l, uint32_t idx)
 	rd = make_dev(l, d);
 	if (!rd)
 		return -ENOMEM;
-	rd->dev.type = cfs_rec_intern_type(d->devtype, d->devtypelen);
-	if (!rd->dev.type) {
-		classfs_device_put(&rd->dev);
-		return -ENOMEM;
-	}
 	if (d->kind == REC_CLASS) {
 		rd->dev.cls = s->cls;
 		rd->dev.devt = d->devt;
@@ -622,6 +755,8 @@ out:
 	free(l->subs);
 	free(l->order);
 	free(l->blob);
+	free(l->sattrs);
+	free(l->sig);
 	cfs_rec_parse_free(&l->p);
 	free(l);
 	return r;

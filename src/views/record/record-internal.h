@@ -106,9 +106,40 @@ struct rec_dev {
 	struct classfs_device dev;
 	dev_t devt;			/* recorded (bus devices carry none in the core) */
 	uint32_t bloblen;
-	uint32_t flags;
+	uint16_t flags;
+	uint16_t nvals;			/* values of its shape (shape.c), after the blob */
 	char blob[];
 };
+
+/* a value of a shaped attribute: into the device's allocation, or grown */
+struct rec_val {
+	char *data;
+	uint32_t len;
+	uint32_t cap;			/* REC_VAL_OWN: data is an allocation of its own */
+};
+#define REC_VAL_OWN 0x80000000u
+
+/* the values follow the blob, aligned */
+static inline struct rec_val *cfs_rec_vals(const struct rec_dev *rd)
+{
+	uintptr_t p = (uintptr_t)(rd->blob + rd->bloblen);
+
+	return (struct rec_val *)((p + _Alignof(struct rec_val) - 1) &
+				  ~(uintptr_t)(_Alignof(struct rec_val) - 1));
+}
+
+/* an attribute of a shape being made: its path in the record */
+struct rec_shape_attr {
+	const char *name;		/* "name" or "dir/name" */
+	uint32_t len;
+	uint32_t dirlen;		/* 0: top level */
+	mode_t mode;
+	uint32_t line;			/* its line (rec_parse.lines) */
+};
+
+#define REC_SHAPE_GROUPS 12		/* directories of attributes a shape has, at most */
+#define REC_SHAPE_GROUP_ATTRS 254	/* attributes a group has (the core's slots) */
+#define REC_SHAPE_SLOTS 500		/* attributes and groups (the core computes 512) */
 
 struct rec_entry {
 	char tag;
@@ -174,6 +205,10 @@ struct rec_load {
 	char *blob;			/* a device's blob in the making */
 	size_t blobcap;
 	size_t evbytes, evvars;		/* its uevent variables: at most (make_dev()) */
+	struct rec_shape_attr *sattrs;	/* a device's shaped attributes in the making */
+	size_t capsattrs;
+	char *sig;			/* its shape's signature */
+	size_t capsig;
 	char scratch[2 * PATH_MAX];
 };
 
@@ -188,7 +223,18 @@ uint32_t cfs_rec_lookup_tree(struct rec_load *l, const char *path, size_t len);
 size_t cfs_rec_resolve_link(struct rec_load *l, const struct rec_pdev *d,
 			    const struct rec_line *ln);
 
+/* shape.c */
+const struct classfs_device_type *cfs_rec_shape_get(const char *devtype, size_t devtypelen,
+						    const struct rec_shape_attr *attrs,
+						    uint32_t nattrs, char *sig);
+void cfs_rec_shape_put(const struct classfs_device_type *type);
+size_t cfs_rec_shape_siglen(size_t devtypelen, const struct rec_shape_attr *attrs,
+			    uint32_t nattrs);
+void cfs_rec_shape_sort(struct rec_shape_attr *attrs, uint32_t n);
+void cfs_rec_vals_free(struct rec_dev *rd);
+
 /* side.c */
+int (*cfs_rec_uevent_hook(void))(struct classfs_device *dev, struct classfs_uevent_env *env);
 bool cfs_rec_own_hooks(const struct classfs_device *dev);
 const char *cfs_rec_devnode(struct classfs_device *dev, char *buf, size_t size);
 void cfs_rec_class_release(struct classfs_class *cls);

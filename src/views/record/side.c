@@ -35,7 +35,13 @@ static struct rec_type *types;
 /** cfs_rec_release() - the release of every loaded device */
 void cfs_rec_release(struct classfs_device *dev)
 {
-	classfs_free(cfs_rec_of(dev));
+	struct rec_dev *rd = cfs_rec_of(dev);
+
+	if (rd->nvals) {
+		cfs_rec_vals_free(rd);
+		cfs_rec_shape_put(dev->type);
+	}
+	classfs_free(rd);
 }
 
 /**
@@ -112,6 +118,12 @@ static int rec_uevent(struct classfs_device *dev, struct classfs_uevent_env *env
 			return r;
 	}
 	return 0;
+}
+
+/* the `uevent` hook of every loaded device's type (shape.c makes types too) */
+int (*cfs_rec_uevent_hook(void))(struct classfs_device *dev, struct classfs_uevent_env *env)
+{
+	return rec_uevent;
 }
 
 /* are the uevent hooks of @dev the loader's own (rec_uevent, cfs_rec_devnode)? */

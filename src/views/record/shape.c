@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * shape.c - recorded attributes without a node each.
+ *
+ * Devices recorded with the same DEVTYPE and the same attribute names and
+ * modes share one device type, their "shape", whose attribute groups show
+ * and store each device's own bytes, kept with the device (struct
+ * rec_dev: vals).  A million partitions with `partition`, `size` and
+ * `start` are then one type and no attribute node: the core computes the
+ * entries as it does any type's groups.  A value node costs about 160
+ * bytes and four allocations' worth of work; a shaped value 16 bytes and
+ * its text.
+ *
+ * Shapes are interned for the process in a hash table and counted: each
+ * device holds a reference, dropped by its release.  Attributes that do
+ * not fit a shape (binary ones, deeper paths, names the tree computes
+ * itself, more than a few hundred) stay value nodes: load.c decides.
+ *
+ * Locking: shape_lock guards the table and the counts; a device's bytes
+ * are guarded by one of a few striped mutexes, as value.c does for value
+ * nodes: a reader copies under it, a writer swaps a buffer in under it.
+ */
+#include "record-internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+struct rec_attr {
+	struct classfs_device_attribute def;
+	uint32_t index;			/* in the device's vals */
+};
+
+struct rec_shape {
+	struct classfs_device_type type;	/* first: the device's type */
+	struct rec_shape *next;			/* in its hash chain */
+	uint32_t hash;
+	uint32_t refs;				/* its devices (under shape_lock) */
+	size_t siglen;
+	const struct classfs_attribute_group *groupv[REC_SHAPE_GROUPS + 1];
+	struct classfs_attribute_group groups[REC_SHAPE_GROUPS];
+	struct rec_attr *attrs;
+	const struct classfs_device_attribute **attrv;	/* each group's, NULL-ended */
+	char *sig;					/* what the table compares */
+	char *names;					/* a copy cut into names */
+};
+
+static pthread_mutex_t shape_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rec_shape **shape_table;
+static size_t shape_buckets, nshapes;
+
+#define VAL_LOCKS 64
+static pthread_mutex_t val_locks[VAL_LOCKS] = {
+	[0 ... VAL_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static pthread_mutex_t *val_lock(const struct rec_val *v)
+{
+	uintptr_t p = (uintptr_t)v;
+
+	return &val_locks[(p >> 4 ^ p >> 10) % VAL_LOCKS];
+}
+
+static struct rec_val *val_of(struct classfs_device *dev, const struct classfs_device_attribute *a)
+{
+	const struct rec_attr *ra = (const struct rec_attr *)a;
+
+	return &cfs_rec_vals(cfs_rec_of(dev))[ra->index];
+}
+
+static ssize_t shape_show(struct classfs_device *dev, const struct classfs_device_attribute *a,
+			  char *buf)
+{
+	struct rec_val *v = val_of(dev, a);
+	pthread_mutex_t *lock = val_lock(v);
+	size_t len;
+
+	pthread_mutex_lock(lock);
+	len = v->len;
+	memcpy(buf, v->data, len);
+	pthread_mutex_unlock(lock);
+	return (ssize_t)len;
+}
+
+static ssize_t shape_store(struct classfs_device *dev, const struct classfs_device_attribute *a,
+			   const char *buf, size_t count)
+{
+	struct rec_val *v = val_of(dev, a);
+	pthread_mutex_t *lock = val_lock(v);
+	char *data = NULL, *old = NULL;
+
+	if (count > CLASSFS_ATTR_MAX)
+		return -E2BIG;
+	/* a bigger value gets a buffer of its own, allocated outside the lock */
+	if (count > (v->cap & ~REC_VAL_OWN) && !(data = malloc(count)))
+		return -ENOMEM;
+	pthread_mutex_lock(lock);
+	if (data && count > (v->cap & ~REC_VAL_OWN)) {
+		if (v->cap & REC_VAL_OWN)
+			old = v->data;
+		v->data = data;
+		v->cap = (uint32_t)count | REC_VAL_OWN;
+		data = NULL;
+	}
+	memcpy(v->data, buf, count);
+	v->len = (uint32_t)count;
+	pthread_mutex_unlock(lock);
+	free(old);
+	free(data);	/* another writer grew it meanwhile */
+	return (ssize_t)count;
+}
+
+/** cfs_rec_vals_free() - the buffers a device's values grew into (its release) */
+void cfs_rec_vals_free(struct rec_dev *rd)
+{
+	struct rec_val *v = cfs_rec_vals(rd);
+
+	for (uint32_t i = 0; i < rd->nvals; i++)
+		if (v[i].cap & REC_VAL_OWN)
+			free(v[i].data);
+}
+
+static uint32_t sig_hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+static int table_grow(void)
+{
+	size_t n = shape_buckets ? shape_buckets * 2 : 64;
+	struct rec_shape **t = calloc(n, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < shape_buckets; i++)
+		for (struct rec_shape *s = shape_table[i], *next; s; s = next) {
+			next = s->next;
+			s->next = t[s->hash & (n - 1)];
+			t[s->hash & (n - 1)] = s;
+		}
+	free(shape_table);
+	shape_table = t;
+	shape_buckets = n;
+	return 0;
+}
+
+/*
+ * A new shape from its signature: the type, its groups and attributes in
+ * one allocation.  The signature is (see cfs_rec_shape_get()) a DEVTYPE
+ * entry, then per attribute, in group order, a mode byte and its path.
+ */
+static struct rec_shape *shape_new(const char *sig, size_t siglen, uint32_t hash,
+				   const struct rec_shape_attr *attrs, uint32_t nattrs)
+{
+	uint32_t ngroups = 0;
+	size_t size;
+	struct rec_shape *s;
+	char *p;
+
+	for (uint32_t i = 0; i < nattrs; i++)
+		if (!i || attrs[i].dirlen != attrs[i - 1].dirlen ||
+		    memcmp(attrs[i].name, attrs[i - 1].name, attrs[i].dirlen))
+			ngroups++;
+	size = sizeof(*s) + nattrs * sizeof(struct rec_attr) +
+	       (nattrs + ngroups) * sizeof(void *) + 2 * siglen;
+	s = calloc(1, size);
+	if (!s)
+		return NULL;
+	s->attrs = (struct rec_attr *)(s + 1);
+	s->attrv = (const struct classfs_device_attribute **)(s->attrs + nattrs);
+	s->sig = (char *)(s->attrv + nattrs + ngroups);
+	s->names = s->sig + siglen;
+	memcpy(s->sig, sig, siglen);
+	memcpy(s->names, sig, siglen);
+	s->siglen = siglen;
+	s->hash = hash;
+	s->type.uevent = cfs_rec_uevent_hook();
+	s->type.groups = s->groupv;
+	/* the DEVTYPE entry: '-' for none, '+' then the name */
+	p = s->names;
+	if (*p++ == '+')
+		s->type.name = p;
+	p += strlen(p) + 1;
+
+	for (uint32_t i = 0, g = 0, k = 0; i < nattrs; i++) {
+		const char *path = p + 1, *leaf = path + attrs[i].dirlen + !!attrs[i].dirlen;
+		mode_t mode = *p == 'w' ? 0644 : 0444;
+		bool first = !i || attrs[i].dirlen != attrs[i - 1].dirlen ||
+			     memcmp(attrs[i].name, attrs[i - 1].name, attrs[i].dirlen);
+
+		if (first) {
+			if (i) {
+				s->attrv[k++] = NULL;
+				g++;
+			}
+			s->groups[g].attrs = &s->attrv[k];
+			s->groupv[g] = &s->groups[g];
+			if (attrs[i].dirlen) {
+				/* the directory's name: the path up to '/', cut in place */
+				p[1 + attrs[i].dirlen] = '\0';
+				s->groups[g].name = path;
+			}
+		}
+		s->attrs[i] = (struct rec_attr){
+			.def = {
+				.attr = { .name = leaf, .mode = mode },
+				.show = shape_show,
+				.store = (mode & 0200) ? shape_store : NULL,
+			},
+			.index = i,
+		};
+		s->attrv[k++] = &s->attrs[i].def;
+		p = (char *)leaf + strlen(leaf) + 1;
+	}
+	return s;
+}
+
+/**
+ * cfs_rec_shape_get() - the shape of @nattrs attributes (sorted by
+ * cfs_rec_shape_sort()) for DEVTYPE @devtype (NULL: none), referenced.
+ * @sig: a buffer of at least cfs_rec_shape_siglen() bytes.
+ * Return: its device type, or NULL (out of memory).
+ */
+const struct classfs_device_type *cfs_rec_shape_get(const char *devtype, size_t devtypelen,
+						    const struct rec_shape_attr *attrs,
+						    uint32_t nattrs, char *sig)
+{
+	struct rec_shape *s;
+	size_t len = 0;
+	uint32_t h;
+
+	sig[len++] = devtype ? '+' : '-';
+	if (devtype)
+		memcpy(sig + len, devtype, devtypelen), len += devtypelen;
+	sig[len++] = '\0';
+	for (uint32_t i = 0; i < nattrs; i++) {
+		sig[len++] = (attrs[i].mode & 0200) ? 'w' : 'r';
+		memcpy(sig + len, attrs[i].name, attrs[i].len);
+		len += attrs[i].len;
+		sig[len++] = '\0';
+	}
+	h = sig_hash(sig, len);
+
+	pthread_mutex_lock(&shape_lock);
+	for (s = shape_buckets ? shape_table[h & (shape_buckets - 1)] : NULL; s; s = s->next)
+		if (s->hash == h && s->siglen == len && !memcmp(s->sig, sig, len))
+			break;
+	if (!s && (nshapes < 2 * shape_buckets || table_grow() == 0) &&
+	    (s = shape_new(sig, len, h, attrs, nattrs))) {
+		s->next = shape_table[h & (shape_buckets - 1)];
+		shape_table[h & (shape_buckets - 1)] = s;
+		nshapes++;
+	}
+	if (s)
+		s->refs++;
+	pthread_mutex_unlock(&shape_lock);
+	return s ? &s->type : NULL;
+}
+
+/** cfs_rec_shape_put() - drop a device's reference on its shape (its release) */
+void cfs_rec_shape_put(const struct classfs_device_type *type)
+{
+	struct rec_shape *s = (struct rec_shape *)type;
+
+	pthread_mutex_lock(&shape_lock);
+	if (--s->refs == 0) {
+		for (struct rec_shape **p = &shape_table[s->hash & (shape_buckets - 1)]; *p;
+		     p = &(*p)->next)
+			if (*p == s) {
+				*p = s->next;
+				break;
+			}
+		nshapes--;
+		free(s);
+	}
+	pthread_mutex_unlock(&shape_lock);
+}
+
+/** cfs_rec_shape_siglen() - the signature buffer cfs_rec_shape_get() needs */
+size_t cfs_rec_shape_siglen(size_t devtypelen, const struct rec_shape_attr *attrs, uint32_t nattrs)
+{
+	size_t n = devtypelen + 2;
+
+	for (uint32_t i = 0; i < nattrs; i++)
+		n += attrs[i].len + 2;
+	return n;
+}
+
+/* group order: top-level attributes first, then each directory's */
+static int cmp_attr(const void *x, const void *y)
+{
+	const struct rec_shape_attr *a = x, *b = y;
+	size_t n;
+	int c;
+
+	if (!a->dirlen != !b->dirlen)
+		return a->dirlen ? 1 : -1;
+	n = a->dirlen < b->dirlen ? a->dirlen : b->dirlen;
+	if (a->dirlen && ((c = memcmp(a->name, b->name, n)) || (c = (a->dirlen > b->dirlen) -
+								      (a->dirlen < b->dirlen))))
+		return c;
+	n = a->len < b->len ? a->len : b->len;
+	c = memcmp(a->name, b->name, n);
+	return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/** cfs_rec_shape_sort() - put @attrs in the order of their shape's indexes */
+void cfs_rec_shape_sort(struct rec_shape_attr *attrs, uint32_t n)
+{
+	/* a few attributes a device: insertion sort, qsort() past 16 */
+	if (n > 16) {
+		qsort(attrs, n, sizeof(*attrs), cmp_attr);
+		return;
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		struct rec_shape_attr x = attrs[i];
+		uint32_t k = i;
+
+		for (; k > 0 && cmp_attr(&attrs[k - 1], &x) > 0; k--)
+			attrs[k] = attrs[k - 1];
+		attrs[k] = x;
+	}
+}
