@@ -866,3 +866,133 @@ TEST(allocation_failures_leave_nothing)
 		fprintf(stderr, "  only %d failing allocations\n", failed);
 	free(data);
 }
+
+/*
+ * Text attributes of loaded devices are the groups of a type shared by
+ * the devices recorded with the same attributes (a shape), their bytes
+ * kept with each device: read, written (a longer value grows out of the
+ * device's allocation), saved as written, each device's own.  Attributes
+ * a shape cannot hold (deeper paths, a link in their directory) are value
+ * nodes and read the same.
+ */
+static const char shaped[] =
+	"P: /devices/pci0000:00/0000:00:01.0\n"
+	"E: SUBSYSTEM=pci\n"
+	"A: device=0x1234\\n\n"
+	"A: power/control=auto\\n\n"
+	"A: power/wakeup=disabled\\n\n"
+	"A: vendor=0x8086\\n\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:01.0/block/sda\n"
+	"N: sda\n"
+	"E: DEVNAME=/dev/sda\n"
+	"E: DEVTYPE=disk\n"
+	"E: SUBSYSTEM=block\n"
+	"A: dev=8:0\\n\n"
+	"A: removable=0\\n\n"
+	"A: size=100\\n\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:01.0/block/sda/sda1\n"
+	"N: sda1\n"
+	"E: DEVNAME=/dev/sda1\n"
+	"E: DEVTYPE=partition\n"
+	"E: SUBSYSTEM=block\n"
+	"A: dev=8:1\\n\n"
+	"A: partition=1\\n\n"
+	"A: size=50\\n\n"
+	"A: start=2048\\n\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:01.0/block/sda/sda2\n"
+	"N: sda2\n"
+	"E: DEVNAME=/dev/sda2\n"
+	"E: DEVTYPE=partition\n"
+	"E: SUBSYSTEM=block\n"
+	"A: dev=8:2\\n\n"
+	"A: start=4096\\n\n"
+	"A: partition=2\\n\n"
+	"A: size=40\\n\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:02.0\n"
+	"E: SUBSYSTEM=pci\n"
+	"A: queue/iosched/quantum=4\\n\n"
+	"A: vendor=0x1\\n\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:03.0\n"
+	"E: SUBSYSTEM=pci\n"
+	"A: power/control=on\\n\n"
+	"L: power/supplier=../../0000:00:01.0\n"
+	"\n";
+
+static void check_read(struct classfs_tree *t, const char *path, const char *want)
+{
+	char buf[4096];
+	ssize_t n = classfs_path_read(t, path, buf, sizeof(buf) - 1);
+
+	CHECK(n >= 0);
+	buf[n > 0 ? n : 0] = '\0';
+	if (strcmp(buf, want))
+		fprintf(stderr, "  %s: \"%s\", expected \"%s\"\n", path, buf, want);
+	CHECK_STR(buf, want);
+}
+
+TEST(shaped_attributes_are_each_devices_own)
+{
+	static const char *const pci1 = "devices/pci0000:00/0000:00:01.0";
+	char longer[300], *saved;
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_record_error err;
+	struct classfs_device *p1, *p2;
+	struct classfs_stat st;
+	char path[256];
+	int rc;
+
+	CHECK_INT(classfs_record_load(t, shaped, sizeof(shaped) - 1, NULL, &err), 0);
+	/* partitions recorded with the same attributes share one type */
+	p1 = classfs_tree_find_device(t, "/devices/pci0000:00/0000:00:01.0/block/sda/sda1");
+	p2 = classfs_tree_find_device(t, "/devices/pci0000:00/0000:00:01.0/block/sda/sda2");
+	CHECK(p1 && p2);
+	CHECK(p1 && p2 && p1->type == p2->type && p1->type->groups);
+	CHECK_STR(p1 && p1->type ? p1->type->name : "", "partition");
+	classfs_device_put(p1);
+	classfs_device_put(p2);
+
+	snprintf(path, sizeof(path), "%s/block/sda/sda1/size", pci1);
+	check_read(t, path, "50\n");
+	snprintf(path, sizeof(path), "%s/block/sda/sda2/size", pci1);
+	check_read(t, path, "40\n");
+	snprintf(path, sizeof(path), "%s/block/sda/sda2/start", pci1);
+	check_read(t, path, "4096\n");
+	snprintf(path, sizeof(path), "%s/device", pci1);
+	check_read(t, path, "0x1234\n");
+	snprintf(path, sizeof(path), "%s/power/wakeup", pci1);
+	check_read(t, path, "disabled\n");
+	CHECK_INT(classfs_path_stat(t, path, &st), 0);
+	CHECK_INT(st.mode & 07777, 0644);
+	/* the fallbacks: a deeper path, a link beside the attribute */
+	check_read(t, "devices/pci0000:00/0000:00:02.0/queue/iosched/quantum", "4\n");
+	check_read(t, "devices/pci0000:00/0000:00:03.0/power/control", "on\n");
+	CHECK(classfs_path_readlink(t, "devices/pci0000:00/0000:00:03.0/power/supplier", path,
+				    sizeof(path)) > 0);
+
+	/* written: longer (its own buffer), then shorter; the other partition keeps its own */
+	memset(longer, '7', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	snprintf(path, sizeof(path), "%s/block/sda/sda1/size", pci1);
+	CHECK_INT(classfs_path_write(t, path, longer, strlen(longer)), (ssize_t)strlen(longer));
+	check_read(t, path, longer);
+	CHECK_INT(classfs_path_write(t, path, "60\n", 3), 3);
+	check_read(t, path, "60\n");
+	snprintf(path, sizeof(path), "%s/block/sda/sda2/size", pci1);
+	check_read(t, path, "40\n");
+	snprintf(path, sizeof(path), "%s/power/control", pci1);
+	CHECK_INT(classfs_path_write(t, path, "on\n", 3), 3);
+
+	/* saved as the tree holds them now */
+	saved = save_string(t, NULL, &rc);
+	CHECK_INT(rc, 0);
+	CHECK(saved && strstr(saved, "A: size=60\\n\n"));
+	CHECK(saved && strstr(saved, "A: power/control=on\\n\n"));
+	CHECK(saved && strstr(saved, "A: queue/iosched/quantum=4\\n\n"));
+	free(saved);
+	teardown(t);
+}
