@@ -420,7 +420,7 @@ static int add_values(struct rec_load *l, struct rec_pdev *d, struct rec_dev *rd
 			free(bin);
 		}
 		if (r < 0) {
-			cfs_rec_error(&l->p, ln->lineno, "attribute '%s' of %.*s: %s", name,
+			cfs_rec_error(&l->p, cfs_rec_lineno(&l->p, d, ln), "attribute '%s' of %.*s: %s", name,
 				      (int)d->pathlen, d->path, strerror(-r));
 			return r;
 		}
@@ -504,12 +504,12 @@ static int add_links(struct rec_load *l, struct rec_pdev *d, struct rec_dev *rd)
 			r = classfs_device_add_link(&rd->dev, name, text);
 			free(text);
 			if (!r && strcmp(name, "driver"))
-				cfs_rec_warn(l, ln->lineno,
+				cfs_rec_warn(l, cfs_rec_lineno(&l->p, d, ln),
 					     "link %s of %.*s: target not in the tree, kept as recorded",
 					     name, (int)d->pathlen, d->path);
 		}
 		if (r < 0)
-			cfs_rec_error(&l->p, ln->lineno, "link '%s' of %.*s: %s", name,
+			cfs_rec_error(&l->p, cfs_rec_lineno(&l->p, d, ln), "link '%s' of %.*s: %s", name,
 				      (int)d->pathlen, d->path, strerror(-r));
 	}
 	return r;

@@ -403,10 +403,9 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 	}
 	for (size_t i = 1; i < nnames; i++)
 		if (!cmp_linename(&names[i - 1], &names[i], p)) {
-			const struct rec_line *l = names[i]->lineno > names[i - 1]->lineno ? names[i]
-											   : names[i - 1];
+			const struct rec_line *l = names[i] > names[i - 1] ? names[i] : names[i - 1];
 
-			r = cfs_rec_error(p, l->lineno, "duplicate %s '%.*s' in device %.*s",
+			r = cfs_rec_error(p, cfs_rec_lineno(p, d, l), "duplicate %s '%.*s' in device %.*s",
 					  l->tag == 'E' ? "property" : "attribute", (int)l->keylen,
 					  cfs_rec_key(p, l), (int)d->pathlen, d->path);
 			goto out;
@@ -422,7 +421,7 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 		d->subsys = base;
 		d->subsyslen = (uint32_t)(target + sub->vallen - base);
 		if (!d->subsyslen) {
-			r = cfs_rec_error(p, sub->lineno, "subsystem link without a name");
+			r = cfs_rec_error(p, cfs_rec_lineno(p, d, sub), "subsystem link without a name");
 			goto out;
 		}
 		if (base - target >= 5 && !memcmp(base - 5, "/bus/", 5))
@@ -458,7 +457,7 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 
 		if (devattr->vallen >= sizeof(buf) ||
 		    cfs_rec_unescape(cfs_rec_val(p, devattr), devattr->vallen, buf, &n, &why) < 0) {
-			r = cfs_rec_error(p, devattr->lineno, "invalid dev attribute");
+			r = cfs_rec_error(p, cfs_rec_lineno(p, d, devattr), "invalid dev attribute");
 			goto out;
 		}
 		buf[n] = '\0';
@@ -470,7 +469,7 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 			}
 		}
 		if (!ok) {
-			r = cfs_rec_error(p, devattr->lineno, "dev attribute '%s' is not MAJOR:MINOR",
+			r = cfs_rec_error(p, cfs_rec_lineno(p, d, devattr), "dev attribute '%s' is not MAJOR:MINOR",
 					  buf);
 			goto out;
 		}
@@ -578,7 +577,7 @@ static int parse_line(struct rec_parse *p, const char *s, size_t len, uint32_t l
 				     "'%c:' line before the first P: line", tag);
 
 	l = &p->lines[p->nlines];
-	*l = (struct rec_line){ .off = (uint32_t)(rest - p->data), .lineno = lineno, .tag = tag };
+	*l = (struct rec_line){ .off = (uint32_t)(rest - p->data), .tag = tag };
 	switch (tag) {
 	case 'S':
 		if (!restlen)

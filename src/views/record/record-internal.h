@@ -30,12 +30,13 @@ enum rec_kind {
 
 /*
  * One line of a record: TAG: KEY=VAL (S: has no key; P: lines are devices).
- * 16 bytes: a 1M-device record has 12M of them, written once, read twice.
+ * 12 bytes: a 1M-device record has 12M of them, written once, read twice.
+ * Its number is not kept: a device's lines follow its P: line one by one
+ * (cfs_rec_lineno()).
  */
 struct rec_line {
 	uint32_t off;			/* of the key, or of an S: line's value, in the data */
 	uint32_t vallen;
-	uint32_t lineno;
 	uint16_t keylen;		/* names are at most PATH_MAX */
 	char tag;
 };
@@ -77,6 +78,13 @@ struct rec_parse {
 	uint32_t pending_hash;		/* of the device whose paragraph is being read */
 	struct classfs_record_error *err;
 };
+
+/* the number of line @l of device @d */
+static inline uint32_t cfs_rec_lineno(const struct rec_parse *p, const struct rec_pdev *d,
+				      const struct rec_line *l)
+{
+	return d->lineno + 1 + (uint32_t)(l - &p->lines[d->first]);
+}
 
 /* a line's key and value: the value follows "KEY=" */
 static inline const char *cfs_rec_key(const struct rec_parse *p, const struct rec_line *l)
