@@ -206,6 +206,22 @@ static double umockdev_run(const char *file)
 int main(int argc, char **argv)
 {
 	bool quick = argc > 1 && !strcmp(argv[1], "--quick");
+
+	/* --load N: one load of N devices, nothing printed (instructions.sh) */
+	if (argc == 3 && !strcmp(argv[1], "--load")) {
+		size_t len, n = strtoul(argv[2], NULL, 10);
+		char *data = generate(n, &len);
+		struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+		struct classfs_record_error err;
+		int r;
+
+		if (!data || !t)
+			return 1;
+		r = classfs_record_load(t, data, len, NULL, &err);
+		if (r < 0)
+			fprintf(stderr, "load: %d %s:%lu: %s\n", r, err.file, err.line, err.reason);
+		return r < 0;
+	}
 	static const size_t sizes[] = { 10000, 100000, 1000000 };
 	size_t nsizes = quick ? 2 : 3;
 	int fails = 0;

@@ -399,12 +399,18 @@ CLASSFS_PUBLIC struct classfs_bus *classfs_bus_find(struct classfs_tree *tree, c
  * @groups: NULL-terminated attribute groups for devices of this type.
  * @uevent: adds variables (after the class's); non-zero vetoes.
  * @release: releases a device of this type without a release of its own.
+ * @devnode: optional DEVNAME of a device with a number, asked when its
+ *           class has no @devnode or gives NULL: how a physical device
+ *           with a number (a USB device's bus/usb/001/002) names its
+ *           node, as Linux's device_type.devnode does.  Returns @buf, a
+ *           static, or NULL for the device's name.
  */
 struct classfs_device_type {
 	const char *name;
 	const struct classfs_attribute_group *const *groups;
 	int (*uevent)(struct classfs_device *dev, struct classfs_uevent_env *env);
 	void (*release)(struct classfs_device *dev);
+	const char *(*devnode)(struct classfs_device *dev, char *buf, size_t size);
 };
 
 /* ------------------------------------------------------------------ */

@@ -138,7 +138,7 @@ int classfs_uevent_add_var(struct classfs_uevent_env *env, const char *fmt, ...)
 static bool has_hooks(const struct classfs_device *dev)
 {
 	return (dev->cls && (dev->cls->dev_uevent || dev->cls->devnode)) ||
-	       (dev->type && dev->type->uevent);
+	       (dev->type && (dev->type->uevent || dev->type->devnode));
 }
 
 /* @devname: the device's name, read under L (a rename frees the old one) */
@@ -153,6 +153,8 @@ static int env_device_vars(struct classfs_device *dev, struct classfs_uevent_env
 
 		if (dev->cls && dev->cls->devnode)
 			name = dev->cls->devnode(dev, buf, sizeof(buf));
+		if (!name && dev->type && dev->type->devnode)
+			name = dev->type->devnode(dev, buf, sizeof(buf));
 		if (!name)
 			name = devname;
 		if ((r = env_put(env, "MAJOR", fmt_uint(num, major(dev->devt)))) < 0 ||

@@ -272,6 +272,15 @@ TEST(uevent_has_only_kernel_keys)
 	CHECK(strstr(buf, "DEVNAME=bus/usb/001/002\n") && strstr(buf, "DEVTYPE=usb_device\n"));
 	CHECK(strstr(buf, "BUSNUM=001\n") && strstr(buf, "DRIVER=usb\n"));
 	CHECK(!strstr(buf, "ID_"));
+	/* its number is the tree's, as a class device's: once in the uevent, in dev/char */
+	CHECK(strstr(buf, "MAJOR=189\n") && strstr(buf, "MINOR=1\n"));
+	CHECK(!strstr(strstr(buf, "DEVNAME=") + 1, "DEVNAME="));
+	n = classfs_path_readlink(t, "dev/char/189:1", buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK_STR(buf, "../../devices/pci0000:00/0000:00:1a.0/usb1/1-1");
+	n = classfs_path_read(t, "dev/char/189:1/dev", buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK_STR(buf, "189:1\n");
 	teardown(t);
 }
 

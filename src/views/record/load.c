@@ -154,12 +154,12 @@ static char *put(char *s, char tag, const char *a, size_t alen, bool name, const
 /*
  * Does the device's `uevent` show this E: key (the hook adds it)?  Those
  * Linux emits for the subsystem, less what the core adds itself: DEVTYPE
- * (the type's name), and a class device's MAJOR, MINOR and DEVNAME.
+ * (the type's name), and a numbered device's MAJOR, MINOR and DEVNAME.
  */
 static bool uevent_key(const struct rec_parse *p, const struct rec_pdev *d, const char *subsystem,
 		       const struct rec_line *ln)
 {
-	bool core_devnum = d->kind == REC_CLASS && major(d->devt);
+	bool core_devnum = major(d->devt);
 	const char *key = cfs_rec_key(p, ln);
 
 	if (ln->keylen == 7 && !memcmp(key, "DEVTYPE", 7))
@@ -275,7 +275,7 @@ static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d)
 	const char *name = d->path + cfs_rec_parent_len(d->path, d->pathlen) + 1;
 	size_t namelen = (size_t)(d->path + d->pathlen - name);
 	size_t size = blob_size(&l->p, d, namelen), bloblen, valbytes = 0;
-	dev_t core_devt = d->kind == REC_CLASS ? d->devt : 0;
+	dev_t core_devt = d->devt;
 	const struct classfs_device_type *type;
 	char subsystem[NAME_MAX + 1];
 	struct rec_val *vals;
@@ -395,9 +395,8 @@ static int add_values(struct rec_load *l, struct rec_pdev *d, struct rec_dev *rd
 		if ((ln->tag != 'A' && ln->tag != 'H') || (ln->tag == 'A' && rd->nvals))
 			continue;
 		/*
-		 * Computed attributes stay as recorded in the blob; a bus device
-		 * carries no number in the core (its DEVNAME is the record's),
-		 * so its `dev` is a read-only value.
+		 * Computed attributes stay as recorded in the blob; a `dev`
+		 * without a device number (not MAJOR:MINOR) is a read-only value.
 		 */
 		if (computed_attr(&l->p, ln) && (ln->keylen != 3 || major(rd->dev.devt)))
 			continue;
@@ -583,9 +582,10 @@ static int build_one(struct rec_load *l, uint32_t idx)
 	rd = make_dev(l, d);
 	if (!rd)
 		return -ENOMEM;
+	/* any device may have a number: a USB device's node is /dev/bus/usb/... */
+	rd->dev.devt = d->devt;
 	if (d->kind == REC_CLASS) {
 		rd->dev.cls = s->cls;
-		rd->dev.devt = d->devt;
 		if (d->parent != REC_NONE)
 			rd->dev.parent = l->p.devs[d->parent].dev;
 		if (d->phys != REC_NONE)

@@ -178,6 +178,7 @@ static struct rec_shape *shape_new(const char *sig, size_t siglen, uint32_t hash
 	s->siglen = siglen;
 	s->hash = hash;
 	s->type.uevent = cfs_rec_uevent_hook();
+	s->type.devnode = cfs_rec_devnode;
 	s->type.groups = s->groupv;
 	/* the DEVTYPE entry: '-' for none, '+' then the name */
 	p = s->names;

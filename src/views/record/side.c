@@ -129,7 +129,8 @@ int (*cfs_rec_uevent_hook(void))(struct classfs_device *dev, struct classfs_ueve
 /* are the uevent hooks of @dev the loader's own (rec_uevent, cfs_rec_devnode)? */
 bool cfs_rec_own_hooks(const struct classfs_device *dev)
 {
-	if (!dev->type || dev->type->uevent != rec_uevent)
+	if (!dev->type || dev->type->uevent != rec_uevent ||
+	    (dev->type->devnode && dev->type->devnode != cfs_rec_devnode))
 		return false;
 	return !dev->cls || (!dev->cls->dev_uevent &&
 			     (!dev->cls->devnode || dev->cls->devnode == cfs_rec_devnode));
@@ -162,7 +163,10 @@ void cfs_rec_class_release(struct classfs_class *cls)
 /* one device type per DEVTYPE, shared by all trees, kept for the process */
 const struct classfs_device_type *cfs_rec_intern_type(const char *name, size_t len)
 {
-	static const struct classfs_device_type untyped = { .uevent = rec_uevent };
+	static const struct classfs_device_type untyped = {
+		.uevent = rec_uevent,
+		.devnode = cfs_rec_devnode,
+	};
 	struct rec_type *t;
 
 	if (!name)
@@ -175,6 +179,7 @@ const struct classfs_device_type *cfs_rec_intern_type(const char *name, size_t l
 		memcpy(t->name, name, len);
 		t->type.name = t->name;
 		t->type.uevent = rec_uevent;
+		t->type.devnode = cfs_rec_devnode;
 		t->next = types;
 		types = t;
 	}
