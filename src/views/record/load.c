@@ -270,7 +270,8 @@ static uint32_t shape_attrs(struct rec_load *l, const struct rec_pdev *d, dev_t 
 	return n;
 }
 
-static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d)
+static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d,
+				 const struct classfs_class *cls)
 {
 	const char *name = d->path + cfs_rec_parent_len(d->path, d->pathlen) + 1;
 	size_t namelen = (size_t)(d->path + d->pathlen - name);
@@ -330,7 +331,12 @@ static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d)
 	bloblen = (size_t)(s - l->blob);
 
 	/* the type: the shape of its text attributes, else one per DEVTYPE */
-	nvals = shape_attrs(l, d, core_devt);
+	/*
+	 * A class of someone else's with default groups (a tree the record
+	 * joins): its groups come first and may hold the same names, so
+	 * value nodes, which the tree checks against them.
+	 */
+	nvals = cls && cls->dev_groups ? 0 : shape_attrs(l, d, core_devt);
 	if (nvals) {
 		s = grow(l->sig, &l->capsig, cfs_rec_shape_siglen(d->devtypelen, l->sattrs, nvals),
 			 1);
@@ -579,7 +585,7 @@ static int build_one(struct rec_load *l, uint32_t idx)
 			      d->subsys, strerror(-r));
 		return r;
 	}
-	rd = make_dev(l, d);
+	rd = make_dev(l, d, s ? s->cls : NULL);
 	if (!rd)
 		return -ENOMEM;
 	/* any device may have a number: a USB device's node is /dev/bus/usb/... */
