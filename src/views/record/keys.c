@@ -175,20 +175,11 @@ static const char *const common_names[] = {
 static uint16_t code_slots[CODE_SLOTS];	/* index + 1, 0 = empty */
 static pthread_once_t code_once = PTHREAD_ONCE_INIT;
 
-static uint32_t hash_name(const char *s, size_t len)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
-}
-
 static void codes_init(void)
 {
 	_Static_assert(NCOMMON <= 255, "one byte per code");
 	for (size_t i = 0; i < NCOMMON; i++) {
-		uint32_t h = hash_name(common_names[i], strlen(common_names[i]));
+		uint32_t h = cfs_rec_hash(common_names[i], strlen(common_names[i]));
 
 		while (code_slots[h % CODE_SLOTS])
 			h++;
@@ -199,7 +190,7 @@ static void codes_init(void)
 /** cfs_rec_name_code() - the code of a common name, 0 for any other */
 unsigned int cfs_rec_name_code(const char *name, size_t len)
 {
-	uint32_t h = hash_name(name, len);
+	uint32_t h = cfs_rec_hash(name, len);
 
 	pthread_once(&code_once, codes_init);
 	for (;; h++) {

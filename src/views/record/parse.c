@@ -29,15 +29,6 @@ int cfs_rec_error(struct rec_parse *p, unsigned long line, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static uint32_t hash_path(const char *s, size_t len)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
-}
-
 /* the index of the device at @path whose hash is @h, or REC_NONE */
 static uint32_t lookup_hashed(const struct rec_parse *p, const char *path, size_t len, uint32_t h)
 {
@@ -65,7 +56,7 @@ static uint32_t lookup_hashed(const struct rec_parse *p, const char *path, size_
  */
 uint32_t cfs_rec_lookup(const struct rec_parse *p, const char *path, size_t len)
 {
-	return lookup_hashed(p, path, len, hash_path(path, len));
+	return lookup_hashed(p, path, len, cfs_rec_hash(path, len));
 }
 
 static void insert_hashed(struct rec_parse *p, uint32_t idx, uint32_t h)
@@ -82,7 +73,7 @@ static void hash_insert(struct rec_parse *p, uint32_t idx)
 {
 	const struct rec_pdev *d = &p->devs[idx];
 
-	insert_hashed(p, idx, hash_path(d->path, d->pathlen));
+	insert_hashed(p, idx, cfs_rec_hash(d->path, d->pathlen));
 }
 
 /* room for @n devices (and their hash slots at load factor <= 1/2) */
@@ -561,7 +552,7 @@ static int parse_line(struct rec_parse *p, const char *s, size_t len, uint32_t l
 		 * paragraph: the slot, a cache miss in a large record, is
 		 * fetched meanwhile.
 		 */
-		p->pending_hash = hash_path(rest, restlen);
+		p->pending_hash = cfs_rec_hash(rest, restlen);
 		__builtin_prefetch(&p->hash[p->pending_hash & (p->hashsize - 1)], 1);
 		idx = add_dev(p, rest, restlen, lineno, false);
 		if (idx == REC_NONE)

@@ -154,6 +154,16 @@ struct rec_entry {
 	const char *a, *b;		/* b: NULL for one-string entries */
 };
 
+/* FNV-1a of @len bytes: the record's index of paths, the tables of names */
+static inline uint32_t cfs_rec_hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
 /* keys.c: the bus list and the uevent key lists (the one place for both) */
 bool cfs_rec_is_bus(const char *name, size_t len);
 bool cfs_rec_uevent_key(const char *subsystem, const char *key, size_t keylen);

@@ -119,15 +119,6 @@ void cfs_rec_vals_free(struct rec_dev *rd)
 			free(v[i].data);
 }
 
-static uint32_t sig_hash(const char *s, size_t len)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
-}
-
 static int table_grow(void)
 {
 	size_t n = shape_buckets ? shape_buckets * 2 : 64;
@@ -243,7 +234,7 @@ const struct classfs_device_type *cfs_rec_shape_get(const char *devtype, size_t 
 		len += attrs[i].len;
 		sig[len++] = '\0';
 	}
-	h = sig_hash(sig, len);
+	h = cfs_rec_hash(sig, len);
 
 	pthread_mutex_lock(&shape_lock);
 	for (s = shape_buckets ? shape_table[h & (shape_buckets - 1)] : NULL; s; s = s->next)
