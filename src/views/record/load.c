@@ -256,9 +256,7 @@ static uint32_t shape_attrs(struct rec_load *l, const struct rec_pdev *d, dev_t 
 	}
 	cfs_rec_shape_sort(l->sattrs, n);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct rec_shape_attr *a = &l->sattrs[i];
-
-		if (!i || a->dirlen != a[-1].dirlen || memcmp(a->name, a[-1].name, a->dirlen)) {
+		if (cfs_rec_shape_group_starts(l->sattrs, i)) {
 			ngroups++;
 			ingroup = 0;
 		}

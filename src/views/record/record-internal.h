@@ -145,6 +145,13 @@ struct rec_shape_attr {
 	uint32_t line;			/* its line (rec_parse.lines) */
 };
 
+/* does attribute @i of sorted @attrs start a group (a directory) of its shape? */
+static inline bool cfs_rec_shape_group_starts(const struct rec_shape_attr *attrs, uint32_t i)
+{
+	return !i || attrs[i].dirlen != attrs[i - 1].dirlen ||
+	       memcmp(attrs[i].name, attrs[i - 1].name, attrs[i].dirlen);
+}
+
 #define REC_SHAPE_GROUPS 12		/* directories of attributes a shape has, at most */
 #define REC_SHAPE_GROUP_ATTRS 254	/* attributes a group has (the core's slots) */
 #define REC_SHAPE_SLOTS 500		/* attributes and groups (the core computes 512) */

@@ -152,9 +152,7 @@ static struct rec_shape *shape_new(const char *sig, size_t siglen, uint32_t hash
 	char *p;
 
 	for (uint32_t i = 0; i < nattrs; i++)
-		if (!i || attrs[i].dirlen != attrs[i - 1].dirlen ||
-		    memcmp(attrs[i].name, attrs[i - 1].name, attrs[i].dirlen))
-			ngroups++;
+		ngroups += cfs_rec_shape_group_starts(attrs, i);
 	size = sizeof(*s) + nattrs * sizeof(struct rec_attr) +
 	       (nattrs + ngroups) * sizeof(void *) + 2 * siglen;
 	s = calloc(1, size);
@@ -180,10 +178,7 @@ static struct rec_shape *shape_new(const char *sig, size_t siglen, uint32_t hash
 	for (uint32_t i = 0, g = 0, k = 0; i < nattrs; i++) {
 		const char *path = p + 1, *leaf = path + attrs[i].dirlen + !!attrs[i].dirlen;
 		mode_t mode = *p == 'w' ? 0644 : 0444;
-		bool first = !i || attrs[i].dirlen != attrs[i - 1].dirlen ||
-			     memcmp(attrs[i].name, attrs[i - 1].name, attrs[i].dirlen);
-
-		if (first) {
+		if (cfs_rec_shape_group_starts(attrs, i)) {
 			if (i) {
 				s->attrv[k++] = NULL;
 				g++;
