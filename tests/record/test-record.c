@@ -996,6 +996,27 @@ TEST(shaped_attributes_are_each_devices_own)
 	snprintf(path, sizeof(path), "%s/power/control", pci1);
 	CHECK_INT(classfs_path_write(t, path, "on\n", 3), 3);
 
+	/* past a shape's limits: 13 directories, 300 attributes in one; value nodes */
+	{
+		struct classfs_tree *t2 = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+		size_t size = 64 * 1024, off = 0;
+		char *rec = malloc(size);
+
+		off += (size_t)snprintf(rec + off, size - off,
+					"P: /devices/platform/many\nE: SUBSYSTEM=platform\n");
+		for (int i = 0; i < 13; i++)
+			off += (size_t)snprintf(rec + off, size - off, "A: d%d/a=%d\n", i, i);
+		off += (size_t)snprintf(rec + off, size - off,
+					"\nP: /devices/platform/wide\nE: SUBSYSTEM=platform\n");
+		for (int i = 0; i < 300; i++)
+			off += (size_t)snprintf(rec + off, size - off, "A: x/a%d=%d\n", i, i);
+		CHECK_INT(classfs_record_load(t2, rec, off, NULL, &err), 0);
+		check_read(t2, "devices/platform/many/d12/a", "12");
+		check_read(t2, "devices/platform/wide/x/a299", "299");
+		free(rec);
+		teardown(t2);
+	}
+
 	/* saved as the tree holds them now */
 	saved = save_string(t, NULL, &rc);
 	CHECK_INT(rc, 0);
