@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test-uevent.c - uevents: the variables of each action, SEQNUM order
- * without gaps, class and type hooks (adding and vetoing), the 64
+ * without gaps, class and type hooks (adding, vetoing, naming the node), the 64
  * variables / 2048 bytes limits, the `uevent` file (read and write),
  * kernel/uevent_seqnum, the kernel wire format, and listeners calling
  * back into the API.
@@ -693,6 +693,59 @@ TEST(bus_device_events)
 	CHECK_STR(rec_get(&r, 2, "ACTION"), "remove");
 	CHECK_INT(rec_check_seq(&r, r.ev[0].seqnum - 1), 0);
 	rec_stop(&r);
+	CHECK_INT(classfs_bus_unregister(&usb), 0);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+/* a device type names its devices' nodes when the class does not */
+static const char *usb_devnode(struct classfs_device *dev, char *buf, size_t size)
+{
+	snprintf(buf, size, "bus/usb/001/%03u", minor(dev->devt) + 1);
+	return buf;
+}
+
+static const char *class_devnode(struct classfs_device *dev, char *buf, size_t size)
+{
+	return "from-class";
+}
+
+TEST(type_devnode)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	static const struct classfs_device_type usb_device = {
+		.name = "usb_device",
+		.devnode = usb_devnode,
+	};
+	struct classfs_bus usb = { .name = "usb" };
+	struct classfs_class cls = { .name = "misc", .devnode = class_devnode };
+	struct classfs_device u = { 0 }, m = { 0 };
+	struct recorder r;
+
+	CHECK_INT(classfs_bus_register(t, &usb), 0);
+	CHECK_INT(classfs_class_register(t, &cls), 0);
+	CHECK(rec_start(&r, t) > 0);
+	classfs_device_initialize(&u);
+	CHECK_INT(classfs_device_set_name(&u, "1-1"), 0);
+	u.bus = &usb;
+	u.type = &usb_device;
+	u.devt = makedev(189, 1);
+	CHECK_INT(classfs_device_add(&u), 0);
+	CHECK_STR(rec_get(&r, 0, "DEVNAME"), "bus/usb/001/002");
+	CHECK_STR(rd(t, "devices/1-1/uevent"),
+		  "MAJOR=189\nMINOR=1\nDEVNAME=bus/usb/001/002\nDEVTYPE=usb_device\n");
+	CHECK_STR(rd(t, "dev/char/189:1/dev"), "189:1\n");
+	/* the class's devnode first */
+	classfs_device_initialize(&m);
+	CHECK_INT(classfs_device_set_name(&m, "m0"), 0);
+	m.cls = &cls;
+	m.type = &usb_device;
+	m.devt = makedev(10, 1);
+	CHECK_INT(classfs_device_add(&m), 0);
+	CHECK_STR(rec_get(&r, 1, "DEVNAME"), "from-class");
+	CHECK_INT(classfs_device_unregister(&m), 0);
+	CHECK_INT(classfs_device_unregister(&u), 0);
+	rec_stop(&r);
+	classfs_class_unregister(&cls);
 	CHECK_INT(classfs_bus_unregister(&usb), 0);
 	CHECK_INT(classfs_tree_free(t), 0);
 }
