@@ -619,7 +619,8 @@ CLASSFS_PUBLIC int classfs_tree_watch_remove(struct classfs_tree *tree, int id);
  * classfs_device_add_value() - add an attribute holding @len bytes of @value
  * at @path ("name" or "dir/sub/name": missing plain directories are made
  * and go with the device).  Text values read back exactly as given (no
- * '\n' added), at most %CLASSFS_ATTR_MAX bytes.  Mode bits hold for
+ * '\n' added), at most %CLASSFS_ATTR_MAX bytes; binary ones at most 2 GiB - 1
+ * (a write past that fails with -EFBIG).  Mode bits hold for
  * filesystem and path-API writes; a write to a writable value replaces it.
  * Return: 0, -EINVAL, -ENODEV (not added), -EEXIST (name taken, computed
  * entries included), -E2BIG, -ENOMEM.

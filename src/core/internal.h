@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "classfs/classfs.h"
+#include "bytes.h"
 
 #define cfs_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))

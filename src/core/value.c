@@ -19,9 +19,7 @@ struct cfs_value {
 		struct classfs_device_attribute text;
 		struct classfs_bin_attribute bin;
 	} def;
-	char *data;		/* inline, or its own allocation once it grew */
-	size_t len;
-	size_t cap;
+	struct cfs_bytes bytes;	/* first in the allocation, after the value */
 };
 
 /*
@@ -34,23 +32,6 @@ struct cfs_value_node {
 	struct cfs_value v;
 };
 
-static char *value_inline(const struct cfs_value *v)
-{
-	return (char *)(v + 1);
-}
-
-#define VALUE_LOCKS 64
-static pthread_mutex_t value_locks[VALUE_LOCKS] = {
-	[0 ... VALUE_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER,
-};
-
-static pthread_mutex_t *value_lock(const struct cfs_value *v)
-{
-	uintptr_t p = (uintptr_t)v;
-
-	return &value_locks[(p >> 6 ^ p >> 12) % VALUE_LOCKS];
-}
-
 static struct cfs_value *text_value(const struct classfs_device_attribute *a)
 {
 	return cfs_container_of(a, struct cfs_value, def.text);
@@ -61,62 +42,16 @@ static struct cfs_value *bin_value(const struct classfs_bin_attribute *a)
 	return cfs_container_of(a, struct cfs_value, def.bin);
 }
 
-/*
- * Make the value's bytes @buf[@count] at @off, the rest kept (binary) or
- * dropped (text: @truncate).  A value that grows gets a new buffer; a
- * reader copies under the same lock, so it sees the old bytes or the new.
- */
-static int value_put(struct cfs_value *v, const char *buf, size_t count, size_t off,
-		     bool truncate)
-{
-	pthread_mutex_t *lock = value_lock(v);
-	char *old = NULL;
-	size_t len;
-
-	if (off > SIZE_MAX - count)
-		return -EFBIG;
-	pthread_mutex_lock(lock);
-	len = truncate || off + count > v->len ? off + count : v->len;
-	if (len > v->cap) {
-		char *data = cfs_malloc(len);
-
-		if (!data) {
-			pthread_mutex_unlock(lock);
-			return -ENOMEM;
-		}
-		memcpy(data, v->data, v->len);
-		if (v->data != value_inline(v))
-			old = v->data;
-		v->data = data;
-		v->cap = len;
-	}
-	if (off > v->len)
-		memset(v->data + v->len, 0, off - v->len);
-	memcpy(v->data + off, buf, count);
-	v->len = len;
-	pthread_mutex_unlock(lock);
-	cfs_free(old);
-	return 0;
-}
-
 static ssize_t value_show(struct classfs_device *dev, const struct classfs_device_attribute *a,
 			  char *buf)
 {
-	struct cfs_value *v = text_value(a);
-	pthread_mutex_t *lock = value_lock(v);
-	size_t len;
-
-	pthread_mutex_lock(lock);
-	len = v->len;
-	memcpy(buf, v->data, len);
-	pthread_mutex_unlock(lock);
-	return (ssize_t)len;
+	return (ssize_t)cfs_bytes_read(&text_value(a)->bytes, buf, 0, CLASSFS_ATTR_MAX);
 }
 
 static ssize_t value_store(struct classfs_device *dev, const struct classfs_device_attribute *a,
 			   const char *buf, size_t count)
 {
-	int r = value_put(text_value(a), buf, count, 0, true);
+	int r = cfs_bytes_put(&text_value(a)->bytes, buf, count, 0, true);
 
 	return r < 0 ? r : (ssize_t)count;
 }
@@ -124,38 +59,23 @@ static ssize_t value_store(struct classfs_device *dev, const struct classfs_devi
 static ssize_t value_read(struct classfs_device *dev, const struct classfs_bin_attribute *a,
 			  char *buf, off_t off, size_t count)
 {
-	struct cfs_value *v = bin_value(a);
-	pthread_mutex_t *lock = value_lock(v);
-	size_t n = 0;
-
-	pthread_mutex_lock(lock);
-	if ((size_t)off < v->len) {
-		n = v->len - (size_t)off;
-		if (n > count)
-			n = count;
-		memcpy(buf, v->data + off, n);
-	}
-	pthread_mutex_unlock(lock);
-	return (ssize_t)n;
+	return (ssize_t)cfs_bytes_read(&bin_value(a)->bytes, buf, (size_t)off, count);
 }
 
 /* the size stat reports is read under L: change it under L */
 static void bin_size_update(struct classfs_device *dev, struct cfs_value *v)
 {
 	struct classfs_tree *t = cfs_device_tree_of(dev);
-	pthread_mutex_t *lock = value_lock(v);
 
 	cfs_lock(t);
-	pthread_mutex_lock(lock);
-	v->def.bin.size = v->len;
-	pthread_mutex_unlock(lock);
+	v->def.bin.size = cfs_bytes_len(&v->bytes);
 	cfs_unlock(t);
 }
 
 static ssize_t value_write(struct classfs_device *dev, const struct classfs_bin_attribute *a,
 			   const char *buf, off_t off, size_t count)
 {
-	int r = value_put(bin_value(a), buf, count, (size_t)off, false);
+	int r = cfs_bytes_put(&bin_value(a)->bytes, buf, count, (size_t)off, false);
 
 	if (r < 0)
 		return r;
@@ -169,10 +89,7 @@ static ssize_t value_write(struct classfs_device *dev, const struct classfs_bin_
  */
 void cfs_value_free(const void *attr)
 {
-	const struct cfs_value *v = attr;
-
-	if (v->data != value_inline(v))
-		cfs_free(v->data);
+	cfs_bytes_free(&((struct cfs_value *)attr)->bytes);
 }
 
 /* what a publisher's link leaves behind when it goes (node.c) */
@@ -313,7 +230,7 @@ static const char *leaf_name(const char *path)
  * @mode: permission bits (enforced for filesystem and path-API writes).
  * @value: @len bytes, copied; a text value is read back exactly as given.
  * @flags: %CLASSFS_VALUE_BINARY for a binary attribute (random access,
- *         st_size is its length, no size cap).
+ *         st_size is its length, at most 2 GiB - 1).
  *
  * A write to a writable value replaces it: the whole buffer for text, the
  * bytes written for binary.
@@ -334,24 +251,21 @@ int classfs_device_add_value(struct classfs_device *dev, const char *path, mode_
 	if (!dev || !name || (flags & ~CLASSFS_VALUE_BINARY) || (len && !value) ||
 	    (mode & ~07777u))
 		return -EINVAL;
-	if (!binary && len > CLASSFS_ATTR_MAX)
+	if ((!binary && len > CLASSFS_ATTR_MAX) || len > CFS_BYTES_MAX)
 		return -E2BIG;
 	if (!cfs_dev_state(dev, CFS_DS_ADDED))
 		return -ENODEV;
+	/* the node, the value, its bytes, its name */
 	namelen = strlen(name) + 1;
-	if (len > SIZE_MAX - sizeof(*vn) - namelen)
-		return -ENOMEM;
 	vn = cfs_malloc(sizeof(*vn) + len + namelen);
 	if (!vn)
 		return -ENOMEM;
 	n = &vn->node;
 	v = &vn->v;
-	memcpy(value_inline(v) + len, name, namelen);
-	cfs_node_init(n, value_inline(v) + len, binary ? CFS_NT_BIN : CFS_NT_REG, mode,
+	cfs_bytes_init(&v->bytes, (char *)(vn + 1), value, len);
+	memcpy((char *)(vn + 1) + len, name, namelen);
+	cfs_node_init(n, (char *)(vn + 1) + len, binary ? CFS_NT_BIN : CFS_NT_REG, mode,
 		      CFS_NF_ALLOC);
-	*v = (struct cfs_value){ .data = value_inline(v), .len = len, .cap = len };
-	if (len)
-		memcpy(v->data, value, len);
 	if (binary)
 		v->def.bin = (struct classfs_bin_attribute){
 			.attr = { .name = n->name, .mode = mode },
@@ -410,10 +324,10 @@ int classfs_device_set_value(struct classfs_device *dev, const char *path, const
 	cfs_unlock(t);
 	if (!v)
 		return -ENOENT;
-	if (n->type == CFS_NT_REG && len > CLASSFS_ATTR_MAX)
+	if ((n->type == CFS_NT_REG && len > CLASSFS_ATTR_MAX) || len > CFS_BYTES_MAX)
 		r = -E2BIG;
 	else
-		r = value_put(v, value, len, 0, true);
+		r = cfs_bytes_put(&v->bytes, value, len, 0, true);
 	if (r == 0 && n->type == CFS_NT_BIN)
 		bin_size_update(dev, v);
 	cfs_active_put(t, n);

@@ -277,7 +277,7 @@ static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d,
 	dev_t core_devt = d->devt;
 	const struct classfs_device_type *type;
 	char subsystem[NAME_MAX + 1];
-	struct rec_val *vals;
+	struct cfs_bytes *vals;
 	struct rec_dev *rd;
 	uint32_t nvals;
 	char *s;
@@ -351,8 +351,8 @@ static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d,
 		return NULL;
 
 	/* the device, its blob, its values' slots and their bytes: one allocation */
-	size = offsetof(struct rec_dev, blob) + bloblen + _Alignof(struct rec_val) +
-	       nvals * sizeof(struct rec_val) + valbytes;
+	size = offsetof(struct rec_dev, blob) + bloblen + _Alignof(struct cfs_bytes) +
+	       nvals * sizeof(struct cfs_bytes) + valbytes;
 	rd = classfs_zalloc(size > sizeof(*rd) ? size : sizeof(*rd));
 	if (!rd) {
 		if (nvals)
@@ -369,9 +369,9 @@ static struct rec_dev *make_dev(struct rec_load *l, struct rec_pdev *d,
 		const char *why;
 		size_t n;
 
-		/* checked by the parser: it cannot fail here */
-		cfs_rec_unescape(cfs_rec_val(&l->p, ln), ln->vallen, s, &n, &why);
-		vals[i] = (struct rec_val){ .data = s, .len = (uint32_t)n, .cap = (uint32_t)n };
+		/* checked by the parser: it cannot fail, and fits CLASSFS_ATTR_MAX */
+		cfs_rec_unescape(cfs_rec_val(&l->p, ln), ln->vallen, l->scratch, &n, &why);
+		cfs_bytes_init(&vals[i], s, l->scratch, n);
 		s += n;
 	}
 	rd->devt = d->devt;

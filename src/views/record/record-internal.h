@@ -16,6 +16,7 @@
 
 #include <classfs/classfs.h>
 #include <classfs/record.h>
+#include "../../core/bytes.h"	/* the bytes of shaped attributes */
 #include <limits.h>
 #include <stdio.h>
 
@@ -119,21 +120,13 @@ struct rec_dev {
 	char blob[];
 };
 
-/* a value of a shaped attribute: into the device's allocation, or grown */
-struct rec_val {
-	char *data;
-	uint32_t len;
-	uint32_t cap;			/* REC_VAL_OWN: data is an allocation of its own */
-};
-#define REC_VAL_OWN 0x80000000u
-
-/* the values follow the blob, aligned */
-static inline struct rec_val *cfs_rec_vals(const struct rec_dev *rd)
+/* the values of a shaped device's attributes follow the blob, aligned */
+static inline struct cfs_bytes *cfs_rec_vals(const struct rec_dev *rd)
 {
 	uintptr_t p = (uintptr_t)(rd->blob + rd->bloblen);
 
-	return (struct rec_val *)((p + _Alignof(struct rec_val) - 1) &
-				  ~(uintptr_t)(_Alignof(struct rec_val) - 1));
+	return (struct cfs_bytes *)((p + _Alignof(struct cfs_bytes) - 1) &
+				    ~(uintptr_t)(_Alignof(struct cfs_bytes) - 1));
 }
 
 /* an attribute of a shape being made: its path in the record */
@@ -259,7 +252,7 @@ void cfs_rec_shape_sort(struct rec_shape_attr *attrs, uint32_t n);
 void cfs_rec_vals_free(struct rec_dev *rd);
 
 /* side.c */
-int (*cfs_rec_uevent_hook(void))(struct classfs_device *dev, struct classfs_uevent_env *env);
+int cfs_rec_uevent(struct classfs_device *dev, struct classfs_uevent_env *env);
 bool cfs_rec_own_hooks(const struct classfs_device *dev);
 const char *cfs_rec_devnode(struct classfs_device *dev, char *buf, size_t size);
 void cfs_rec_class_release(struct classfs_class *cls);

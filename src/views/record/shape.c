@@ -17,8 +17,7 @@
  * itself, more than a few hundred) stay value nodes: load.c decides.
  *
  * Locking: shape_lock guards the table and the counts; a device's bytes
- * are guarded by one of a few striped mutexes, as value.c does for value
- * nodes: a reader copies under it, a writer swaps a buffer in under it.
+ * are the core's struct cfs_bytes, as a value node's (src/core/bytes.h).
  */
 #include "record-internal.h"
 
@@ -48,19 +47,8 @@ static pthread_mutex_t shape_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rec_shape **shape_table;
 static size_t shape_buckets, nshapes;
 
-#define VAL_LOCKS 64
-static pthread_mutex_t val_locks[VAL_LOCKS] = {
-	[0 ... VAL_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER,
-};
-
-static pthread_mutex_t *val_lock(const struct rec_val *v)
-{
-	uintptr_t p = (uintptr_t)v;
-
-	return &val_locks[(p >> 4 ^ p >> 10) % VAL_LOCKS];
-}
-
-static struct rec_val *val_of(struct classfs_device *dev, const struct classfs_device_attribute *a)
+static struct cfs_bytes *val_of(struct classfs_device *dev,
+				const struct classfs_device_attribute *a)
 {
 	const struct rec_attr *ra = (const struct rec_attr *)a;
 
@@ -70,53 +58,27 @@ static struct rec_val *val_of(struct classfs_device *dev, const struct classfs_d
 static ssize_t shape_show(struct classfs_device *dev, const struct classfs_device_attribute *a,
 			  char *buf)
 {
-	struct rec_val *v = val_of(dev, a);
-	pthread_mutex_t *lock = val_lock(v);
-	size_t len;
-
-	pthread_mutex_lock(lock);
-	len = v->len;
-	memcpy(buf, v->data, len);
-	pthread_mutex_unlock(lock);
-	return (ssize_t)len;
+	return (ssize_t)cfs_bytes_read(val_of(dev, a), buf, 0, CLASSFS_ATTR_MAX);
 }
 
 static ssize_t shape_store(struct classfs_device *dev, const struct classfs_device_attribute *a,
 			   const char *buf, size_t count)
 {
-	struct rec_val *v = val_of(dev, a);
-	pthread_mutex_t *lock = val_lock(v);
-	char *data = NULL, *old = NULL;
+	int r;
 
 	if (count > CLASSFS_ATTR_MAX)
 		return -E2BIG;
-	/* a bigger value gets a buffer of its own, allocated outside the lock */
-	if (count > (v->cap & ~REC_VAL_OWN) && !(data = malloc(count)))
-		return -ENOMEM;
-	pthread_mutex_lock(lock);
-	if (data && count > (v->cap & ~REC_VAL_OWN)) {
-		if (v->cap & REC_VAL_OWN)
-			old = v->data;
-		v->data = data;
-		v->cap = (uint32_t)count | REC_VAL_OWN;
-		data = NULL;
-	}
-	memcpy(v->data, buf, count);
-	v->len = (uint32_t)count;
-	pthread_mutex_unlock(lock);
-	free(old);
-	free(data);	/* another writer grew it meanwhile */
-	return (ssize_t)count;
+	r = cfs_bytes_put(val_of(dev, a), buf, count, 0, true);
+	return r < 0 ? r : (ssize_t)count;
 }
 
 /** cfs_rec_vals_free() - the buffers a device's values grew into (its release) */
 void cfs_rec_vals_free(struct rec_dev *rd)
 {
-	struct rec_val *v = cfs_rec_vals(rd);
+	struct cfs_bytes *v = cfs_rec_vals(rd);
 
 	for (uint32_t i = 0; i < rd->nvals; i++)
-		if (v[i].cap & REC_VAL_OWN)
-			free(v[i].data);
+		cfs_bytes_free(&v[i]);
 }
 
 static int table_grow(void)
@@ -166,7 +128,7 @@ static struct rec_shape *shape_new(const char *sig, size_t siglen, uint32_t hash
 	memcpy(s->names, sig, siglen);
 	s->siglen = siglen;
 	s->hash = hash;
-	s->type.uevent = cfs_rec_uevent_hook();
+	s->type.uevent = cfs_rec_uevent;
 	s->type.devnode = cfs_rec_devnode;
 	s->type.groups = s->groupv;
 	/* the DEVTYPE entry: '-' for none, '+' then the name */

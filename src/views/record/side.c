@@ -97,7 +97,8 @@ const char *cfs_rec_subsystem(const struct classfs_device *dev)
  * The `uevent` of a loaded device: the recorded keys Linux emits itself
  * (marked 'U' at load: no key matching here, it runs for every event).
  */
-static int rec_uevent(struct classfs_device *dev, struct classfs_uevent_env *env)
+/** cfs_rec_uevent() - the `uevent` hook of every loaded device's type */
+int cfs_rec_uevent(struct classfs_device *dev, struct classfs_uevent_env *env)
 {
 	struct rec_dev *rd = cfs_rec_of(dev);
 	struct rec_entry e;
@@ -120,16 +121,10 @@ static int rec_uevent(struct classfs_device *dev, struct classfs_uevent_env *env
 	return 0;
 }
 
-/* the `uevent` hook of every loaded device's type (shape.c makes types too) */
-int (*cfs_rec_uevent_hook(void))(struct classfs_device *dev, struct classfs_uevent_env *env)
-{
-	return rec_uevent;
-}
-
-/* are the uevent hooks of @dev the loader's own (rec_uevent, cfs_rec_devnode)? */
+/* are the uevent hooks of @dev the loader's own (cfs_rec_uevent, cfs_rec_devnode)? */
 bool cfs_rec_own_hooks(const struct classfs_device *dev)
 {
-	if (!dev->type || dev->type->uevent != rec_uevent ||
+	if (!dev->type || dev->type->uevent != cfs_rec_uevent ||
 	    (dev->type->devnode && dev->type->devnode != cfs_rec_devnode))
 		return false;
 	return !dev->cls || (!dev->cls->dev_uevent &&
@@ -164,7 +159,7 @@ void cfs_rec_class_release(struct classfs_class *cls)
 const struct classfs_device_type *cfs_rec_intern_type(const char *name, size_t len)
 {
 	static const struct classfs_device_type untyped = {
-		.uevent = rec_uevent,
+		.uevent = cfs_rec_uevent,
 		.devnode = cfs_rec_devnode,
 	};
 	struct rec_type *t;
@@ -178,7 +173,7 @@ const struct classfs_device_type *cfs_rec_intern_type(const char *name, size_t l
 	if (!t && (t = calloc(1, sizeof(*t) + len + 1))) {
 		memcpy(t->name, name, len);
 		t->type.name = t->name;
-		t->type.uevent = rec_uevent;
+		t->type.uevent = cfs_rec_uevent;
 		t->type.devnode = cfs_rec_devnode;
 		t->next = types;
 		types = t;
