@@ -709,6 +709,21 @@ static const char *class_devnode(struct classfs_device *dev, char *buf, size_t s
 	return "from-class";
 }
 
+/* add @dev named @name with @devt, of @type, on @bus or in @cls */
+static int add_numbered(struct classfs_device *dev, const char *name, dev_t devt,
+			const struct classfs_device_type *type, struct classfs_bus *bus,
+			struct classfs_class *cls)
+{
+	classfs_device_initialize(dev);
+	if (classfs_device_set_name(dev, "%s", name) < 0)
+		return -1;
+	dev->bus = bus;
+	dev->cls = cls;
+	dev->type = type;
+	dev->devt = devt;
+	return classfs_device_add(dev);
+}
+
 TEST(type_devnode)
 {
 	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
@@ -724,23 +739,13 @@ TEST(type_devnode)
 	CHECK_INT(classfs_bus_register(t, &usb), 0);
 	CHECK_INT(classfs_class_register(t, &cls), 0);
 	CHECK(rec_start(&r, t) > 0);
-	classfs_device_initialize(&u);
-	CHECK_INT(classfs_device_set_name(&u, "1-1"), 0);
-	u.bus = &usb;
-	u.type = &usb_device;
-	u.devt = makedev(189, 1);
-	CHECK_INT(classfs_device_add(&u), 0);
+	CHECK_INT(add_numbered(&u, "1-1", makedev(189, 1), &usb_device, &usb, NULL), 0);
 	CHECK_STR(rec_get(&r, 0, "DEVNAME"), "bus/usb/001/002");
 	CHECK_STR(rd(t, "devices/1-1/uevent"),
 		  "MAJOR=189\nMINOR=1\nDEVNAME=bus/usb/001/002\nDEVTYPE=usb_device\n");
 	CHECK_STR(rd(t, "dev/char/189:1/dev"), "189:1\n");
 	/* the class's devnode first */
-	classfs_device_initialize(&m);
-	CHECK_INT(classfs_device_set_name(&m, "m0"), 0);
-	m.cls = &cls;
-	m.type = &usb_device;
-	m.devt = makedev(10, 1);
-	CHECK_INT(classfs_device_add(&m), 0);
+	CHECK_INT(add_numbered(&m, "m0", makedev(10, 1), &usb_device, NULL, &cls), 0);
 	CHECK_STR(rec_get(&r, 1, "DEVNAME"), "from-class");
 	CHECK_INT(classfs_device_unregister(&m), 0);
 	CHECK_INT(classfs_device_unregister(&u), 0);
