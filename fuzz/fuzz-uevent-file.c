@@ -4,7 +4,9 @@
  * file: "ACTION [UUID [KEY=VALUE ...]]" synthesises that event, anything
  * else is -EINVAL and sends nothing.  Checked here: no crash, an accepted
  * write consumed every byte and sent exactly one event with a known
- * action, a refused one sent none, and the tree is unchanged either way.
+ * action, whose variables hold no control byte and are the tree's own
+ * and SYNTH_ ones only, a refused one sent none, and the tree is
+ * unchanged either way.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -21,12 +23,32 @@ static size_t base_nodes;
 static int events;
 static uint64_t last_seqnum;
 
+/* the variables the tree itself gives the fuzzed device's events */
+static bool tree_variable(const char *kv)
+{
+	static const char *const own[] = { "ACTION=", "DEVPATH=", "SUBSYSTEM=", "MAJOR=",
+					   "MINOR=", "DEVNAME=", "SEQNUM=", "SYNTH_UUID=",
+					   "SYNTH_ARG_" };
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (!strncmp(kv, own[i], strlen(own[i])))
+			return true;
+	return false;
+}
+
 static void listener(const struct classfs_uevent *ev, void *arg)
 {
 	(void)arg;
 	if ((unsigned int)ev->action >= CLASSFS_ACTION_COUNT || ev->seqnum <= last_seqnum ||
 	    strcmp(ev->devpath, "/class/fuzz/parent/child") || !classfs_uevent_get(ev, "SEQNUM"))
 		abort();
+	for (int i = 0; i < ev->envc; i++) {
+		if (!tree_variable(ev->envp[i]))
+			abort();
+		for (const char *c = ev->envp[i]; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				abort();
+	}
 	last_seqnum = ev->seqnum;
 	events++;
 }

@@ -1234,7 +1234,20 @@ static void check_uevent(enum classfs_layout layout)
 	CHECK_INT(write_str(ue, O_TRUNC, "bogus\n"), -EINVAL);
 	CHECK_INT(write_str(ue, 0, "add not-a-uuid\n"), -EINVAL);
 	CHECK_INT(write_str(ue, 0, "\n"), -EINVAL);
+	/* a value holding a newline would forge a line of monitor text: EINVAL too */
+	CHECK_INT(write_str(ue, 0, "change " UUID " FOO=x\nACTION=remove\n"), -EINVAL);
+	CHECK_INT(write_str(ue, O_TRUNC, "change " UUID " FOO=a\rb\n"), -EINVAL);
+	CHECK_INT(write_str(ue, 0, "change " UUID " A-B=1\n"), -EINVAL);
 	CHECK_INT(rec_wait(&f.rec, 0), 0);
+	/* what a writer names arrives as SYNTH_ARG_ only */
+	CHECK_INT(write_str(ue, 0, "change " UUID " LD_PRELOAD=/tmp/evil.so\n"), 68);
+	n = rec_wait(&f.rec, 1);
+	CHECK_INT(n, 1);
+	if (n >= 1) {
+		CHECK_STR(rec_get(&f.rec, 0, "SYNTH_ARG_LD_PRELOAD"), "/tmp/evil.so");
+		CHECK(rec_get(&f.rec, 0, "LD_PRELOAD") == NULL);
+	}
+	rec_clear(&f.rec);
 	/* the file still reads the same */
 	CHECK(strstr(val(ue), "DEVNAME=sda1\n") != NULL);
 out:

@@ -372,6 +372,17 @@ TEST(uevent_file_write)
 		"add 12345678-1234-1234-1234-123456789abc =1\n",
 		"add 12345678-1234-1234-1234-123456789abc A-B=1\n",
 		"change\nadd", "addd",
+		/* a value never holds a line of its own, nor another control byte */
+		"change 12345678-1234-1234-1234-123456789abc FOO=x\nACTION=remove\n",
+		"change 12345678-1234-1234-1234-123456789abc FOO=x\nACTION=remove",
+		"change 12345678-1234-1234-1234-123456789abc FOO=a\rACTION=remove\n",
+		"change 12345678-1234-1234-1234-123456789abc FOO=\x1b[2J\n",
+		"change 12345678-1234-1234-1234-123456789abc FOO=a\x7f\n",
+		"change 12345678-1234-1234-1234-123456789abc FOO=a\tb\n",
+		"change\t12345678-1234-1234-1234-123456789abc\n", "change\n\n",
+		"add 12345678-1234-1234-1234-123456789abc A=\n",
+		"add 12345678-1234-1234-1234-123456789abc A.B=1\n",
+		"add 12345678-1234-1234-1234-123456789abc \xc3\x89=1\n",
 	};
 
 	CHECK(rec_start(&r, t) > 0);
@@ -413,6 +424,110 @@ TEST(uevent_file_write)
 	CHECK_INT(rec_check_seq(&r, r.ev[0].seqnum - 1), 0);
 	/* reading it gives the variables only */
 	CHECK_STR(rd(t, "class/block/sda/uevent"), "MAJOR=8\nMINOR=0\nDEVNAME=sda\n");
+
+	rec_stop(&r);
+	classfs_device_unregister(d);
+	classfs_class_destroy(c);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+/* does any variable of event @i hold a control byte? */
+static bool has_control(struct recorder *r, int i)
+{
+	for (int k = 0; k < r->ev[i].envc; k++)
+		for (const char *c = r->ev[i].envp[k]; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				return true;
+	return false;
+}
+
+/*
+ * A writer's variables (TRIGGER, the `uevent` file) arrive only as
+ * SYNTH_ARG_KEY=VALUE: no LD_PRELOAD, ACTION or DEVPATH of its own, and
+ * no value holding a newline that would make a line of its own.
+ */
+TEST(synth_uevent)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	struct classfs_class *c = classfs_class_create(t, "block");
+	struct classfs_device *d = classfs_device_create(c, NULL, makedev(8, 0), NULL, NULL, "sda");
+	struct recorder r;
+	uint64_t s;
+	const char *const preload[] = { "LD_PRELOAD=/tmp/evil.so", "DEVPATH=/devices/evil",
+					"NAME=two words", NULL };
+	static const char *const bad_args[] = {
+		"FOO=x\nACTION=remove", "FOO=a\rb", "FOO=\x1b[2J", "FOO=a\x7f", "FOO=a\tb",
+		"FOO=", "=1", "FOO", "A-B=1", "A B=1", "LD.PRELOAD=x", "\xc3\x89=1", "",
+	};
+	static const char *const bad_uuids[] = {
+		"", "1", "00", "12345678-1234-1234-1234-123456789abz",
+		"12345678-1234-1234-1234-123456789abc\n", "12345678_1234-1234-1234-123456789abc",
+	};
+	const char *args[CLASSFS_UEVENT_NUM_ENVP + 2];
+
+	CHECK(rec_start(&r, t) > 0);
+	CHECK_INT(classfs_device_synth_uevent(d, CLASSFS_ACTION_CHANGE, NULL, preload), 0);
+	CHECK_INT(r.n, 1);
+	CHECK_STR(rec_get(&r, 0, "SYNTH_ARG_LD_PRELOAD"), "/tmp/evil.so");
+	CHECK_STR(rec_get(&r, 0, "SYNTH_ARG_DEVPATH"), "/devices/evil");
+	CHECK_STR(rec_get(&r, 0, "SYNTH_ARG_NAME"), "two words");
+	CHECK(rec_get(&r, 0, "LD_PRELOAD") == NULL);
+	CHECK_STR(rec_get(&r, 0, "DEVPATH"), "/class/block/sda");
+	CHECK(rec_get(&r, 0, "SYNTH_UUID") == NULL);	/* none asked for */
+	CHECK_STR(rec_get(&r, 0, "ACTION"), "change");
+	/* the last of a repeated key is the tree's too: the writer adds only SYNTH_ */
+	for (int k = 0; k < r.ev[0].envc; k++) {
+		const char *kv = r.ev[0].envp[k];
+
+		CHECK(!strncmp(kv, "SYNTH_", 6) || !strncmp(kv, "ACTION=", 7) ||
+		      !strncmp(kv, "DEVPATH=", 8) || !strncmp(kv, "SUBSYSTEM=", 10) ||
+		      !strncmp(kv, "MAJOR=", 6) || !strncmp(kv, "MINOR=", 6) ||
+		      !strncmp(kv, "DEVNAME=", 8) || !strncmp(kv, "SEQNUM=", 7));
+	}
+	CHECK_INT(classfs_device_synth_uevent(d, CLASSFS_ACTION_ADD, "0", NULL), 0);
+	CHECK_STR(rec_get(&r, 1, "SYNTH_UUID"), "0");
+	CHECK_INT(classfs_device_synth_uevent(d, CLASSFS_ACTION_ADD,
+					      "12345678-1234-1234-1234-123456789abc",
+					      (const char *const[]){ "A=1", NULL }), 0);
+	CHECK_STR(rec_get(&r, 2, "SYNTH_UUID"), "12345678-1234-1234-1234-123456789abc");
+	CHECK_STR(rec_get(&r, 2, "SYNTH_ARG_A"), "1");
+
+	/* refused: nothing sent, no SEQNUM used */
+	s = classfs_tree_seqnum(t);
+	for (size_t i = 0; i < sizeof(bad_args) / sizeof(bad_args[0]); i++) {
+		const char *one[] = { "OK=1", bad_args[i], NULL };
+
+		CHECK_INT(classfs_synth_arg_valid(bad_args[i]), -EINVAL);
+		CHECK_INT(classfs_device_synth_uevent(d, CLASSFS_ACTION_CHANGE, NULL, one), -EINVAL);
+		/* a driver's own variables follow the same rule for KEY and VALUE */
+		if (strcmp(bad_args[i], "FOO="))
+			CHECK_INT(classfs_device_uevent(d, CLASSFS_ACTION_CHANGE, one + 1), -EINVAL);
+	}
+	CHECK_INT(classfs_synth_arg_valid(NULL), -EINVAL);
+	CHECK_INT(classfs_synth_arg_valid("Key_9=any value: =/ \xc3\x89"), 0);
+	for (size_t i = 0; i < sizeof(bad_uuids) / sizeof(bad_uuids[0]); i++)
+		CHECK_INT(classfs_device_synth_uevent(d, CLASSFS_ACTION_CHANGE, bad_uuids[i], NULL),
+			  -EINVAL);
+	CHECK_INT(classfs_device_synth_uevent(d, CLASSFS_ACTION_COUNT, NULL, NULL), -EINVAL);
+	CHECK_INT(classfs_device_synth_uevent(NULL, CLASSFS_ACTION_CHANGE, NULL, NULL), -EINVAL);
+	/* past 64 variables: -ENOMEM; a bad one among them is still -EINVAL */
+	for (int i = 0; i < CLASSFS_UEVENT_NUM_ENVP + 1; i++)
+		args[i] = "K=v";
+	args[CLASSFS_UEVENT_NUM_ENVP + 1] = NULL;
+	CHECK_INT(classfs_device_synth_uevent(d, CLASSFS_ACTION_CHANGE, NULL, args), -ENOMEM);
+	args[CLASSFS_UEVENT_NUM_ENVP] = "K=\n";
+	CHECK_INT(classfs_device_synth_uevent(d, CLASSFS_ACTION_CHANGE, NULL, args), -EINVAL);
+	CHECK_INT(r.n, 3);
+	CHECK(classfs_tree_seqnum(t) == s);
+
+	/* through the file: the same variables, and no control byte in any */
+	CHECK_INT(wr(t, "class/block/sda/uevent",
+		     "change 12345678-1234-1234-1234-123456789abc LD_PRELOAD=/tmp/evil.so\n"), 68);
+	CHECK_INT(r.n, 4);
+	CHECK_STR(rec_get(&r, 3, "SYNTH_ARG_LD_PRELOAD"), "/tmp/evil.so");
+	CHECK(rec_get(&r, 3, "LD_PRELOAD") == NULL);
+	for (int i = 0; i < r.n; i++)
+		CHECK(!has_control(&r, i));
 
 	rec_stop(&r);
 	classfs_device_unregister(d);

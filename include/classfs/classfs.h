@@ -569,7 +569,10 @@ CLASSFS_PUBLIC void classfs_device_remove_group(struct classfs_device *dev,
 						const struct classfs_attribute_group *grp);
 /**
  * classfs_device_uevent() - send an event for a device
- * @extra: NULL or a NULL-terminated list of "KEY=VALUE" added last.
+ * @extra: NULL or a NULL-terminated list of "KEY=VALUE" added last: the
+ *         driver's own variables, sent as they are; KEY of [A-Za-z0-9_],
+ *         VALUE without control bytes.  Variables from anyone else go
+ *         through classfs_device_synth_uevent().
  * Return: 0, -EINVAL (not added, bad action or variable), -ENOMEM
  * (limits), or the hooks' veto.
  */
@@ -584,6 +587,27 @@ CLASSFS_PUBLIC int classfs_device_uevent(struct classfs_device *dev, enum classf
 CLASSFS_PUBLIC int classfs_device_uevent_check(struct classfs_device *dev,
 					       enum classfs_action action,
 					       const char *const *extra);
+/**
+ * classfs_device_synth_uevent() - send a synthetic event, as a write of
+ * "ACTION [UUID [KEY=VALUE ...]]" to the device's `uevent` file does
+ * (Linux's kobject_synth_uevent())
+ * @uuid: NULL (no SYNTH_UUID), "0" or an 8-4-4-4-12 hexadecimal UUID,
+ *        sent as SYNTH_UUID.
+ * @args: NULL or a NULL-terminated list of "KEY=VALUE" (see
+ *        classfs_synth_arg_valid()), each sent as SYNTH_ARG_KEY=VALUE:
+ *        the writer never sets one of the event's own variables.
+ * Return: 0, -EINVAL (bad device, action, UUID or variable: nothing
+ * sent), -ENOMEM (the event would exceed the limits), or the hooks' veto.
+ */
+CLASSFS_PUBLIC int classfs_device_synth_uevent(struct classfs_device *dev,
+					       enum classfs_action action, const char *uuid,
+					       const char *const *args);
+/**
+ * classfs_synth_arg_valid() - may a writer add @kv to a synthetic event?
+ * "KEY=VALUE" with KEY one or more of [A-Za-z0-9_] and VALUE one or more
+ * bytes, none a control byte (below 0x20, or 0x7f).  Return: 0 or -EINVAL.
+ */
+CLASSFS_PUBLIC int classfs_synth_arg_valid(const char *kv);
 /**
  * classfs_device_notify() - wake poll()ers of an attribute (sysfs_notify)
  * @attr_name: an attribute of @dev ("group/name" for a named group).

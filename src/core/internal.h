@@ -341,9 +341,13 @@ int cfs_event_emit_locked(struct classfs_tree *t, struct cfs_event *ev,
 			  const char *devpath_old);
 void cfs_event_discard(struct cfs_event *ev);
 void cfs_events_deliver(struct classfs_tree *t);
-int cfs_uevent_file_write(struct classfs_device *dev, const char *buf, size_t count);
 int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char *name,
 		    const void *attr);
+
+/* ---- synthetic uevents (synth.c) ---- */
+bool cfs_uevent_key_valid(const char *s, size_t len);
+bool cfs_uevent_value_clean(const char *s);
+int cfs_uevent_file_write(struct classfs_device *dev, const char *buf, size_t count);
 
 /* ---- values, publishers' links, plain directories (value.c) ---- */
 void cfs_value_free(const void *attr);

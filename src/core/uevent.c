@@ -9,7 +9,6 @@
  * lock held; other producers just queue.  Listeners thus see events one
  * at a time in SEQNUM order and may call back into the API.
  */
-#include <ctype.h>
 #include <stdarg.h>
 
 #include "internal.h"
@@ -244,12 +243,17 @@ void cfs_event_discard(struct cfs_event *ev)
 	cfs_free(ev);
 }
 
+/*
+ * A caller's variables: KEY of [A-Za-z0-9_], a VALUE without control
+ * bytes (a newline in it would make a line of its own in monitor text).
+ */
 static int add_extra(struct classfs_uevent_env *env, const char *const *extra)
 {
 	for (; extra && *extra; extra++) {
 		const char *eq = strchr(*extra, '=');
 
-		if (!eq || eq == *extra)
+		if (!eq || !cfs_uevent_key_valid(*extra, (size_t)(eq - *extra)) ||
+		    !cfs_uevent_value_clean(eq + 1))
 			return -EINVAL;
 		if (env_put(env, *extra, NULL) < 0)
 			return -ENOMEM;
@@ -563,95 +567,6 @@ size_t classfs_uevent_format_kernel(const struct classfs_uevent *ev, char *buf, 
 		APPEND(ev->envp[i], strlen(ev->envp[i]) + 1);
 #undef APPEND
 	return len;
-}
-
-/* ---- the `uevent` file's write side: ACTION [UUID [KEY=VALUE ...]] ---- */
-
-static bool uuid_valid(const char *s, size_t len)
-{
-	if (len != 36)
-		return false;
-	for (size_t i = 0; i < 36; i++) {
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (s[i] != '-')
-				return false;
-		} else if (!isxdigit((unsigned char)s[i])) {
-			return false;
-		}
-	}
-	return true;
-}
-
-static bool arg_key_valid(const char *s, size_t len)
-{
-	if (!len)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
-			return false;
-	return true;
-}
-
-/* the next whitespace-separated word of [*p, end) */
-static bool next_word(const char **p, const char *end, const char **w, size_t *wl)
-{
-	const char *s = *p;
-
-	while (s < end && (*s == ' ' || *s == '\t' || *s == '\n'))
-		s++;
-	if (s == end)
-		return false;
-	*w = s;
-	while (s < end && *s != ' ' && *s != '\t' && *s != '\n')
-		s++;
-	*wl = (size_t)(s - *w);
-	*p = s;
-	return true;
-}
-
-/*
- * Parse a write to a `uevent` file and send that event (SYNTH_UUID and
- * SYNTH_ARG_KEY=VALUE as Linux's kobject_synth_uevent()).
- * Return: 0 or -EINVAL for anything malformed (nothing sent).
- */
-int cfs_uevent_file_write(struct classfs_device *dev, const char *buf, size_t count)
-{
-	const char *p = buf, *end = buf + count, *w;
-	const char *extra[CLASSFS_UEVENT_NUM_ENVP + 1];
-	char store[CLASSFS_UEVENT_BUFFER];
-	size_t wl, used = 0;
-	int n = 0, action;
-
-	if (memchr(buf, '\0', count))
-		return -EINVAL;
-	if (!next_word(&p, end, &w, &wl))
-		return -EINVAL;
-	action = classfs_action_parse(w, wl);
-	if (action < 0)
-		return -EINVAL;
-	if (next_word(&p, end, &w, &wl)) {
-		if (!uuid_valid(w, wl))
-			return -EINVAL;
-		used += (size_t)snprintf(store, sizeof(store), "SYNTH_UUID=%.*s", (int)wl, w) + 1;
-		extra[n++] = store;
-		while (next_word(&p, end, &w, &wl)) {
-			const char *eq = memchr(w, '=', wl);
-			int l;
-
-			if (!eq || !arg_key_valid(w, (size_t)(eq - w)) || eq + 1 == w + wl ||
-			    n == CLASSFS_UEVENT_NUM_ENVP)
-				return -EINVAL;
-			l = snprintf(store + used, sizeof(store) - used, "SYNTH_ARG_%.*s", (int)wl, w);
-			if (l < 0 || (size_t)l >= sizeof(store) - used)
-				return -EINVAL;
-			extra[n++] = store + used;
-			used += (size_t)l + 1;
-		}
-	} else {
-		extra[n++] = "SYNTH_UUID=0";
-	}
-	extra[n] = NULL;
-	return classfs_device_uevent(dev, (enum classfs_action)action, extra);
 }
 
 /**
