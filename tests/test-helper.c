@@ -2,7 +2,9 @@
 /*
  * test-helper.c - kernel/uevent_helper: runs once per event with the
  * event's variables in its environment and SUBSYSTEM as argv[1]; empty
- * disables it; a helper that hangs does not hold the tree up.
+ * disables it; a helper that hangs does not hold the tree up; its
+ * environment is the event's variables and a fixed HOME and PATH, nothing
+ * of the process's own and nothing a writer names (only SYNTH_ARG_KEY).
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -137,4 +139,118 @@ TEST(helper_runs_per_event)
 	unlink(script);
 	unlink(logfile);
 	rmdir(dir);
+}
+
+/* a class whose hook tries to set the helper's HOME and PATH */
+static int path_hook(struct classfs_device *dev, struct classfs_uevent_env *env)
+{
+	if (classfs_uevent_add_var(env, "PATH=/evil/bin") || classfs_uevent_add_var(env, "HOME=/evil"))
+		return -ENOMEM;
+	return 0;
+}
+
+/* the raw environment (NUL-separated, duplicates kept) the helper got for event @seq */
+static int read_env(uint64_t seq, char *buf, size_t size)
+{
+	char path[300];
+	ssize_t n = -1;
+
+	snprintf(path, sizeof(path), "%s/env.%llu", dir, (unsigned long long)seq);
+	for (int i = 0; i < 500 && n < 0; i++) {
+		FILE *f = fopen(path, "r");
+
+		if (f) {
+			n = (ssize_t)fread(buf, 1, size - 1, f);
+			fclose(f);
+		} else {
+			usleep(10000);
+		}
+	}
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* how many entries of @env (@len bytes) start with @prefix; the last in *last */
+static int env_count(const char *env, int len, const char *prefix, const char **last)
+{
+	int n = 0;
+
+	for (const char *p = env; p < env + len; p += strlen(p) + 1)
+		if (!strncmp(p, prefix, strlen(prefix))) {
+			n++;
+			if (last)
+				*last = p;
+		}
+	return n;
+}
+
+TEST(helper_environment)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	struct classfs_class *blk = classfs_class_create(t, "block");
+	struct classfs_class hooked = { .name = "hooked", .dev_uevent = path_hook };
+	struct classfs_device *sda, *h0;
+	char cmd[600], env[8192];
+	const char *last = NULL;
+	uint64_t seq;
+	int n;
+
+	snprintf(dir, sizeof(dir), "/tmp/classfs-helper-XXXXXX");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(script, sizeof(script), "%s/hotplug", dir);
+	/* /proc/PID/environ: what execve() passed, before the shell tidies it */
+	snprintf(cmd, sizeof(cmd), "cat /proc/$$/environ > %s/tmp.$SEQNUM && mv %s/tmp.$SEQNUM %s/env.$SEQNUM",
+		 dir, dir, dir);
+	write_script(cmd);
+	setenv("CLASSFS_TEST_OWN_ENV", "leaked", 1);
+	CHECK_INT(classfs_path_write(t, "kernel/uevent_helper", script, strlen(script)),
+		  (long long)strlen(script));
+	CHECK_INT(classfs_class_register(t, &hooked), 0);
+	sda = classfs_device_create(blk, NULL, makedev(8, 0), NULL, NULL, "sda");
+	h0 = classfs_device_create(&hooked, NULL, 0, NULL, NULL, "h0");
+	CHECK(sda && h0);
+
+	/* a writer's LD_PRELOAD reaches the helper only as SYNTH_ARG_LD_PRELOAD */
+	CHECK_INT(classfs_path_write(t, "class/block/sda/uevent",
+				     "change 12345678-1234-1234-1234-123456789abc LD_PRELOAD=/tmp/evil.so\n",
+				     68), 68);
+	seq = classfs_tree_seqnum(t);
+	n = read_env(seq, env, sizeof(env));
+	CHECK(n > 0);
+	if (n > 0) {
+		CHECK_INT(env_count(env, n, "SYNTH_ARG_LD_PRELOAD=/tmp/evil.so", NULL), 1);
+		CHECK_INT(env_count(env, n, "LD_PRELOAD=", NULL), 0);
+		CHECK_INT(env_count(env, n, "ACTION=change", NULL), 1);
+		CHECK_INT(env_count(env, n, "ACTION=", NULL), 1);
+		CHECK_INT(env_count(env, n, "CLASSFS_TEST_OWN_ENV=", NULL), 0);
+		CHECK_INT(env_count(env, n, "HOME=", &last), 1);
+		CHECK_STR(last, "HOME=/");
+		CHECK_INT(env_count(env, n, "PATH=", &last), 1);
+		CHECK_STR(last, "PATH=/sbin:/bin:/usr/sbin:/usr/bin");
+	}
+
+	/* a hook's HOME and PATH do not replace the fixed ones */
+	CHECK_INT(classfs_device_uevent(h0, CLASSFS_ACTION_CHANGE, NULL), 0);
+	seq = classfs_tree_seqnum(t);
+	n = read_env(seq, env, sizeof(env));
+	CHECK(n > 0);
+	if (n > 0) {
+		CHECK_INT(env_count(env, n, "DEVPATH=/class/hooked/h0", NULL), 1);
+		CHECK_INT(env_count(env, n, "HOME=", &last), 1);
+		CHECK_STR(last, "HOME=/");
+		CHECK_INT(env_count(env, n, "PATH=", &last), 1);
+		CHECK_STR(last, "PATH=/sbin:/bin:/usr/sbin:/usr/bin");
+	}
+
+	unsetenv("CLASSFS_TEST_OWN_ENV");
+	classfs_device_unregister(h0);
+	classfs_device_unregister(sda);
+	CHECK_INT(classfs_path_write(t, "kernel/uevent_helper", "\n", 1), 1);
+	classfs_class_unregister(&hooked);
+	classfs_class_destroy(blk);
+	CHECK_INT(classfs_tree_free(t), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
 }

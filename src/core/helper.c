@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * helper.c - kernel/uevent_helper: the 2005 /sbin/hotplug contract.  The
- * program named there runs once per event with the event's variables in
- * its environment and SUBSYSTEM as argv[1]; an empty value disables it.
+ * program named there runs once per event with SUBSYSTEM as argv[1] and
+ * an environment of the event's variables plus HOME=/ and
+ * PATH=/sbin:/bin:/usr/sbin:/usr/bin, nothing else: not the process's
+ * own environment, and never a HOME or PATH of the event's.  A writer's
+ * variables (`uevent` file, TRIGGER) reach it only as SYNTH_ARG_KEY
+ * (synth.c), so none can set LD_PRELOAD or the like for a helper that
+ * runs as root.  An empty value disables it.
  *
  * Delivery copies each event to a queue; one thread per tree spawns the
  * helpers in SEQNUM order and reaps them, with at most HELPER_MAX running
@@ -87,13 +92,26 @@ static void *helper_main(void *arg)
 	return NULL;
 }
 
+static const char *const fixed_env[] = { "HOME=/", "PATH=/sbin:/bin:/usr/sbin:/usr/bin" };
+#define FIXED_ENV (sizeof(fixed_env) / sizeof(fixed_env[0]))
+
+/* does event variable @kv name one of fixed_env[]? those stay fixed */
+static bool is_fixed(const char *kv)
+{
+	size_t klen = strcspn(kv, "=");
+
+	for (size_t i = 0; i < FIXED_ENV; i++)
+		if (!strncmp(kv, fixed_env[i], klen) && fixed_env[i][klen] == '=')
+			return true;
+	return false;
+}
+
 /* called for each delivered event, without locks */
 void cfs_helper_event(struct classfs_tree *t, const struct classfs_uevent *ev)
 {
 	struct cfs_helper *h = __atomic_load_n(&t->helper, __ATOMIC_ACQUIRE);
-	static const char *const fixed[] = { "HOME=/", "PATH=/sbin:/bin:/usr/sbin:/usr/bin" };
 	struct helper_job *job;
-	size_t strings = 0, n = (size_t)ev->envc + 2;
+	size_t strings = 0, n = 0;
 	char path[PATH_MAX];
 	char *p;
 
@@ -106,22 +124,24 @@ void cfs_helper_event(struct classfs_tree *t, const struct classfs_uevent *ev)
 		return;
 	for (int i = 0; i < ev->envc; i++)
 		strings += strlen(ev->envp[i]) + 1;
-	for (size_t i = 0; i < 2; i++)
-		strings += strlen(fixed[i]) + 1;
+	for (size_t i = 0; i < FIXED_ENV; i++)
+		strings += strlen(fixed_env[i]) + 1;
 	strings += strlen(path) + 1 + (ev->subsystem ? strlen(ev->subsystem) : 0) + 1;
-	job = cfs_malloc(sizeof(*job) + (n + 1) * sizeof(char *) + strings);
+	job = cfs_malloc(sizeof(*job) + ((size_t)ev->envc + FIXED_ENV + 1) * sizeof(char *) +
+			 strings);
 	if (!job)
 		return;
 	job->envp = (char **)(void *)job->data;
-	p = (char *)(job->envp + n + 1);
+	p = (char *)(job->envp + ev->envc + FIXED_ENV + 1);
 #define COPY(dst, s) do { size_t l_ = strlen(s) + 1; memcpy(p, s, l_); dst = p; p += l_; } while (0)
 	COPY(job->argv[0], path);
 	COPY(job->argv[1], ev->subsystem ? ev->subsystem : "");
 	job->argv[2] = NULL;
 	for (int i = 0; i < ev->envc; i++)
-		COPY(job->envp[i], ev->envp[i]);
-	COPY(job->envp[ev->envc], fixed[0]);
-	COPY(job->envp[ev->envc + 1], fixed[1]);
+		if (!is_fixed(ev->envp[i]))
+			COPY(job->envp[n++], ev->envp[i]);
+	for (size_t i = 0; i < FIXED_ENV; i++)
+		COPY(job->envp[n++], fixed_env[i]);
 #undef COPY
 	job->envp[n] = NULL;
 	job->next = NULL;
