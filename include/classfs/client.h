@@ -320,9 +320,14 @@ CLASSFS_PUBLIC int classfs_client_attr_set(struct classfs_client *c, const char 
  * @cls: the class, NULL for a physical device.
  * @name: the device.
  * @action: e.g. %CLASSFS_ACTION_CHANGE.
- * @extra: NULL or a NULL-terminated list of "KEY=VALUE" added last.
+ * @extra: NULL or a NULL-terminated list of "KEY=VALUE", KEY of
+ *         [A-Za-z0-9_] and VALUE of one or more bytes without control
+ *         bytes (classfs_synth_arg_valid()); each arrives as
+ *         SYNTH_ARG_KEY=VALUE, as from a write of "ACTION UUID KEY=VALUE"
+ *         to the device's `uevent` file.
  *
- * Return: 0, -ENOENT, -EINVAL (bad action or variable), -EPERM, -ENOMEM.
+ * Return: 0, -ENOENT, -EINVAL (bad action or variable; a KEY of ACTION,
+ * DEVPATH, DEVPATH_OLD, SUBSYSTEM or SEQNUM), -EPERM, -ENOMEM.
  */
 CLASSFS_PUBLIC int classfs_client_trigger(struct classfs_client *c, const char *cls,
 					  const char *name, enum classfs_action action,

@@ -255,18 +255,31 @@ int cmd_get(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * trigger CLASS NAME [ACTION [KEY=VALUE...]]: the variables arrive as
+ * SYNTH_ARG_KEY=VALUE, as after `echo "ACTION UUID KEY=VALUE" > uevent`.
+ */
 int cmd_trigger(int argc, char **argv)
 {
 	const char *action = "change";	/* udevadm trigger's default */
+	const char *const *vars = NULL;
 	struct classfs_client *c;
 	char **a;
 	int act, r;
 
-	if (!ctl_no_options(argc, argv) || !ctl_nargs(argc - optind, 2, 3, "trigger"))
+	if (!ctl_no_options(argc, argv) || !ctl_nargs(argc - optind, 2, INT_MAX, "trigger"))
 		return EXIT_USAGE;
 	a = argv + optind;
-	if (argc - optind == 3)
+	if (argc - optind >= 3)
 		action = a[2];
+	if (argc - optind > 3) {
+		vars = (const char *const *)(a + 3);	/* argv ends with NULL */
+		for (const char *const *v = vars; *v; v++)
+			if (classfs_synth_arg_valid(*v) < 0)
+				return ctl_usage("trigger: '%s' is not a valid variable (KEY=VALUE: "
+						 "KEY of letters, digits and '_', VALUE not empty, "
+						 "without control characters)", *v);
+	}
 	act = classfs_action_parse(action, strlen(action));
 	if (act < 0) {
 		fprintf(stderr, "classctl: trigger: unknown action '%s' (one of:", action);
@@ -277,6 +290,6 @@ int cmd_trigger(int argc, char **argv)
 	}
 	if (!(c = ctl_connect()))
 		return 1;
-	r = classfs_client_trigger(c, a[0], a[1], (enum classfs_action)act, NULL);
+	r = classfs_client_trigger(c, a[0], a[1], (enum classfs_action)act, vars);
 	return r ? ctl_fail(c, r, "trigger %s %s %s", a[0], a[1], action) : 0;
 }

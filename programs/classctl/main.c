@@ -42,7 +42,7 @@ static const struct cmd cmds[] = {
 	{ "get", "CLASS NAME ATTR", cmd_get },
 	{ "tree", "[--json|--dot]", cmd_tree },
 	{ "info", "CLASS NAME [--json]", cmd_info },
-	{ "trigger", "CLASS NAME [ACTION]", cmd_trigger },
+	{ "trigger", "CLASS NAME [ACTION [KEY=VALUE]...]", cmd_trigger },
 	{ "monitor", "[--since SEQNUM] [--json]", cmd_monitor },
 	{ "load", "FILE", cmd_load },
 	{ "save", "[FILE]", cmd_save },

@@ -479,10 +479,11 @@ static int op_attr_set(struct conn *c, const struct cfs_msg *m, struct reply *rp
 }
 
 /*
- * Variables that say which event it is and of which device.  An extra
- * variable is appended after the tree's own, and consumers (libudev)
- * take the last of a repeated key: a DEVPATH= from the caller would make
- * an event of its own device pass for one of another uid's devices.
+ * Variables that say which event it is and of which device.  A caller's
+ * variables arrive as SYNTH_ARG_KEY (classfs_device_synth_uevent()), so
+ * a DEVPATH= could not make an event of its own device pass for one of
+ * another uid's devices; it is still refused, so that the caller learns
+ * it cannot set them rather than finding SYNTH_ARG_DEVPATH in the event.
  */
 static bool own_variable(const char *kv)
 {
@@ -524,7 +525,9 @@ static int op_trigger(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 	r = dev_ref(c, m, true, rp, &dev, NULL);
 	if (r < 0)
 		return r;
-	r = classfs_device_uevent(dev, (enum classfs_action)m->action, n ? extra : NULL);
+	/* a synthetic event, as a write to the device's `uevent` file makes */
+	r = classfs_device_synth_uevent(dev, (enum classfs_action)m->action, NULL,
+					n ? extra : NULL);
 	if (r < 0)
 		snprintf(rp->msg, sizeof(rp->msg), "cannot send %s: %s",
 			 classfs_action_name((enum classfs_action)m->action), strerror(-r));

@@ -170,6 +170,7 @@ static int check_path(const char *s, size_t n)
 	return 0;
 }
 
+/* a variable of an event the daemon sends: KEY=VALUE, KEY without blanks */
 static int check_env(const char *s, size_t n)
 {
 	const char *eq = memchr(s, '=', n);
@@ -178,6 +179,29 @@ static int check_env(const char *s, size_t n)
 		return -EINVAL;
 	for (const char *k = s; k < eq; k++)
 		if (*k <= ' ' || *k == 0x7f)
+			return -EINVAL;
+	return 0;
+}
+
+/*
+ * A variable a client adds to TRIGGER (classfs_synth_arg_valid()'s rule,
+ * kept here so the decoder depends on nothing): KEY of [A-Za-z0-9_], a
+ * VALUE of one or more bytes without control bytes.  It is sent as
+ * SYNTH_ARG_KEY=VALUE; a newline in it would make a line of its own in
+ * monitor text.
+ */
+static int check_arg(const char *s, size_t n)
+{
+	const char *eq = memchr(s, '=', n);
+
+	if (!eq || eq == s || eq + 1 == s + n || n >= CFS_ENV_MAX)
+		return -EINVAL;
+	for (const char *k = s; k < eq; k++)
+		if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') ||
+		      (*k >= '0' && *k <= '9') || *k == '_'))
+			return -EINVAL;
+	for (const char *v = eq + 1; v < s + n; v++)
+		if ((unsigned char)*v < 0x20 || *v == 0x7f)
 			return -EINVAL;
 	return 0;
 }
@@ -268,7 +292,7 @@ static int check_field(uint16_t tag, const uint8_t *v, size_t len, int depth)
 			       ? 0 : -EINVAL;
 	case FT_ENV:
 		r = check_str(v, len);
-		return r < 0 ? r : check_env((const char *)v, len - 1);
+		return r < 0 ? r : check_arg((const char *)v, len - 1);
 	case FT_BYTES:
 		return 0;
 	case FT_VALUE:

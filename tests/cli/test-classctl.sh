@@ -186,6 +186,19 @@ check "monitor --since 1 replays from the start" bash -c \
 	'timeout -s INT 1 "$1" --socket "$2" monitor --since 1 | grep -m1 "^KERNEL" | grep -q " add      /class/block/sda (block)$"' \
 	_ "$classctl" "$sock"
 fails "monitor --since junk" "is not a SEQNUM" ctl monitor --since x1
+# variables: each arrives as SYNTH_ARG_KEY=VALUE; one that could forge a line is refused
+next=$(( $(ctl tree --json | "$json_get" seqnum) + 1 ))
+check "trigger with variables" ctl trigger block sda change FOO=bar LD_PRELOAD=/tmp/x.so
+"$classctl" --socket "$sock" monitor --since $next >"$tmp/mon" 2>&1 &
+mon=$!
+for _ in $(seq 100); do grep -q '^SEQNUM=' "$tmp/mon" && break; sleep 0.05; done
+kill -INT $mon; wait $mon
+check "  they arrive as SYNTH_ARG_" [ "$(grep -E '^[A-Z_]*(FOO|LD_PRELOAD)=' "$tmp/mon" | paste -sd' ')" \
+	= "SYNTH_ARG_FOO=bar SYNTH_ARG_LD_PRELOAD=/tmp/x.so" ]
+unchanged "trigger with a newline in a value" "'FOO=x\\\\nACTION=remove' is not a valid variable" \
+	ctl trigger block sda change $'FOO=x\nACTION=remove'
+unchanged "trigger with a bad key" "'A-B=1' is not a valid variable" ctl trigger block sda change A-B=1
+check "  no event was sent" [ "$(ctl tree --json | "$json_get" seqnum)" = "$next" ]
 
 echo "# mount, save, load, rm"
 check "mount" diff <(ctl mount) <(printf 'mountpoint: %s\nlayout: class\n' "$mnt")

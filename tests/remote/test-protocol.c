@@ -158,6 +158,38 @@ TEST(decode_malformed)
 		CHECK_INT(DEC(&b, &m), -EINVAL);
 		cfs_buf_free(&b);
 	}
+	/*
+	 * TRIGGER's variables: KEY of [A-Za-z0-9_], a VALUE without control
+	 * bytes (a newline would forge a line in monitor text); the decoder
+	 * refuses the rest before any handler runs
+	 */
+	{
+		static const char *const bad_env[] = {
+			"FOO=x\nACTION=remove", "FOO=a\rb", "FOO=\x1b[2J", "FOO=a\x7f", "FOO=",
+			"=x", "FOO", "A-B=1", "A B=1", "\xc3\x89=1",
+		};
+		static const char *const good_env[] = { "LD_PRELOAD=/tmp/evil.so", "A=x=y z", "_9=1" };
+
+		for (size_t i = 0; i < sizeof(bad_env) / sizeof(bad_env[0]); i++) {
+			cfs_buf_init(&b);
+			cfs_buf_hdr(&b, CFS_OP_TRIGGER, 1, 0);
+			cfs_buf_str(&b, CFS_T_NAME, "sda");
+			cfs_buf_u32(&b, CFS_T_ACTION, CLASSFS_ACTION_CHANGE);
+			cfs_buf_str(&b, CFS_T_ENV, "OK=1");
+			cfs_buf_str(&b, CFS_T_ENV, bad_env[i]);
+			CHECK_INT(DEC(&b, &m), -EINVAL);
+			cfs_buf_free(&b);
+		}
+		cfs_buf_init(&b);
+		cfs_buf_hdr(&b, CFS_OP_TRIGGER, 1, 0);
+		cfs_buf_str(&b, CFS_T_NAME, "sda");
+		cfs_buf_u32(&b, CFS_T_ACTION, CLASSFS_ACTION_CHANGE);
+		for (size_t i = 0; i < sizeof(good_env) / sizeof(good_env[0]); i++)
+			cfs_buf_str(&b, CFS_T_ENV, good_env[i]);
+		CHECK_INT(DEC(&b, &m), 0);
+		CHECK_INT(m.nenv, 3);
+		cfs_buf_free(&b);
+	}
 	/* a field the operation does not take, a missing one, a duplicate */
 	one_field(&b, CFS_OP_CLASS_CREATE, CFS_T_DEVT, &(uint64_t){ 1 }, 8);
 	CHECK_INT(DEC(&b, &m), -EBADMSG);

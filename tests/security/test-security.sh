@@ -1,12 +1,14 @@
 #!/bin/bash
-# test-security.sh CLASSFSD CLASSCTL SEC_OP - the security matrix: what an
-# unprivileged uid (65534, "nobody", switched to for real with setpriv)
-# can and cannot do against a live classfsd, through its control socket
-# (default socket and --group nogroup) and through its FUSE mount
-# (allow_other off and on), and how names and attribute paths with `..`,
-# `/`, control characters or too many bytes are refused, as root and as
-# nobody, through the client library and through classctl, with the tree
-# (classctl save and tree --json) unchanged.
+# test-security.sh CLASSFSD CLASSCTL SEC_OP SEC_PRELOAD - the security
+# matrix: what an unprivileged uid (65534, "nobody", switched to for real
+# with setpriv) can and cannot do against a live classfsd, through its
+# control socket (default socket and --group nogroup) and through its FUSE
+# mount (allow_other off and on); what its TRIGGER variables become in
+# the environment of a root uevent helper (SEC_PRELOAD: an LD_PRELOAD
+# probe) and in `classctl monitor`; and how names and attribute paths
+# with `..`, `/`, control characters or too many bytes are refused, as
+# root and as nobody, through the client library and through classctl,
+# with the tree (classctl save and tree --json) unchanged.
 #
 # Every row is "section who via operation expected got ok|FAIL" (tabs),
 # printed and appended to $CLASSFS_RELIABILITY_DIR/security.tsv (truncated
@@ -18,7 +20,7 @@ set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 cfs_enter "$@"
 shift
-classfsd=$1 classctl=$2 secop=$3
+classfsd=$1 classctl=$2 secop=$3 preload=$4
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 
 outdir=${CLASSFS_RELIABILITY_DIR:-.}
@@ -258,6 +260,91 @@ tf $S nobody "chmod root's ro to 0666" EPERM fs-chmod "$d/ro" 0666
 tf $S root "chmod root's ro to 0666" "EACCES|EPERM" fs-chmod "$d/ro" 0666
 row $S root mount "modes unchanged (ro, rw)" "0 0444 0 0644" \
 	"$(value root - fs-stat "$d/ro" | tr '\n' ' ')$(value root - fs-stat "$d/rw")"
+
+echo "# the uevent helper (run as root) and the variables of a client's TRIGGER"
+hdir=$tmp/helper
+mkdir -p "$hdir"
+chmod 0755 "$hdir"
+probe=$hdir/probe.so
+cp "$preload" "$probe"
+chmod 0755 "$probe"
+# the helper keeps the raw environment it was started with (duplicates too)
+cat >"$hdir/hotplug" <<H
+#!/bin/sh
+cat /proc/\$\$/environ >"$hdir/env.\$SEQNUM.tmp" && mv "$hdir/env.\$SEQNUM.tmp" "$hdir/env.\$SEQNUM"
+H
+chmod 0755 "$hdir/hotplug"
+S=uevent-helper
+LD_PRELOAD=$probe /bin/true
+row $S root exec "the LD_PRELOAD probe leaves its mark when preloaded" "uid=0" \
+	"$(cat "$probe.ran" 2>/dev/null)"
+rm -f "$probe.ran"
+SEC_DAEMON_OWN=leak start_daemon hlp --group nogroup --mount-options allow_other \
+	--uevent-helper "$hdir/hotplug"
+sock=$tmp/hlp/sock mnt=$tmp/hlp/mnt
+# helper_env PATTERN - the helper environment (one entry a line) holding an entry matching PATTERN
+helper_env() {
+	local f
+	for _ in $(seq 100); do
+		f=$(grep -lzE "$1" "$hdir"/env.* 2>/dev/null | head -n1)
+		[[ -n $f ]] && { tr '\0' '\n' <"$f"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+# preload_vars - the helper environment's entries naming LD_PRELOAD, on one line
+preload_vars() {
+	grep -E '^[A-Za-z0-9_]*LD_PRELOAD=' "$tmp/henv" | sed "s|$probe|<probe>|g" | paste -sd' '
+}
+t $S nobody "mkclass hcls" ok mkclass hcls
+t $S nobody "add hcls hdev" ok add hcls hdev
+t $S nobody "trigger change on own device with LD_PRELOAD=<probe>" ok \
+	trigger hcls hdev change "LD_PRELOAD=$probe"
+helper_env "^(SYNTH_ARG_)?LD_PRELOAD=" >"$tmp/henv"
+row $S nobody helper "the helper gets it only as SYNTH_ARG_LD_PRELOAD" "SYNTH_ARG_LD_PRELOAD=<probe>" \
+	"$(preload_vars)"
+row $S nobody helper "the probe did not run in the root helper" "not run" \
+	"$( [[ -e $probe.ran ]] && echo "ran: $(paste -sd' ' "$probe.ran")" || echo "not run")"
+row $S nobody helper "the helper's HOME and PATH are fixed, nothing of the daemon's environment" \
+	"HOME=/ PATH=/sbin:/bin:/usr/sbin:/usr/bin" \
+	"$(grep -E '^(HOME|PATH|SEC_DAEMON_OWN)=' "$tmp/henv" | sort | paste -sd' ')"
+row $S nobody helper "the event's ACTION and DEVPATH are the tree's" \
+	"ACTION=change DEVPATH=/class/hcls/hdev" \
+	"$(grep -E '^(ACTION|DEVPATH)=' "$tmp/henv" | paste -sd' ')"
+t $S nobody "trigger with FOO=x<newline>ACTION=remove" EINVAL \
+	trigger hcls hdev change $'FOO=x\nACTION=remove'
+t $S nobody "trigger with FOO=x<CR>ACTION=remove" EINVAL \
+	trigger hcls hdev change $'FOO=x\rACTION=remove'
+t $S nobody "trigger with an escape sequence in a value" EINVAL \
+	trigger hcls hdev change $'FOO=\e[2K'
+t $S nobody "trigger with key A-B" EINVAL trigger hcls hdev change A-B=1
+t $S nobody "trigger with an empty value" EINVAL trigger hcls hdev change FOO=
+t $S nobody "trigger with key DEVPATH (refused, not renamed)" EINVAL \
+	trigger hcls hdev change DEVPATH=/class/hcls/other
+tc_why='not a valid variable'
+tc $S nobody "trigger FOO=x<newline>ACTION=remove (classctl)" refused \
+	trigger hcls hdev change $'FOO=x\nACTION=remove'
+tc_why=
+tc $S nobody "trigger change FOO=bar (classctl)" ok trigger hcls hdev change FOO=bar
+tf $S root "write 'change UUID FOO=x<newline>ACTION=remove' to uevent" EINVAL \
+	fs-write "$mnt/class/hcls/hdev/uevent" \
+	$'change 12345678-1234-1234-1234-123456789abc FOO=x\nACTION=remove\n'
+tf $S root "write 'change UUID LD_PRELOAD=<probe>' to uevent" ok \
+	fs-write "$mnt/class/hcls/hdev/uevent" "change 12345678-1234-1234-1234-123456789abc LD_PRELOAD=$probe"
+helper_env "^SYNTH_UUID=12345678-" >"$tmp/henv"
+row $S root helper "a uevent write's LD_PRELOAD reaches the helper only as SYNTH_ARG_LD_PRELOAD" \
+	"SYNTH_ARG_LD_PRELOAD=<probe>" "$(preload_vars)"
+row $S root helper "the probe did not run in the root helper" "not run" \
+	"$( [[ -e $probe.ran ]] && echo "ran: $(paste -sd' ' "$probe.ran")" || echo "not run")"
+as nobody timeout -s INT 1 "$classctl" --socket "$sock" monitor --since 1 >"$tmp/mon" 2>"$tmp/err"
+row $S nobody classctl "monitor: one ACTION line per event" same \
+	"$( (( $(grep -c '^KERNEL\[' "$tmp/mon") == $(grep -c '^ACTION=' "$tmp/mon") )) && echo same || echo differs)"
+row $S nobody classctl "monitor: no forged ACTION=remove line" absent \
+	"$(grep -q '^ACTION=remove' "$tmp/mon" && echo present || echo absent)"
+row $S nobody classctl "monitor: each line KEY=VALUE, a header or blank" clean \
+	"$(grep -vE '^(KERNEL\[[0-9.]+\] .*|[A-Za-z0-9_]+=.*|)$' "$tmp/mon" | grep -q . && echo forged || echo clean)"
+row $S nobody classctl "monitor: the client's variable as SYNTH_ARG_FOO=bar" present \
+	"$(grep -qx 'SYNTH_ARG_FOO=bar' "$tmp/mon" && echo present || echo absent)"
 
 echo "# names and paths: refused, nothing changed"
 sock=$tmp/grp/sock
