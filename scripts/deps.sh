@@ -11,8 +11,10 @@ CLASSFS_BUILD_DEPS=(build-essential meson ninja-build pkg-config
 # check: clang and its sanitizer runtimes (ThreadSanitizer build, libFuzzer);
 # graphviz (the DOT printer's output is checked by rendering it); libudev
 # (a libudev program runs under classfs-run) and a static busybox (a
-# statically linked program sees the tree too)
-CLASSFS_CHECK_DEPS=(clang libclang-rt-14-dev graphviz libudev-dev busybox-static)
+# statically linked program sees the tree too); libabigail's abidw and
+# abidiff (the ABI check against abi/libclassfs.abi)
+CLASSFS_CHECK_DEPS=(clang libclang-rt-14-dev graphviz libudev-dev busybox-static
+                    abigail-tools)
 
 # classfs_install_missing PKG... - apt-get install the PKGs not yet installed
 classfs_install_missing() {

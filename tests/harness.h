@@ -2,7 +2,10 @@
 /*
  * harness.h - the tests' tiny framework: TEST(name) { ... } functions run
  * in file order by main(); CHECK* record a failure and go on (so one run
- * lists every broken rule); the exit status is the number of failed tests.
+ * lists every broken rule); REQUIRE records a failure and ends the test
+ * (for a step the rest cannot do without); SKIP_TEST(why) ends a test
+ * that cannot run here, saying why.  The exit status is 1 when a test
+ * failed, 77 (meson's SKIP) when every test that ran was skipped, else 0.
  */
 #ifndef CLASSFS_TEST_HARNESS_H
 #define CLASSFS_TEST_HARNESS_H
@@ -20,17 +23,39 @@ struct test_case {
 
 #define TEST_MAX 256
 static struct test_case test_cases[TEST_MAX];
-static int test_count;
-static int test_failed_now;
+static int test_count, test_dropped;
+static int test_failed_now, test_skipped_now;
 
+/* a test past TEST_MAX is counted, and main() fails rather than skip it */
 #define TEST(n)                                                                     \
 	static void test_##n(void);                                                 \
 	__attribute__((constructor)) static void register_##n(void)                \
 	{                                                                           \
 		if (test_count < TEST_MAX)                                          \
 			test_cases[test_count++] = (struct test_case){ #n, test_##n }; \
+		else                                                                \
+			test_dropped++;                                             \
 	}                                                                           \
 	static void test_##n(void)
+
+#define REQUIRE(cond)                                                                 \
+	do {                                                                          \
+		if (!(cond)) {                                                        \
+			fprintf(stderr, "  %s:%d: REQUIRE(%s) failed, test ended\n",  \
+				__FILE__, __LINE__, #cond);                           \
+			test_failed_now = 1;                                          \
+			return;                                                       \
+		}                                                                     \
+	} while (0)
+
+#define SKIP_TEST(...)                                                                \
+	do {                                                                          \
+		printf("  skipped: ");                                                \
+		printf(__VA_ARGS__);                                                  \
+		printf("\n");                                                         \
+		test_skipped_now = 1;                                                 \
+		return;                                                               \
+	} while (0)
 
 #define CHECK(cond)                                                                   \
 	do {                                                                          \
@@ -65,22 +90,32 @@ static int test_failed_now;
 #ifndef TEST_NO_MAIN
 int main(int argc, char **argv)
 {
-	int failed = 0, passed = 0;
+	int failed = 0, passed = 0, skipped = 0;
 
+	if (test_dropped) {
+		fprintf(stderr, "%d tests past TEST_MAX (%d) in harness.h: raise it\n",
+			test_dropped, TEST_MAX);
+		return 1;
+	}
 	for (int i = 0; i < test_count; i++) {
 		if (argc > 1 && strcmp(argv[1], test_cases[i].name))
 			continue;
-		test_failed_now = 0;
+		test_failed_now = test_skipped_now = 0;
 		test_cases[i].fn();
-		printf("%s %s\n", test_failed_now ? "FAIL" : "ok  ", test_cases[i].name);
+		printf("%s %s\n", test_failed_now ? "FAIL" : test_skipped_now ? "skip" : "ok  ",
+		       test_cases[i].name);
 		fflush(stdout);
 		if (test_failed_now)
 			failed++;
+		else if (test_skipped_now)
+			skipped++;
 		else
 			passed++;
 	}
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+	if (failed)
+		return 1;
+	return skipped && !passed ? 77 : 0;
 }
 #endif
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "classfs/classfs.h"
-#include "harness.h"
+#include "../harness.h"
 
 int classfs_module_init(void);
 void classfs_module_exit(void);
