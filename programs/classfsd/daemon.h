@@ -131,6 +131,10 @@ int cfsd_dev_rename(struct rdev *rd, const char *new_name, const struct conn *by
 void cfsd_unbind_all(struct conn *c);
 bool cfsd_may_change(const struct obj *o, uid_t uid);
 
+/* access.c */
+uid_t cfsd_dev_owner(const struct classfs_device *dev);
+int cfsd_file_owner(char *path, const char *attr, uid_t *owner, char *who, size_t whosz);
+
 /* conn.c */
 struct conn {
 	int fd;

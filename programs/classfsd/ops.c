@@ -308,28 +308,6 @@ static int op_rename(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 }
 
 /*
- * Does the attribute path @attr, at the end of @path, pass through a
- * link (`subsystem/`, `device/`...)?  Then it names another device's
- * attribute, which the caller's ownership of this device says nothing
- * about.  -errno when a component cannot be resolved.
- */
-static int through_link(char *path, const char *attr)
-{
-	size_t base = strlen(path) - strlen(attr);
-	struct classfs_stat st;
-	int r = 0;
-
-	for (char *p = path + base; r == 0 && (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		r = classfs_path_stat(D.tree, path, &st);
-		*p = '/';
-		if (r == 0 && st.type == CLASSFS_FT_LNK)
-			return 1;
-	}
-	return r;
-}
-
-/*
  * The read permission the mount would give: the mount shows every file
  * as root's, so without this a uid could read through the socket what
  * the kernel refuses it through the filesystem (a 0400 attribute).  Root
@@ -413,7 +391,7 @@ static int may_read_all(const struct conn *c, uid_t owner, struct classfs_device
 static int op_attr_get(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	struct classfs_device *dev = NULL;
-	char path[CFS_PATH_MAX * 2];
+	char path[CFS_PATH_MAX * 2], who[2 * 256 + 2];
 	uid_t owner = 0;
 	char *buf;
 	ssize_t n;
@@ -424,8 +402,10 @@ static int op_attr_get(struct conn *c, const struct cfs_msg *m, struct reply *rp
 		return r;
 	buf = malloc(CFS_VALUE_MAX);
 	r = buf ? attr_path(dev, m->attr_name, path, sizeof(path)) : -ENOMEM;
-	if (r == 0 && c->uid != 0 && c->uid == owner && through_link(path, m->attr_name) != 0)
-		owner = (uid_t)-1;	/* another device's attribute: the "other" bits */
+	/* the owner of the device that holds the file; through a link: the "other" bits */
+	if (r == 0 && c->uid != 0 &&
+	    cfsd_file_owner(path, m->attr_name, &owner, who, sizeof(who)) > 0)
+		owner = (uid_t)-1;
 	if (r == 0)
 		r = may_read(c, owner, path, rp);
 	if (r == 0) {
@@ -446,17 +426,19 @@ static int op_attr_get(struct conn *c, const struct cfs_msg *m, struct reply *rp
 static int op_attr_set(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	struct classfs_device *dev = NULL;
-	char path[CFS_PATH_MAX * 2];
+	char path[CFS_PATH_MAX * 2], who[2 * 256 + 2];
+	uid_t owner = 0;
 	ssize_t n;
 	int r;
 
-	r = dev_ref(c, m, true, rp, &dev, NULL);
+	/* the right to change is checked on the device that holds the file */
+	r = dev_ref(c, m, false, rp, &dev, &owner);
 	if (r < 0)
 		return r;
+	snprintf(who, sizeof(who), "%s%s%s", m->cls ? m->cls : "", m->cls ? "/" : "", m->name);
 	r = attr_path(dev, m->attr_name, path, sizeof(path));
 	if (r == 0 && c->uid != 0) {
-		/* owning this device gives no right to another's attributes */
-		r = through_link(path, m->attr_name);
+		r = cfsd_file_owner(path, m->attr_name, &owner, who, sizeof(who));
 		if (r < 0)
 			snprintf(rp->msg, sizeof(rp->msg), "cannot write %.900s: %s", path,
 				 strerror(-r));
@@ -465,6 +447,8 @@ static int op_attr_set(struct conn *c, const struct cfs_msg *m, struct reply *rp
 				 "uid %u may not write %.900s: the path leaves the device through a link",
 				 (unsigned int)c->uid, path);
 		r = r > 0 ? -EPERM : r;
+		if (r == 0 && owner != c->uid)
+			r = denied(rp, c, "device", who, owner);
 	}
 	if (r == 0) {
 		/* as a write(2) through the mount: the mode bits decide */

@@ -6,7 +6,9 @@
 # (allow_other off and on), and how names and attribute paths with `..`,
 # `/`, control characters or too many bytes are refused, as root and as
 # nobody, through the client library and through classctl, with the tree
-# (classctl save and tree --json) unchanged.
+# (classctl save and tree --json) unchanged; and what a second
+# unprivileged uid (65533, "other") and nobody can do to each other's
+# devices through their own.
 #
 # Every row is "section who via operation expected got ok|FAIL" (tabs),
 # printed and appended to $CLASSFS_RELIABILITY_DIR/security.tsv (truncated
@@ -20,6 +22,8 @@ cfs_enter "$@"
 shift
 classfsd=$1 classctl=$2 secop=$3
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+# a second unprivileged uid; group nogroup so it reaches a --group nogroup socket
+OTHER=(setpriv --reuid=65533 --regid=65534 --clear-groups)
 
 outdir=${CLASSFS_RELIABILITY_DIR:-.}
 mkdir -p "$outdir" || exit 1
@@ -38,10 +42,12 @@ row() {
 		sed 's/^/#   message: /' "$tmp/err"
 	fi
 }
-# as WHO COMMAND... - run the command as root or as nobody
+# as WHO COMMAND... - run the command as root, as nobody (65534) or as other (65533)
 as() {
 	if [[ $1 == nobody ]]; then
 		"${NOBODY[@]}" "${@:2}"
+	elif [[ $1 == other ]]; then
+		"${OTHER[@]}" "${@:2}"
 	else
 		"${@:2}"
 	fi
@@ -258,6 +264,25 @@ tf $S nobody "chmod root's ro to 0666" EPERM fs-chmod "$d/ro" 0666
 tf $S root "chmod root's ro to 0666" "EACCES|EPERM" fs-chmod "$d/ro" 0666
 row $S root mount "modes unchanged (ro, rw)" "0 0444 0 0644" \
 	"$(value root - fs-stat "$d/ro" | tr '\n' ' ')$(value root - fs-stat "$d/rw")"
+
+echo "# two unprivileged uids, nobody (65534) and other (65533), on the allow_other daemon"
+S=two-uids
+t $S nobody "add demo P" ok add demo P rw:0644:p
+t $S other "add demo C --parent P (pub 0644, secret 0600)" ok \
+	add demo C --parent P pub:0644:c secret:0600:c0nf
+# a path through P's directory names C's files: C's owner and modes decide
+t $S nobody "set C's pub through P (P/C/pub)" EPERM set demo P C/pub pwned
+tc $S nobody "set demo P C/pub pwned (classctl)" refused set demo P C/pub pwned
+t $S nobody "get C's 0600 secret through P" EACCES get demo P C/secret
+t $S nobody "set C's uevent through P (a remove for C)" EPERM set demo P C/uevent remove
+t $S nobody "get C's 0644 pub through P (the other bits allow it)" ok get demo P C/pub
+row $S other socket "C and its pub unchanged after nobody's attempts" "c" \
+	"$(value other "$sock" get demo C pub)"
+t $S other "set own C's pub through P's path" ok set demo P C/pub mine
+t $S other "get own C's 0600 secret through P's path" ok get demo P C/secret
+t $S other "set P's own rw (P is nobody's)" EPERM set demo P rw x
+t $S root "set C's pub through P (root may)" ok set demo P C/pub c
+t $S nobody "set own P's rw" ok set demo P rw q
 
 echo "# names and paths: refused, nothing changed"
 sock=$tmp/grp/sock
