@@ -158,7 +158,10 @@ CLASSFS_PUBLIC int classfs_client_class_create(struct classfs_client *c, const c
  * @c: the client.
  * @cls: the class.
  *
- * Return: 0, -ENOENT (no such class), -EPERM (neither owner nor root).
+ * Return: 0, -ENOENT (no such class), -EPERM (neither owner nor root),
+ * -EBUSY (a device of another uid is in it or depends on one of its
+ * devices, and the caller is not root: nothing removed; the message
+ * names that device).
  */
 CLASSFS_PUBLIC int classfs_client_class_remove(struct classfs_client *c, const char *cls);
 
@@ -255,13 +258,16 @@ CLASSFS_PUBLIC int classfs_client_device_add_batch(struct classfs_client *c,
 						   size_t n, size_t *done);
 
 /**
- * classfs_client_device_remove() - remove a device and the devices below
- * it (deepest first, with REMOVE events)
+ * classfs_client_device_remove() - remove a device and the devices that
+ * depend on it: those below it and those whose physical device it is, in
+ * turn with theirs (deepest first, with REMOVE events)
  * @c: the client.
  * @cls: its class, NULL for a physical device.
  * @name: its name.
  *
- * Return: 0, -ENOENT, -EPERM (neither owner nor root).
+ * Return: 0, -ENOENT, -EPERM (neither owner nor root), -EBUSY (a device
+ * of another uid depends on it and the caller is not root: nothing
+ * removed; the message names that device).
  */
 CLASSFS_PUBLIC int classfs_client_device_remove(struct classfs_client *c, const char *cls,
 						const char *name);

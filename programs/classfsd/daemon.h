@@ -135,6 +135,10 @@ bool cfsd_may_change(const struct obj *o, uid_t uid);
 uid_t cfsd_dev_owner(const struct classfs_device *dev);
 int cfsd_file_owner(char *path, const char *attr, uid_t *owner, char *who, size_t whosz);
 
+/* remove.c */
+int cfsd_remove_with_dependents(uid_t uid, struct rclass *rc, struct classfs_device *top,
+				const char *what, char *msg, size_t msgsz);
+
 /* conn.c */
 struct conn {
 	int fd;

@@ -168,64 +168,9 @@ static int op_class_create(struct conn *c, const struct cfs_msg *m, struct reply
 	return r;
 }
 
-struct others_ctx {
-	const char *cls_name;		/* class of the devices walked, NULL: physical */
-	struct classfs_device *top;	/* only devices below it; NULL: all */
-	uid_t uid;
-	uid_t owner;			/* found: another uid's device ... */
-	char name[256];			/* ... and its name */
-};
-
-static int other_owner(struct classfs_device *dev, void *data)
-{
-	struct others_ctx *x = data;
-	const char *n = classfs_device_name(dev);
-	struct classfs_device *p = dev->parent;
-	struct rdev *rd;
-
-	if (x->top) {
-		while (p && p != x->top)
-			p = p->parent;
-		if (!p)
-			return 0;
-	}
-	if (!n)
-		return 0;
-	rd = cfsd_dev_lookup(x->cls_name, n);
-	x->owner = rd ? rd->o.owner : 0;	/* not published: the record loader's, root's */
-	if (x->owner == x->uid)
-		return 0;
-	snprintf(x->name, sizeof(x->name), "%s", n);
-	return 1;
-}
-
-/*
- * Removing a class or a device removes the devices in or below it.
- * Others may have published there (anyone may publish into any class
- * and below any device): only root may remove their devices, so a uid
- * may not remove what holds them.  Called with D.lock held.
- */
-static int holds_others(const struct conn *c, struct classfs_class *cls, const char *cls_name,
-			struct classfs_device *top, struct reply *rp)
-{
-	struct others_ctx x = { .cls_name = cls_name, .top = top, .uid = c->uid };
-	int found;
-
-	if (c->uid == 0)
-		return 0;
-	found = cls ? classfs_class_for_each_device(cls, other_owner, &x)
-		    : classfs_tree_for_each_device(D.tree, other_owner, &x);
-	if (found <= 0)
-		return 0;
-	snprintf(rp->msg, sizeof(rp->msg),
-		 "uid %u may not remove %s %s: it holds device %s of uid %u",
-		 (unsigned int)c->uid, top ? "device" : "class",
-		 top ? classfs_device_name(top) : cls_name, x.name, (unsigned int)x.owner);
-	return -EPERM;
-}
-
 static int op_class_remove(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 {
+	char what[300];
 	struct rclass *rc;
 	int r = 0;
 
@@ -240,8 +185,9 @@ static int op_class_remove(struct conn *c, const struct cfs_msg *m, struct reply
 		snprintf(rp->msg, sizeof(rp->msg),
 			 "class %s was made by the record loader: remove its devices instead", m->cls);
 		r = -EPERM;
-	} else if ((r = holds_others(c, rc->cls, m->cls, NULL, rp)) == 0) {
-		cfsd_class_remove(rc);
+	} else {
+		snprintf(what, sizeof(what), "class %s", m->cls);
+		r = cfsd_remove_with_dependents(c->uid, rc, NULL, what, rp->msg, sizeof(rp->msg));
 	}
 	pthread_mutex_unlock(&D.lock);
 	return r;
@@ -259,29 +205,26 @@ static int op_device_add(struct conn *c, const struct cfs_msg *m, struct reply *
 
 static int op_device_remove(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 {
+	struct classfs_device *dev = NULL;
+	char what[600];
 	struct rdev *rd;
 	int r = 0;
 
+	snprintf(what, sizeof(what), "device %s%s%s", m->cls ? m->cls : "", m->cls ? "/" : "",
+		 m->name);
 	pthread_mutex_lock(&D.lock);
 	rd = cfsd_dev_lookup(m->cls, m->name);
-	if (!rd)
+	if (rd)
+		dev = classfs_device_get(&rd->dev);
+	else
+		dev = foreign_find(m->cls, m->name);	/* a record's: root's */
+	if (!dev)
 		r = not_found(rp, m);
-	else if (!cfsd_may_change(&rd->o, c->uid))
-		r = denied(rp, c, "device", rd->key, rd->o.owner);
-	else if ((r = holds_others(c, rd->dev.cls, m->cls, &rd->dev, rp)) == 0)
-		cfsd_dev_remove(rd);
-	if (!rd) {
-		/* loaded from a record: root's; its registration reference is the tree's */
-		struct classfs_device *dev = foreign_find(m->cls, m->name);
-
-		if (dev && c->uid != 0) {
-			r = denied(rp, c, "device", m->name, 0);
-		} else if (dev) {
-			rp->msg[0] = '\0';
-			r = classfs_device_unregister(dev);
-		}
-		classfs_device_put(dev);
-	}
+	else if (rd ? !cfsd_may_change(&rd->o, c->uid) : c->uid != 0)
+		r = denied(rp, c, "device", rd ? rd->key : m->name, rd ? rd->o.owner : 0);
+	else
+		r = cfsd_remove_with_dependents(c->uid, NULL, dev, what, rp->msg, sizeof(rp->msg));
+	classfs_device_put(dev);
 	pthread_mutex_unlock(&D.lock);
 	return r;
 }

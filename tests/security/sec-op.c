@@ -18,7 +18,7 @@
  *
  * A class argument "-" means NULL (a physical device).  add takes
  * attributes as ATTR:MODE:VALUE (MODE in octal, VALUE stored with a
- * trailing newline).
+ * trailing newline), --parent NAME and --phys [CLASS/]NAME.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -134,7 +134,7 @@ static void count_event(const struct classfs_uevent *ev, void *data)
 	++*(unsigned long *)data;
 }
 
-/* add CLASS NAME [--parent P] [ATTR:MODE:VALUE]... */
+/* add CLASS NAME [--parent P] [--phys [PCLASS/]PHYS] [ATTR:MODE:VALUE]... */
 static int op_add(struct classfs_client *c, int argc, char **argv)
 {
 	struct classfs_client_attr attrs[16];
@@ -151,6 +151,16 @@ static int op_add(struct classfs_client *c, int argc, char **argv)
 
 		if (!strcmp(spec, "--parent") && i + 1 < argc) {
 			dev.parent = argv[++i];
+			continue;
+		}
+		if (!strcmp(spec, "--phys") && i + 1 < argc) {
+			char *slash = strchr(argv[++i], '/');
+
+			dev.phys = slash ? slash + 1 : argv[i];
+			if (slash) {
+				*slash = '\0';
+				dev.phys_class = argv[i];
+			}
 			continue;
 		}
 		m = strchr(spec, ':');

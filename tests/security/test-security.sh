@@ -170,8 +170,8 @@ t $S root "trigger change on nobody's device" ok trigger ncls ndev change
 # removing a class or device removes what is in or below it: also another uid's
 t $S root "add rootdev into nobody's class ncls" ok add ncls rootdev rw:0644:1
 t $S root "add rkid under nobody's ndev" ok add ncls rkid --parent ndev rw:0644:1
-t $S nobody "remove own class ncls holding root's rootdev" EPERM rmclass ncls
-t $S nobody "remove own ndev holding root's rkid" EPERM rm ncls ndev
+t $S nobody "remove own class ncls holding root's rootdev" EBUSY rmclass ncls
+t $S nobody "remove own ndev holding root's rkid" EBUSY rm ncls ndev
 row $S root socket "root's devices in nobody's class still there" "1 1" \
 	"$(value root "$sock" get ncls rootdev rw) $(value root "$sock" get ncls rkid rw)"
 t $S root "remove rkid" ok rm ncls rkid
@@ -283,6 +283,31 @@ t $S other "get own C's 0600 secret through P's path" ok get demo P C/secret
 t $S other "set P's own rw (P is nobody's)" EPERM set demo P rw x
 t $S root "set C's pub through P (root may)" ok set demo P C/pub c
 t $S nobody "set own P's rw" ok set demo P rw q
+# another uid's device that depends on nobody's objects: removing them is refused
+t $S nobody "add physical device pA" ok add - pA
+t $S nobody "add acls x --phys pA" ok add acls x --phys pA
+t $S other "add vcls v2 --phys acls/x" ok add vcls v2 --phys acls/x rw:0644:v
+t $S nobody "remove own class acls (other's v2 is on x)" EBUSY rmclass acls
+t $S nobody "remove own acls/x (other's v2 is on it)" EBUSY rm acls x
+t $S nobody "remove own physical pA (x, then v2, are on it)" EBUSY rm - pA
+tc_why='vcls/v2'
+tc $S nobody "rmclass acls (classctl names vcls/v2)" refused rmclass acls
+tc $S nobody "rm acls x (classctl names vcls/v2)" refused rm acls x
+tc_why=
+t $S nobody "remove own P (other's C below it)" EBUSY rm demo P
+row $S other socket "v2, x and C still there" "v ok c" \
+	"$(value other "$sock" get vcls v2 rw) $(so root "$sock" get acls x uevent) $(value other "$sock" get demo C pub)"
+t $S other "remove own v2" ok rm vcls v2
+t $S nobody "remove own acls/x (nothing of others' on it)" ok rm acls x
+t $S other "add vcls v3 --phys pA" ok add vcls v3 --phys pA
+t $S root "remove nobody's pA with other's v3 on it (root may)" ok rm - pA
+t $S other "v3 went with pA" ENOENT get vcls v3 rw
+t $S root "remove nobody's P with other's C below it (root may)" ok rm demo P
+t $S other "C went with P" ENOENT get demo C pub
+timeout -s INT 1 "$classctl" --socket "$sock" monitor --since 1 >"$tmp/mon" 2>/dev/null
+row $S root classctl "REMOVE order: v3 before pA, C before P (deepest first)" "v3 pA C P" \
+	"$(grep -E '^(KERNEL|UDEV)?.*remove' "$tmp/mon" | grep -oE '/(C|P|v3|pA)( |$)' | tr -d '/ ' |
+		tr '\n' ' ' | sed 's/ $//')"
 
 echo "# names and paths: refused, nothing changed"
 sock=$tmp/grp/sock
