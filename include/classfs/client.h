@@ -59,8 +59,9 @@ struct classfs_client;
  *         objects' ADD events are delivered.
  *
  * Return: the client, or NULL with errno set (ENOENT, ECONNREFUSED,
- * EACCES, EPROTONOSUPPORT when the daemon speaks another protocol
- * version, ENOMEM, EINVAL).
+ * EACCES, EMFILE when the connecting uid holds as many connections as
+ * the daemon allows it, EPROTONOSUPPORT when the daemon speaks another
+ * protocol version, ENOMEM, EINVAL).
  */
 CLASSFS_PUBLIC struct classfs_client *classfs_client_connect(const char *path, unsigned int flags);
 
@@ -146,8 +147,9 @@ CLASSFS_PUBLIC int classfs_client_status(struct classfs_client *c, struct classf
  * @flags: 0 or %CLASSFS_CLIENT_BIND.
  *
  * The connecting uid owns the class: only it or root may remove it.
- * Return: 0, -EEXIST (name taken), -EINVAL (bad name), -ENOMEM, or a
- * transport error (-ECONNRESET, -EMSGSIZE).
+ * Return: 0, -EEXIST (name taken), -EINVAL (bad name), -EDQUOT (the uid
+ * holds as many classes and devices as the daemon allows it), -ENOMEM,
+ * or a transport error (-ECONNRESET, -EMSGSIZE).
  */
 CLASSFS_PUBLIC int classfs_client_class_create(struct classfs_client *c, const char *cls,
 					       unsigned int flags);
@@ -237,7 +239,9 @@ struct classfs_client_device {
  * Return: 0, -EEXIST (name taken), -ENOENT (parent or physical device
  * not found), -EINVAL (bad name, bad mode, parent of another class),
  * -E2BIG (value too long), -EMSGSIZE (the request exceeds the daemon's
- * message size limit), -ENOMEM.  On error nothing is published.
+ * message size limit), -EDQUOT (the uid holds as many classes and
+ * devices as the daemon allows it; a class made for the device counts
+ * too), -ENOMEM.  On error nothing is published.
  */
 CLASSFS_PUBLIC int classfs_client_device_add(struct classfs_client *c,
 					     const struct classfs_client_device *dev);
@@ -368,7 +372,8 @@ typedef void (*classfs_client_gap_fn)(uint64_t first, uint64_t last, void *data)
  * Events travel on a second connection of their own, so a subscriber
  * that is slow never delays the client's requests.  One subscription
  * per client.
- * Return: 0, -EBUSY (already subscribed), or -errno.
+ * Return: 0, -EBUSY (already subscribed), -EMFILE (the uid holds as many
+ * subscriptions, or connections, as the daemon allows it), or -errno.
  */
 CLASSFS_PUBLIC int classfs_client_subscribe(struct classfs_client *c, uint64_t from,
 					    classfs_client_event_fn fn,

@@ -612,6 +612,25 @@ static int op_render(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 	return r;
 }
 
+/* a subscription counts for its uid (quota.c) until its connection ends */
+static int op_subscribe(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	bool charge = !c->sub && !c->sub_charged;
+	int r;
+
+	if (charge) {
+		r = cfsd_quota_charge(c->uid, CFSD_Q_SUB, 1, rp->msg, sizeof(rp->msg));
+		if (r < 0)
+			return r;
+	}
+	r = cfsd_subscribe(c, m->serial, m->seqnum);
+	if (charge && r < 0)
+		cfsd_quota_uncharge(c->uid, CFSD_Q_SUB, 1);
+	else if (charge)
+		c->sub_charged = true;
+	return r;
+}
+
 static int execute(struct conn *c, const struct cfs_msg *m, struct reply *rp);
 
 static int op_batch(struct conn *c, const struct cfs_msg *m, struct reply *rp)
@@ -650,7 +669,7 @@ static int execute(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 	case CFS_OP_ATTR_GET: return op_attr_get(c, m, rp);
 	case CFS_OP_ATTR_SET: return op_attr_set(c, m, rp);
 	case CFS_OP_TRIGGER: return op_trigger(c, m, rp);
-	case CFS_OP_SUBSCRIBE: return cfsd_subscribe(c, m->serial, m->seqnum);
+	case CFS_OP_SUBSCRIBE: return op_subscribe(c, m, rp);
 	case CFS_OP_REPLAY:
 		return cfsd_replay(c, m->serial, m->seqnum, m->seqnum_last, rp->msg, sizeof(rp->msg));
 	case CFS_OP_LOAD: return op_load(c, m, rp);

@@ -8,7 +8,7 @@
 # nobody, through the client library and through classctl, with the tree
 # (classctl save and tree --json) unchanged; and what a second
 # unprivileged uid (65533, "other") and nobody can do to each other's
-# devices through their own.
+# devices through their own; and the per-uid limits.
 #
 # Every row is "section who via operation expected got ok|FAIL" (tabs),
 # printed and appended to $CLASSFS_RELIABILITY_DIR/security.tsv (truncated
@@ -90,6 +90,30 @@ tc() {
 # value WHO ARGS... - sec-op's data lines (after the token)
 value() {
 	as "$1" "$secop" "${@:2}" 2>/dev/null | tail -n +2
+}
+# hold WHO FILE ARGS... - a background sec-op (hold, or a classctl
+# monitor) as WHO, output to FILE; tracked, its PID appended to $held
+held=()
+hold() {
+	local -a who=()
+	[[ $1 == nobody ]] && who=("${NOBODY[@]}")
+	[[ $1 == other ]] && who=("${OTHER[@]}")
+	# setpriv execs: $! is the holder itself
+	"${who[@]}" "${@:3}" >"$2" 2>&1 &
+	cfs_track $!
+	held+=($!)
+}
+# release - stop what hold started (not left for the daemons' exit rows)
+release() {
+	local i p
+	for p in "${held[@]}"; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+		for i in "${!cfs_pids[@]}"; do
+			[[ ${cfs_pids[$i]} == "$p" ]] && unset "cfs_pids[$i]"
+		done
+	done
+	held=()
 }
 # snapshot FILE - the tree as classctl save and tree --json show it
 snapshot() {
@@ -308,6 +332,70 @@ timeout -s INT 1 "$classctl" --socket "$sock" monitor --since 1 >"$tmp/mon" 2>/d
 row $S root classctl "REMOVE order: v3 before pA, C before P (deepest first)" "v3 pA C P" \
 	"$(grep -E '^(KERNEL|UDEV)?.*remove' "$tmp/mon" | grep -oE '/(C|P|v3|pA)( |$)' | tr -d '/ ' |
 		tr '\n' ' ' | sed 's/ $//')"
+
+echo "# per-uid limits (--max-connections-per-uid 6, --max-objects-per-uid 3,"
+echo "# --max-subscribers-per-uid 1)"
+start_daemon quota --group nogroup --max-connections-per-uid 6 --max-objects-per-uid 3 \
+	--max-subscribers-per-uid 1
+sock=$tmp/quota/sock
+S=quota
+t $S nobody "mkclass q (1 object)" ok mkclass q
+t $S nobody "add q d1 (2)" ok add q d1
+t $S nobody "add q d2 --parent d1 (3)" ok add q d2 --parent d1
+t $S nobody "add q d3 (4th object)" EDQUOT add q d3
+tc_why='limit|max-objects'
+tc $S nobody "add q d3 (classctl says why)" refused add q d3
+tc $S nobody "mkclass q2 (4th object)" refused mkclass q2
+t $S nobody "add q4 d0 (its class and it: 2 more)" EDQUOT add q4 d0
+t $S root "q4 was not made by the refused add" ENOENT rmclass q4
+# nobody is at its limit: other counts its own, root has none
+t $S other "mkclass o (other's 1st object)" ok mkclass o
+t $S other "add o o1 (2nd)" ok add o o1
+t $S other "add o o2 (3rd)" ok add o o2
+t $S root "mkclass r" ok mkclass r
+for i in 1 2 3 4; do so root "$sock" add r "r$i" >/dev/null; done
+t $S root "add r r5 (root's 6th object)" ok add r r5
+t $S nobody "remove d1 (d2 goes with it: 2 freed)" ok rm q d1
+t $S nobody "add q d3 (2 of 3)" ok add q d3
+t $S nobody "add q d4 (3 of 3)" ok add q d4
+t $S nobody "add q d5 (4th)" EDQUOT add q d5
+# a device the core removes with its bound parent stops counting too
+t $S nobody "remove d4, d3" ok rm q d4
+so nobody "$sock" rm q d3 >/dev/null
+hold nobody "$tmp/bound" "$secop" "$sock" add q bp --bind
+wait_for 5 grep -q '^ok' "$tmp/bound"
+t $S nobody "add q bc below the bound bp (3 of 3)" ok add q bc --parent bp
+release
+wait_for 5 bash -c "! $secop $sock tree | grep -q '\"bp\"'"
+# (the tree, not a lookup by name: a lookup would drop bc's entry itself)
+row $S root socket "bp went with its connection, bc with it" gone \
+	"$(value root "$sock" tree | grep -q '"bc"' && echo present || echo gone)"
+t $S nobody "add q e1 (2 of 3)" ok add q e1
+t $S nobody "add q e2 (3 of 3: bc no longer counts)" ok add q e2
+t $S nobody "add q e3 (4th)" EDQUOT add q e3
+# subscriptions: a held subscriber has one (and two connections)
+hold nobody "$tmp/hold0" "$secop" "$sock" hold sub
+wait_for 5 grep -q '^ok' "$tmp/hold0"
+row $S nobody socket "a subscription held" ok "$(head -n1 "$tmp/hold0")"
+tc_why='subscri'
+tc $S nobody "classctl monitor (2nd subscription)" refused monitor
+t $S nobody "subscribe (2nd subscription)" EMFILE subscribe
+t $S other "other's first subscription" ok subscribe
+# connections: the subscriber's two and four held ones make six
+for i in 1 2 3 4; do hold nobody "$tmp/hold$i" "$secop" "$sock" hold; done
+wait_for 5 bash -c "cat $tmp/hold[1-4] 2>/dev/null | grep -c '^ok' | grep -qx 4"
+row $S nobody socket "four more connections held" 4 "$(cat "$tmp"/hold[1-4] | grep -c '^ok')"
+t $S nobody "a 7th connection" EMFILE connect
+tc_why='connections'
+tc $S nobody "classctl tree (7th connection)" refused tree
+tc_why=
+t $S other "other's connection" ok connect
+t $S root "root's connection" ok connect
+release
+# the daemon sees the held connections close a moment after they are killed
+wait_for 5 bash -c "${NOBODY[*]} $secop $sock subscribe >/dev/null 2>&1"
+t $S nobody "connections and subscription free again: subscribe" ok subscribe
+sock=$tmp/grp/sock
 
 echo "# names and paths: refused, nothing changed"
 sock=$tmp/grp/sock
