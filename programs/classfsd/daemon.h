@@ -137,7 +137,8 @@ bool cfsd_may_change(const struct obj *o, uid_t uid);
 
 /* access.c */
 uid_t cfsd_dev_owner(const struct classfs_device *dev);
-int cfsd_file_owner(char *path, const char *attr, uid_t *owner, char *who, size_t whosz);
+int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, uid_t *owner,
+		    char *who, size_t whosz);
 
 /* remove.c */
 int cfsd_remove_with_dependents(uid_t uid, struct rclass *rc, struct classfs_device *top,

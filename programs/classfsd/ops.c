@@ -347,7 +347,7 @@ static int op_attr_get(struct conn *c, const struct cfs_msg *m, struct reply *rp
 	r = buf ? attr_path(dev, m->attr_name, path, sizeof(path)) : -ENOMEM;
 	/* the owner of the device that holds the file; through a link: the "other" bits */
 	if (r == 0 && c->uid != 0 &&
-	    cfsd_file_owner(path, m->attr_name, &owner, who, sizeof(who)) > 0)
+	    cfsd_file_owner(dev, path, m->attr_name, &owner, who, sizeof(who)) > 0)
 		owner = (uid_t)-1;
 	if (r == 0)
 		r = may_read(c, owner, path, rp);
@@ -381,7 +381,7 @@ static int op_attr_set(struct conn *c, const struct cfs_msg *m, struct reply *rp
 	snprintf(who, sizeof(who), "%s%s%s", m->cls ? m->cls : "", m->cls ? "/" : "", m->name);
 	r = attr_path(dev, m->attr_name, path, sizeof(path));
 	if (r == 0 && c->uid != 0) {
-		r = cfsd_file_owner(path, m->attr_name, &owner, who, sizeof(who));
+		r = cfsd_file_owner(dev, path, m->attr_name, &owner, who, sizeof(who));
 		if (r < 0)
 			snprintf(rp->msg, sizeof(rp->msg), "cannot write %.900s: %s", path,
 				 strerror(-r));

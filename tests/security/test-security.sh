@@ -333,6 +333,24 @@ row $S root classctl "REMOVE order: v3 before pA, C before P (deepest first)" "v
 	"$(grep -E '^(KERNEL|UDEV)?.*remove' "$tmp/mon" | grep -oE '/(C|P|v3|pA)( |$)' | tr -d '/ ' |
 		tr '\n' ' ' | sed 's/ $//')"
 
+echo "# two uids, the devices layout: a class device in its physical device's directory"
+start_daemon devl --group nogroup --layout devices
+sock=$tmp/devl/sock
+S=two-uids-devices
+t $S nobody "add physical device pB" ok add - pB
+t $S other "add ocls y --phys pB (pub 0644, secret 0600)" ok \
+	add ocls y --phys pB pub:0644:y secret:0600:s3
+t $S nobody "set y's pub through pB (pB/ocls/y/pub)" EPERM set - pB ocls/y/pub pwned
+t $S nobody "get y's 0600 secret through pB" EACCES get - pB ocls/y/secret
+t $S other "set own y's pub through pB's path" ok set - pB ocls/y/pub mine
+row $S other socket "y's pub is other's value" mine "$(value other "$sock" get ocls y pub)"
+t $S nobody "add acls x2" ok add acls x2
+t $S other "add vcls v4 --phys acls/x2 (in x2's directory; secret 0600)" ok \
+	add vcls v4 --phys acls/x2 secret:0600:s4
+t $S nobody "get v4's 0600 secret through x2 (x2/v4/secret)" EACCES get acls x2 v4/secret
+t $S nobody "set v4's uevent through x2" EPERM set acls x2 v4/uevent remove
+t $S other "get own v4's secret through x2's path" ok get acls x2 v4/secret
+
 echo "# per-uid limits (--max-connections-per-uid 6, --max-objects-per-uid 3,"
 echo "# --max-subscribers-per-uid 1)"
 start_daemon quota --group nogroup --max-connections-per-uid 6 --max-objects-per-uid 3 \
