@@ -59,8 +59,9 @@ struct classfs_client;
  *         objects' ADD events are delivered.
  *
  * Return: the client, or NULL with errno set (ENOENT, ECONNREFUSED,
- * EACCES, EPROTONOSUPPORT when the daemon speaks another protocol
- * version, ENOMEM, EINVAL).
+ * EACCES, EMFILE when the connecting uid holds as many connections as
+ * the daemon allows it, EPROTONOSUPPORT when the daemon speaks another
+ * protocol version, ENOMEM, EINVAL).
  */
 CLASSFS_PUBLIC struct classfs_client *classfs_client_connect(const char *path, unsigned int flags);
 
@@ -146,8 +147,9 @@ CLASSFS_PUBLIC int classfs_client_status(struct classfs_client *c, struct classf
  * @flags: 0 or %CLASSFS_CLIENT_BIND.
  *
  * The connecting uid owns the class: only it or root may remove it.
- * Return: 0, -EEXIST (name taken), -EINVAL (bad name), -ENOMEM, or a
- * transport error (-ECONNRESET, -EMSGSIZE).
+ * Return: 0, -EEXIST (name taken), -EINVAL (bad name), -EDQUOT (the uid
+ * holds as many classes and devices as the daemon allows it), -ENOMEM,
+ * or a transport error (-ECONNRESET, -EMSGSIZE).
  */
 CLASSFS_PUBLIC int classfs_client_class_create(struct classfs_client *c, const char *cls,
 					       unsigned int flags);
@@ -158,7 +160,10 @@ CLASSFS_PUBLIC int classfs_client_class_create(struct classfs_client *c, const c
  * @c: the client.
  * @cls: the class.
  *
- * Return: 0, -ENOENT (no such class), -EPERM (neither owner nor root).
+ * Return: 0, -ENOENT (no such class), -EPERM (neither owner nor root),
+ * -EBUSY (a device of another uid is in it or depends on one of its
+ * devices, and the caller is not root: nothing removed; the message
+ * names that device).
  */
 CLASSFS_PUBLIC int classfs_client_class_remove(struct classfs_client *c, const char *cls);
 
@@ -234,7 +239,9 @@ struct classfs_client_device {
  * Return: 0, -EEXIST (name taken), -ENOENT (parent or physical device
  * not found), -EINVAL (bad name, bad mode, parent of another class),
  * -E2BIG (value too long), -EMSGSIZE (the request exceeds the daemon's
- * message size limit), -ENOMEM.  On error nothing is published.
+ * message size limit), -EDQUOT (the uid holds as many classes and
+ * devices as the daemon allows it; a class made for the device counts
+ * too), -ENOMEM.  On error nothing is published.
  */
 CLASSFS_PUBLIC int classfs_client_device_add(struct classfs_client *c,
 					     const struct classfs_client_device *dev);
@@ -255,13 +262,16 @@ CLASSFS_PUBLIC int classfs_client_device_add_batch(struct classfs_client *c,
 						   size_t n, size_t *done);
 
 /**
- * classfs_client_device_remove() - remove a device and the devices below
- * it (deepest first, with REMOVE events)
+ * classfs_client_device_remove() - remove a device and the devices that
+ * depend on it: those below it and those whose physical device it is, in
+ * turn with theirs (deepest first, with REMOVE events)
  * @c: the client.
  * @cls: its class, NULL for a physical device.
  * @name: its name.
  *
- * Return: 0, -ENOENT, -EPERM (neither owner nor root).
+ * Return: 0, -ENOENT, -EPERM (neither owner nor root), -EBUSY (a device
+ * of another uid depends on it and the caller is not root: nothing
+ * removed; the message names that device).
  */
 CLASSFS_PUBLIC int classfs_client_device_remove(struct classfs_client *c, const char *cls,
 						const char *name);
@@ -367,7 +377,8 @@ typedef void (*classfs_client_gap_fn)(uint64_t first, uint64_t last, void *data)
  * Events travel on a second connection of their own, so a subscriber
  * that is slow never delays the client's requests.  One subscription
  * per client.
- * Return: 0, -EBUSY (already subscribed), or -errno.
+ * Return: 0, -EBUSY (already subscribed), -EMFILE (the uid holds as many
+ * subscriptions, or connections, as the daemon allows it), or -errno.
  */
 CLASSFS_PUBLIC int classfs_client_subscribe(struct classfs_client *c, uint64_t from,
 					    classfs_client_event_fn fn,

@@ -25,8 +25,9 @@ struct classfs_client *ctl_connect(void)
 	if (!client) {
 		client = classfs_client_connect(ctl_socket, 0);
 		if (!client)
-			fprintf(stderr, "classctl: cannot connect to %s: %s\n", ctl_socket,
-				strerror(errno));
+			fprintf(stderr, "classctl: cannot connect to %s: %s%s\n", ctl_socket,
+				strerror(errno), errno == EMFILE ?
+				" (this uid holds as many connections as classfsd allows it)" : "");
 	}
 	return client;
 }

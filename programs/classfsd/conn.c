@@ -315,6 +315,7 @@ static void *reader_main(void *arg)
 	pthread_mutex_unlock(&c->qlock);
 	pthread_join(c->worker, NULL);
 	cfsd_unsubscribe(c);
+	cfsd_quota_conn_end(c);
 	if (c->bound_last)
 		log_debug("pid %d gone: removing what it bound", (int)c->pid);
 	cfsd_unbind_all(c);
@@ -344,12 +345,15 @@ int cfsd_conn_start(int fd)
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return -errno;
+	r = cfsd_quota_conn_admit(fd, cred.uid);
+	if (r < 0)
+		return r;
 	c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	c->rbuf = malloc(D.cfg.max_msg);
-	if (!c->rbuf) {
+	if (c)
+		c->rbuf = malloc(D.cfg.max_msg);
+	if (!c || !c->rbuf) {
 		free(c);
+		cfsd_quota_uncharge(cred.uid, CFSD_Q_CONN, 1);
 		return -ENOMEM;
 	}
 	c->fd = fd;
@@ -367,6 +371,7 @@ int cfsd_conn_start(int fd)
 
 	r = -pthread_create(&c->worker, NULL, worker_main, c);
 	if (r < 0) {
+		cfsd_quota_conn_end(c);
 		cfsd_conn_put(c);
 		return r;
 	}
@@ -397,6 +402,7 @@ int cfsd_conn_start(int fd)
 			}
 		nconns--;
 		pthread_mutex_unlock(&conns_lock);
+		cfsd_quota_conn_end(c);
 		cfsd_conn_put(c);
 		return r;
 	}

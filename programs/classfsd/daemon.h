@@ -43,6 +43,10 @@ struct cfsd_config {
 	int call_timeout_ms;
 	size_t ring_size;
 	size_t sub_queue;
+	/* per-uid limits (root has none): quota.c */
+	size_t max_conns;
+	size_t max_objs;
+	size_t max_subs;
 };
 
 struct conn;
@@ -131,6 +135,33 @@ int cfsd_dev_rename(struct rdev *rd, const char *new_name, const struct conn *by
 void cfsd_unbind_all(struct conn *c);
 bool cfsd_may_change(const struct obj *o, uid_t uid);
 
+/* access.c */
+uid_t cfsd_dev_owner(const struct classfs_device *dev);
+int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, uid_t *owner,
+		    char *who, size_t whosz);
+
+/* remove.c */
+int cfsd_remove_with_dependents(uid_t uid, struct rclass *rc, struct classfs_device *top,
+				const char *what, char *msg, size_t msgsz);
+
+/* quota.c: what each uid holds, within its limits */
+enum cfsd_quota {
+	CFSD_Q_CONN,	/* connections */
+	CFSD_Q_OBJ,	/* classes and devices published */
+	CFSD_Q_SUB,	/* event subscriptions */
+	CFSD_Q_COUNT
+};
+
+#define CFSD_MAX_CONNS_DEFAULT	64
+#define CFSD_MAX_OBJS_DEFAULT	100000
+#define CFSD_MAX_SUBS_DEFAULT	16
+
+int cfsd_quota_charge(uid_t uid, enum cfsd_quota q, size_t n, char *msg, size_t msgsz);
+void cfsd_quota_uncharge(uid_t uid, enum cfsd_quota q, size_t n);
+void cfsd_quota_shutdown(void);
+int cfsd_quota_conn_admit(int fd, uid_t uid);
+void cfsd_quota_conn_end(struct conn *c);
+
 /* conn.c */
 struct conn {
 	int fd;
@@ -158,6 +189,7 @@ struct conn {
 	size_t load_len, load_cap;
 	/* subscription */
 	struct sub *sub;
+	bool sub_charged;	/* counted in its uid's subscriptions (quota.c) */
 	struct conn *next;	/* D's list of connections */
 	uint8_t *rbuf;
 };

@@ -67,12 +67,18 @@ static void usage(FILE *out)
 		"      --ring-size N         events kept for replay (default 65536)\n"
 		"      --subscriber-queue N  events a subscriber may lag behind before a gap\n"
 		"                            notice (default 16384)\n"
+		"      --max-connections-per-uid N  connections one uid may hold (default %d)\n"
+		"      --max-objects-per-uid N      classes and devices one uid may publish\n"
+		"                                   (default %d)\n"
+		"      --max-subscribers-per-uid N  event subscriptions one uid may hold\n"
+		"                                   (default %d); root has no limits\n"
 		"      --uevent-helper PATH  run PATH for every event (/kernel/uevent_helper)\n"
 		"      --netlink             broadcast events in udev format on netlink group 2\n"
 		"                            (use only in a private network namespace)\n"
 		"  -v, --verbose             log debug messages\n"
 		"  -h, --help                show this help\n",
-		"/run/classfs/control");
+		"/run/classfs/control", CFSD_MAX_CONNS_DEFAULT, CFSD_MAX_OBJS_DEFAULT,
+		CFSD_MAX_SUBS_DEFAULT);
 }
 
 static int parse_size(const char *opt, const char *s, size_t min, size_t max, size_t *out)
@@ -91,7 +97,8 @@ static int parse_size(const char *opt, const char *s, size_t min, size_t max, si
 	return 0;
 }
 
-enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_QUEUE, OPT_NETLINK, OPT_HELPER };
+enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_QUEUE, OPT_NETLINK, OPT_HELPER,
+       OPT_MAX_CONNS, OPT_MAX_OBJS, OPT_MAX_SUBS };
 
 static int parse_args(int argc, char **argv, const char **helper)
 {
@@ -107,6 +114,9 @@ static int parse_args(int argc, char **argv, const char **helper)
 		{ "call-timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "ring-size", required_argument, NULL, OPT_RING },
 		{ "subscriber-queue", required_argument, NULL, OPT_QUEUE },
+		{ "max-connections-per-uid", required_argument, NULL, OPT_MAX_CONNS },
+		{ "max-objects-per-uid", required_argument, NULL, OPT_MAX_OBJS },
+		{ "max-subscribers-per-uid", required_argument, NULL, OPT_MAX_SUBS },
 		{ "uevent-helper", required_argument, NULL, OPT_HELPER },
 		{ "netlink", no_argument, NULL, OPT_NETLINK },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -123,6 +133,9 @@ static int parse_args(int argc, char **argv, const char **helper)
 		.call_timeout_ms = 5000,
 		.ring_size = 65536,
 		.sub_queue = 16384,
+		.max_conns = CFSD_MAX_CONNS_DEFAULT,
+		.max_objs = CFSD_MAX_OBJS_DEFAULT,
+		.max_subs = CFSD_MAX_SUBS_DEFAULT,
 	};
 	while ((c = getopt_long(argc, argv, "s:m:L:o:l:Sg:vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -159,6 +172,20 @@ static int parse_args(int argc, char **argv, const char **helper)
 			break;
 		case OPT_QUEUE:
 			if (parse_size("--subscriber-queue", optarg, 1, 1u << 26, &D.cfg.sub_queue))
+				return -EINVAL;
+			break;
+		case OPT_MAX_CONNS:
+			if (parse_size("--max-connections-per-uid", optarg, 1, 1u << 20,
+				       &D.cfg.max_conns))
+				return -EINVAL;
+			break;
+		case OPT_MAX_OBJS:
+			if (parse_size("--max-objects-per-uid", optarg, 1, 1u << 30, &D.cfg.max_objs))
+				return -EINVAL;
+			break;
+		case OPT_MAX_SUBS:
+			if (parse_size("--max-subscribers-per-uid", optarg, 1, 1u << 20,
+				       &D.cfg.max_subs))
 				return -EINVAL;
 			break;
 		case OPT_HELPER: *helper = optarg; break;
@@ -476,7 +503,8 @@ int main(int argc, char **argv)
 			}
 			r = cfsd_conn_start(fd);
 			if (r < 0) {
-				log_warn("cannot serve a connection: %s", strerror(-r));
+				if (r != -EMFILE)	/* over its uid's limit: logged, client told */
+					log_warn("cannot serve a connection: %s", strerror(-r));
 				close(fd);
 			}
 		}
@@ -496,6 +524,7 @@ out_mount:
 		log_warn("cannot unmount %s", D.cfg.mountpoint);
 	D.mount = NULL;
 	cfsd_events_shutdown();
+	cfsd_quota_shutdown();
 out_tree:
 	r = classfs_tree_free(D.tree);
 	if (r < 0)

@@ -168,64 +168,9 @@ static int op_class_create(struct conn *c, const struct cfs_msg *m, struct reply
 	return r;
 }
 
-struct others_ctx {
-	const char *cls_name;		/* class of the devices walked, NULL: physical */
-	struct classfs_device *top;	/* only devices below it; NULL: all */
-	uid_t uid;
-	uid_t owner;			/* found: another uid's device ... */
-	char name[256];			/* ... and its name */
-};
-
-static int other_owner(struct classfs_device *dev, void *data)
-{
-	struct others_ctx *x = data;
-	const char *n = classfs_device_name(dev);
-	struct classfs_device *p = dev->parent;
-	struct rdev *rd;
-
-	if (x->top) {
-		while (p && p != x->top)
-			p = p->parent;
-		if (!p)
-			return 0;
-	}
-	if (!n)
-		return 0;
-	rd = cfsd_dev_lookup(x->cls_name, n);
-	x->owner = rd ? rd->o.owner : 0;	/* not published: the record loader's, root's */
-	if (x->owner == x->uid)
-		return 0;
-	snprintf(x->name, sizeof(x->name), "%s", n);
-	return 1;
-}
-
-/*
- * Removing a class or a device removes the devices in or below it.
- * Others may have published there (anyone may publish into any class
- * and below any device): only root may remove their devices, so a uid
- * may not remove what holds them.  Called with D.lock held.
- */
-static int holds_others(const struct conn *c, struct classfs_class *cls, const char *cls_name,
-			struct classfs_device *top, struct reply *rp)
-{
-	struct others_ctx x = { .cls_name = cls_name, .top = top, .uid = c->uid };
-	int found;
-
-	if (c->uid == 0)
-		return 0;
-	found = cls ? classfs_class_for_each_device(cls, other_owner, &x)
-		    : classfs_tree_for_each_device(D.tree, other_owner, &x);
-	if (found <= 0)
-		return 0;
-	snprintf(rp->msg, sizeof(rp->msg),
-		 "uid %u may not remove %s %s: it holds device %s of uid %u",
-		 (unsigned int)c->uid, top ? "device" : "class",
-		 top ? classfs_device_name(top) : cls_name, x.name, (unsigned int)x.owner);
-	return -EPERM;
-}
-
 static int op_class_remove(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 {
+	char what[300];
 	struct rclass *rc;
 	int r = 0;
 
@@ -240,8 +185,9 @@ static int op_class_remove(struct conn *c, const struct cfs_msg *m, struct reply
 		snprintf(rp->msg, sizeof(rp->msg),
 			 "class %s was made by the record loader: remove its devices instead", m->cls);
 		r = -EPERM;
-	} else if ((r = holds_others(c, rc->cls, m->cls, NULL, rp)) == 0) {
-		cfsd_class_remove(rc);
+	} else {
+		snprintf(what, sizeof(what), "class %s", m->cls);
+		r = cfsd_remove_with_dependents(c->uid, rc, NULL, what, rp->msg, sizeof(rp->msg));
 	}
 	pthread_mutex_unlock(&D.lock);
 	return r;
@@ -259,29 +205,26 @@ static int op_device_add(struct conn *c, const struct cfs_msg *m, struct reply *
 
 static int op_device_remove(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 {
+	struct classfs_device *dev = NULL;
+	char what[600];
 	struct rdev *rd;
 	int r = 0;
 
+	snprintf(what, sizeof(what), "device %s%s%s", m->cls ? m->cls : "", m->cls ? "/" : "",
+		 m->name);
 	pthread_mutex_lock(&D.lock);
 	rd = cfsd_dev_lookup(m->cls, m->name);
-	if (!rd)
+	if (rd)
+		dev = classfs_device_get(&rd->dev);
+	else
+		dev = foreign_find(m->cls, m->name);	/* a record's: root's */
+	if (!dev)
 		r = not_found(rp, m);
-	else if (!cfsd_may_change(&rd->o, c->uid))
-		r = denied(rp, c, "device", rd->key, rd->o.owner);
-	else if ((r = holds_others(c, rd->dev.cls, m->cls, &rd->dev, rp)) == 0)
-		cfsd_dev_remove(rd);
-	if (!rd) {
-		/* loaded from a record: root's; its registration reference is the tree's */
-		struct classfs_device *dev = foreign_find(m->cls, m->name);
-
-		if (dev && c->uid != 0) {
-			r = denied(rp, c, "device", m->name, 0);
-		} else if (dev) {
-			rp->msg[0] = '\0';
-			r = classfs_device_unregister(dev);
-		}
-		classfs_device_put(dev);
-	}
+	else if (rd ? !cfsd_may_change(&rd->o, c->uid) : c->uid != 0)
+		r = denied(rp, c, "device", rd ? rd->key : m->name, rd ? rd->o.owner : 0);
+	else
+		r = cfsd_remove_with_dependents(c->uid, NULL, dev, what, rp->msg, sizeof(rp->msg));
+	classfs_device_put(dev);
 	pthread_mutex_unlock(&D.lock);
 	return r;
 }
@@ -304,28 +247,6 @@ static int op_rename(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 				 m->new_name, strerror(-r));
 	}
 	pthread_mutex_unlock(&D.lock);
-	return r;
-}
-
-/*
- * Does the attribute path @attr, at the end of @path, pass through a
- * link (`subsystem/`, `device/`...)?  Then it names another device's
- * attribute, which the caller's ownership of this device says nothing
- * about.  -errno when a component cannot be resolved.
- */
-static int through_link(char *path, const char *attr)
-{
-	size_t base = strlen(path) - strlen(attr);
-	struct classfs_stat st;
-	int r = 0;
-
-	for (char *p = path + base; r == 0 && (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		r = classfs_path_stat(D.tree, path, &st);
-		*p = '/';
-		if (r == 0 && st.type == CLASSFS_FT_LNK)
-			return 1;
-	}
 	return r;
 }
 
@@ -413,7 +334,7 @@ static int may_read_all(const struct conn *c, uid_t owner, struct classfs_device
 static int op_attr_get(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	struct classfs_device *dev = NULL;
-	char path[CFS_PATH_MAX * 2];
+	char path[CFS_PATH_MAX * 2], who[2 * 256 + 2];
 	uid_t owner = 0;
 	char *buf;
 	ssize_t n;
@@ -424,8 +345,10 @@ static int op_attr_get(struct conn *c, const struct cfs_msg *m, struct reply *rp
 		return r;
 	buf = malloc(CFS_VALUE_MAX);
 	r = buf ? attr_path(dev, m->attr_name, path, sizeof(path)) : -ENOMEM;
-	if (r == 0 && c->uid != 0 && c->uid == owner && through_link(path, m->attr_name) != 0)
-		owner = (uid_t)-1;	/* another device's attribute: the "other" bits */
+	/* the owner of the device that holds the file; through a link: the "other" bits */
+	if (r == 0 && c->uid != 0 &&
+	    cfsd_file_owner(dev, path, m->attr_name, &owner, who, sizeof(who)) > 0)
+		owner = (uid_t)-1;
 	if (r == 0)
 		r = may_read(c, owner, path, rp);
 	if (r == 0) {
@@ -446,17 +369,19 @@ static int op_attr_get(struct conn *c, const struct cfs_msg *m, struct reply *rp
 static int op_attr_set(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	struct classfs_device *dev = NULL;
-	char path[CFS_PATH_MAX * 2];
+	char path[CFS_PATH_MAX * 2], who[2 * 256 + 2];
+	uid_t owner = 0;
 	ssize_t n;
 	int r;
 
-	r = dev_ref(c, m, true, rp, &dev, NULL);
+	/* the right to change is checked on the device that holds the file */
+	r = dev_ref(c, m, false, rp, &dev, &owner);
 	if (r < 0)
 		return r;
+	snprintf(who, sizeof(who), "%s%s%s", m->cls ? m->cls : "", m->cls ? "/" : "", m->name);
 	r = attr_path(dev, m->attr_name, path, sizeof(path));
 	if (r == 0 && c->uid != 0) {
-		/* owning this device gives no right to another's attributes */
-		r = through_link(path, m->attr_name);
+		r = cfsd_file_owner(dev, path, m->attr_name, &owner, who, sizeof(who));
 		if (r < 0)
 			snprintf(rp->msg, sizeof(rp->msg), "cannot write %.900s: %s", path,
 				 strerror(-r));
@@ -465,6 +390,8 @@ static int op_attr_set(struct conn *c, const struct cfs_msg *m, struct reply *rp
 				 "uid %u may not write %.900s: the path leaves the device through a link",
 				 (unsigned int)c->uid, path);
 		r = r > 0 ? -EPERM : r;
+		if (r == 0 && owner != c->uid)
+			r = denied(rp, c, "device", who, owner);
 	}
 	if (r == 0) {
 		/* as a write(2) through the mount: the mode bits decide */
@@ -688,6 +615,25 @@ static int op_render(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 	return r;
 }
 
+/* a subscription counts for its uid (quota.c) until its connection ends */
+static int op_subscribe(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+{
+	bool charge = !c->sub && !c->sub_charged;
+	int r;
+
+	if (charge) {
+		r = cfsd_quota_charge(c->uid, CFSD_Q_SUB, 1, rp->msg, sizeof(rp->msg));
+		if (r < 0)
+			return r;
+	}
+	r = cfsd_subscribe(c, m->serial, m->seqnum);
+	if (charge && r < 0)
+		cfsd_quota_uncharge(c->uid, CFSD_Q_SUB, 1);
+	else if (charge)
+		c->sub_charged = true;
+	return r;
+}
+
 static int execute(struct conn *c, const struct cfs_msg *m, struct reply *rp);
 
 static int op_batch(struct conn *c, const struct cfs_msg *m, struct reply *rp)
@@ -726,7 +672,7 @@ static int execute(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 	case CFS_OP_ATTR_GET: return op_attr_get(c, m, rp);
 	case CFS_OP_ATTR_SET: return op_attr_set(c, m, rp);
 	case CFS_OP_TRIGGER: return op_trigger(c, m, rp);
-	case CFS_OP_SUBSCRIBE: return cfsd_subscribe(c, m->serial, m->seqnum);
+	case CFS_OP_SUBSCRIBE: return op_subscribe(c, m, rp);
 	case CFS_OP_REPLAY:
 		return cfsd_replay(c, m->serial, m->seqnum, m->seqnum_last, rp->msg, sizeof(rp->msg));
 	case CFS_OP_LOAD: return op_load(c, m, rp);

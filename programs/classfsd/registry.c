@@ -232,7 +232,53 @@ static void dev_forget(struct rdev *rd)
 	dev_hash_remove(rd);
 	all_unlink(&rd->o);
 	bound_unlink(&rd->o);
+	cfsd_quota_uncharge(rd->o.owner, CFSD_Q_OBJ, 1);
 	classfs_device_put(&rd->dev);
+}
+
+/* removals so far, and as of the last forget_dead() walk (under D.lock) */
+static unsigned long removals, removals_swept;
+
+/*
+ * Entries whose device the core removed on its own (with a parent, a
+ * physical device or a class, when a connection's bound objects go) are
+ * dropped only when looked up: before a uid is refused for holding too
+ * many objects, drop them all now.  Only a removal can have left such
+ * entries: without one since the last walk there is none to find, and a
+ * uid at its limit does not make the daemon walk every object on each
+ * refused request.
+ */
+static void forget_dead(void)
+{
+	struct obj *o, *next;
+
+	if (removals == removals_swept)
+		return;
+	removals_swept = removals;
+	for (o = D.all_first; o; o = next) {
+		next = o->anext;
+		if (!o->is_class) {
+			struct rdev *rd = container_of(o, struct rdev, o);
+
+			if (!classfs_device_is_added(&rd->dev))
+				dev_forget(rd);
+		}
+	}
+}
+
+/*
+ * Count @n more objects for @uid, within its limit (-EDQUOT).  Under
+ * D.lock, where every object is added and removed.
+ */
+static int obj_charge(uid_t uid, size_t n, char *msg, size_t msgsz)
+{
+	int r = cfsd_quota_charge(uid, CFSD_Q_OBJ, n, msg, msgsz);
+
+	if (r == -EDQUOT) {
+		forget_dead();
+		r = cfsd_quota_charge(uid, CFSD_Q_OBJ, n, msg, msgsz);
+	}
+	return r;
 }
 
 struct rdev *cfsd_dev_lookup(const char *cls, const char *name)
@@ -429,12 +475,12 @@ static struct classfs_bus *bus_get(const char *name)
 	return D.buses[D.nbuses++] = bus;
 }
 
+static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct conn *c,
+			   struct rclass *rc, char *msg, size_t msgsz);
+
 int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg, size_t msgsz)
 {
 	struct rclass *rc = NULL;
-	struct rdev *parent = NULL, *phys = NULL, *rd;
-	struct classfs_bus *bus = NULL;
-	bool remote = false;
 	int r;
 
 	if (!m->cls && (m->phys || m->phys_class || m->devtype)) {
@@ -449,11 +495,37 @@ int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg
 		snprintf(msg, msgsz, "PHYS_CLASS without PHYS");
 		return -EINVAL;
 	}
-	if (m->cls) {
+	if (m->cls)
 		rc = cfsd_class_lookup(m->cls);
-		if (!rc && (r = cfsd_class_create(m->cls, owner, NULL, &rc, msg, msgsz)) < 0)
-			return r;
-	}
+	/*
+	 * Room for the device and the class made for it, checked before
+	 * either is made (nothing half-made on -EDQUOT); each is then
+	 * counted as it is made.
+	 */
+	r = obj_charge(owner, 1 + (m->cls && !rc), msg, msgsz);
+	if (r < 0)
+		return r;
+	cfsd_quota_uncharge(owner, CFSD_Q_OBJ, 1 + (m->cls && !rc));
+	if (m->cls && !rc && (r = cfsd_class_create(m->cls, owner, NULL, &rc, msg, msgsz)) < 0)
+		return r;
+	r = cfsd_quota_charge(owner, CFSD_Q_OBJ, 1, msg, msgsz);	/* the room is there */
+	if (r < 0)
+		return r;
+	r = dev_add_charged(m, owner, c, rc, msg, msgsz);
+	if (r < 0)
+		cfsd_quota_uncharge(owner, CFSD_Q_OBJ, 1);
+	return r;
+}
+
+/* cfsd_dev_add() once its class is there and the device is counted */
+static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct conn *c,
+			   struct rclass *rc, char *msg, size_t msgsz)
+{
+	struct rdev *parent = NULL, *phys = NULL, *rd;
+	struct classfs_bus *bus = NULL;
+	bool remote = false;
+	int r;
+
 	if (cfsd_dev_lookup(m->cls, m->name)) {
 		snprintf(msg, msgsz, "%s %s%s%s exists", m->cls ? "class device" : "physical device",
 			 m->cls ? m->cls : "", m->cls ? "/" : "", m->name);
@@ -532,6 +604,7 @@ int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg
 
 int cfsd_dev_remove(struct rdev *rd)
 {
+	removals++;
 	if (classfs_device_is_added(&rd->dev))
 		classfs_device_unregister(&rd->dev);
 	dev_forget(rd);
@@ -614,21 +687,25 @@ int cfsd_class_create(const char *name, uid_t owner, struct conn *bind, struct r
 		      char *msg, size_t msgsz)
 {
 	struct rclass *rc;
+	int r;
 
 	if (cfsd_class_lookup(name)) {
 		snprintf(msg, msgsz, "class %s exists", name);
 		return -EEXIST;
 	}
+	r = obj_charge(owner, 1, msg, msgsz);
+	if (r < 0)
+		return r;
 	rc = calloc(1, sizeof(*rc));
 	if (!rc || !(rc->name = strdup(name)))
 		goto enomem;
 	rc->cls = classfs_class_create(D.tree, name);
 	if (!rc->cls) {
-		int r = -errno;
-
-		snprintf(msg, msgsz, "cannot create class %s: %s", name, strerror(errno));
+		r = -errno;
+		snprintf(msg, msgsz, "cannot create class %s: %s", name, strerror(-r));
 		free(rc->name);
 		free(rc);
+		cfsd_quota_uncharge(owner, CFSD_Q_OBJ, 1);
 		return r;
 	}
 	classfs_class_get(rc->cls);	/* the registry's reference */
@@ -648,18 +725,21 @@ enomem:
 	if (rc)
 		free(rc->name);
 	free(rc);
+	cfsd_quota_uncharge(owner, CFSD_Q_OBJ, 1);
 	snprintf(msg, msgsz, "out of memory");
 	return -ENOMEM;
 }
 
 int cfsd_class_remove(struct rclass *rc)
 {
+	removals++;
 	/* removes its devices, deepest first, with their REMOVE events */
 	if (!rc->foreign)
 		classfs_class_unregister(rc->cls);
 	class_hash_remove(rc);
 	all_unlink(&rc->o);
 	bound_unlink(&rc->o);
+	cfsd_quota_uncharge(rc->o.owner, CFSD_Q_OBJ, 1);
 	classfs_class_put(rc->cls);
 	free(rc->name);
 	free(rc);

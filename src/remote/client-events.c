@@ -74,10 +74,12 @@ int cfs_client_open_sub(struct classfs_client *c, uint64_t from)
 		cfs_buf_u64(&b, CFS_T_SEQNUM, from);
 	r = cfs_client_send(fd, &b);
 	cfs_buf_free(&b);
+	if (r < 0)
+		r = cfs_client_refusal(c, fd, r);
 	for (; r == 0;) {
 		n = cfs_client_recv(c, fd, false);
 		if (n < 0) {
-			r = (int)n;
+			r = n == -ECONNRESET ? cfs_client_refusal(c, fd, (int)n) : (int)n;
 			break;
 		}
 		if (cfs_msg_decode(c->rbuf, (size_t)n, &m) < 0 || m.op != CFS_OP_REPLY)

@@ -68,6 +68,7 @@ struct rattr *cfs_client_rattr_find(struct classfs_client *c, const char *key);
 int cfs_client_sock_connect(const char *path);
 int cfs_client_send(int fd, struct cfs_buf *b);
 ssize_t cfs_client_recv(struct classfs_client *c, int fd, bool nonblock);
+int cfs_client_refusal(struct classfs_client *c, int fd, int r);
 /* send a request and wait for its reply (reconnecting when asked to) */
 int cfs_client_transact(struct classfs_client *c, struct cfs_buf *b, struct call_ctx *ctx);
 

@@ -92,6 +92,27 @@ ssize_t cfs_client_recv(struct classfs_client *c, int fd, bool nonblock)
 	return n;
 }
 
+/*
+ * A daemon that refuses a connection (its uid holds too many) sends a
+ * REPLY with serial 0 and the error, then closes: a request sent after
+ * that fails with EPIPE, and a reply awaited may fail with ECONNRESET,
+ * while the notice still waits in the socket.
+ * Returns the notice's error (and message), else @r.
+ */
+int cfs_client_refusal(struct classfs_client *c, int fd, int r)
+{
+	struct cfs_msg m;
+	ssize_t n = cfs_client_recv(c, fd, true);
+
+	/* the daemon closed with our request unread: that error comes first, once */
+	if (n == -ECONNRESET)
+		n = cfs_client_recv(c, fd, true);
+	if (n > 0 && cfs_msg_decode(c->rbuf, (size_t)n, &m) == 0 && m.op == CFS_OP_REPLY &&
+	    m.serial == 0 && m.error < 0)
+		return cfs_client_error(c, m.error, "%s", m.message ? m.message : strerror(-m.error));
+	return r;
+}
+
 struct rattr *cfs_client_rattr_find(struct classfs_client *c, const char *key)
 {
 	for (size_t i = 0; i < c->nrattrs; i++)
@@ -164,15 +185,20 @@ static int transact_once(struct classfs_client *c, struct cfs_buf *b, struct cal
 	memcpy(b->p + 8, &serial, 4);
 	r = cfs_client_send(c->fd, b);
 	if (r < 0)
-		return r == -EPIPE ? -ECONNRESET : r;
+		return cfs_client_refusal(c, c->fd, r == -EPIPE ? -ECONNRESET : r);
 	for (;;) {
 		ssize_t n = cfs_client_recv(c, c->fd, false);
 		struct cfs_msg m;
 
+		if (n == -ECONNRESET)
+			return cfs_client_refusal(c, c->fd, (int)n);
 		if (n < 0)
 			return n;
 		if (cfs_msg_decode(c->rbuf, (size_t)n, &m) < 0)
 			continue;	/* not ours to judge: skip it */
+		if (m.op == CFS_OP_REPLY && m.serial == 0 && m.error < 0)	/* connection refused */
+			return cfs_client_error(c, m.error, "%s",
+						m.message ? m.message : strerror(-m.error));
 		if (m.op != CFS_OP_REPLY || m.serial != serial) {
 			handle_async(c, &m);
 			continue;

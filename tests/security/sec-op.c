@@ -11,14 +11,18 @@
  * uid the daemon and the kernel see is the real one of this process:
  * nothing here pretends to be anyone.
  *
- *   sec-op SOCKET connect|mkclass|rmclass|add|rm|rename|get|set|trigger|
+ *   sec-op SOCKET connect|hold|mkclass|rmclass|add|rm|rename|get|set|trigger|
  *                 load|save|tree|subscribe|replay ARGS...
  *   sec-op - fs-read|fs-write|fs-create|fs-unlink|fs-mkdir|fs-rmdir|
  *            fs-rename|fs-chmod|fs-chown|fs-symlink|fs-link|fs-stat ARGS...
  *
  * A class argument "-" means NULL (a physical device).  add takes
  * attributes as ATTR:MODE:VALUE (MODE in octal, VALUE stored with a
- * trailing newline).
+ * trailing newline), --parent NAME, --phys [CLASS/]NAME and --bind (the
+ * device is bound; sec-op prints "ok" and keeps the connection until
+ * killed).  hold [sub]
+ * prints the outcome of connecting (and subscribing) and keeps the
+ * connection until killed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -134,7 +138,10 @@ static void count_event(const struct classfs_uevent *ev, void *data)
 	++*(unsigned long *)data;
 }
 
-/* add CLASS NAME [--parent P] [ATTR:MODE:VALUE]... */
+/*
+ * add CLASS NAME [--parent P] [--phys [PCLASS/]PHYS] [--bind] [ATTR:MODE:VALUE]...
+ * --bind: bound to the connection, which is kept (until killed)
+ */
 static int op_add(struct classfs_client *c, int argc, char **argv)
 {
 	struct classfs_client_attr attrs[16];
@@ -151,6 +158,20 @@ static int op_add(struct classfs_client *c, int argc, char **argv)
 
 		if (!strcmp(spec, "--parent") && i + 1 < argc) {
 			dev.parent = argv[++i];
+			continue;
+		}
+		if (!strcmp(spec, "--bind")) {
+			dev.flags |= CLASSFS_CLIENT_BIND;
+			continue;
+		}
+		if (!strcmp(spec, "--phys") && i + 1 < argc) {
+			char *slash = strchr(argv[++i], '/');
+
+			dev.phys = slash ? slash + 1 : argv[i];
+			if (slash) {
+				*slash = '\0';
+				dev.phys_class = argv[i];
+			}
 			continue;
 		}
 		m = strchr(spec, ':');
@@ -173,6 +194,13 @@ static int op_add(struct classfs_client *c, int argc, char **argv)
 	r = classfs_client_device_add(c, &dev);
 	for (size_t k = 0; k < dev.nattrs; k++)
 		free(vals[k]);
+	if (r == 0 && (dev.flags & CLASSFS_CLIENT_BIND)) {
+		/* bound to this connection: keep it until killed */
+		printf("ok\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
 	return r;
 }
 
@@ -191,6 +219,17 @@ static int client_op(struct classfs_client *c, int argc, char **argv)
 		struct classfs_client_status st;
 
 		return result(classfs_client_status(c, &st), classfs_client_error_message(c));
+	}
+	if (!strcmp(op, "hold")) {
+		/* connected (and subscribed: "hold sub"): say so, keep it until killed */
+		r = classfs_client_status(c, &(struct classfs_client_status){ 0 });
+		if (r == 0 && argc > 3 && !strcmp(argv[3], "sub"))
+			r = classfs_client_subscribe(c, 0, count_event, NULL, &events);
+		result(r, classfs_client_error_message(c));
+		fflush(stdout);
+		while (r == 0)
+			pause();
+		return 1;
 	}
 	if (!strcmp(op, "save") || !strcmp(op, "tree")) {
 		f = open_memstream(&mem, &memlen);

@@ -5,10 +5,12 @@
 # control socket (default socket and --group nogroup) and through its FUSE
 # mount (allow_other off and on); what its TRIGGER variables become in
 # the environment of a root uevent helper (SEC_PRELOAD: an LD_PRELOAD
-# probe) and in `classctl monitor`; and how names and attribute paths
-# with `..`, `/`, control characters or too many bytes are refused, as
-# root and as nobody, through the client library and through classctl,
-# with the tree (classctl save and tree --json) unchanged.
+# probe) and in `classctl monitor`; how names and attribute paths with
+# `..`, `/`, control characters or too many bytes are refused, as root
+# and as nobody, through the client library and through classctl, with
+# the tree (classctl save and tree --json) unchanged; what a second
+# unprivileged uid (65533, "other") and nobody can do to each other's
+# devices through their own; and the per-uid limits.
 #
 # Every row is "section who via operation expected got ok|FAIL" (tabs),
 # printed and appended to $CLASSFS_RELIABILITY_DIR/security.tsv (truncated
@@ -22,6 +24,8 @@ cfs_enter "$@"
 shift
 classfsd=$1 classctl=$2 secop=$3 preload=$4
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+# a second unprivileged uid; group nogroup so it reaches a --group nogroup socket
+OTHER=(setpriv --reuid=65533 --regid=65534 --clear-groups)
 
 outdir=${CLASSFS_RELIABILITY_DIR:-.}
 mkdir -p "$outdir" || exit 1
@@ -40,10 +44,12 @@ row() {
 		sed 's/^/#   message: /' "$tmp/err"
 	fi
 }
-# as WHO COMMAND... - run the command as root or as nobody
+# as WHO COMMAND... - run the command as root, as nobody (65534) or as other (65533)
 as() {
 	if [[ $1 == nobody ]]; then
 		"${NOBODY[@]}" "${@:2}"
+	elif [[ $1 == other ]]; then
+		"${OTHER[@]}" "${@:2}"
 	else
 		"${@:2}"
 	fi
@@ -86,6 +92,30 @@ tc() {
 # value WHO ARGS... - sec-op's data lines (after the token)
 value() {
 	as "$1" "$secop" "${@:2}" 2>/dev/null | tail -n +2
+}
+# hold WHO FILE ARGS... - a background sec-op (hold, or a classctl
+# monitor) as WHO, output to FILE; tracked, its PID appended to $held
+held=()
+hold() {
+	local -a who=()
+	[[ $1 == nobody ]] && who=("${NOBODY[@]}")
+	[[ $1 == other ]] && who=("${OTHER[@]}")
+	# setpriv execs: $! is the holder itself
+	"${who[@]}" "${@:3}" >"$2" 2>&1 &
+	cfs_track $!
+	held+=($!)
+}
+# release - stop what hold started (not left for the daemons' exit rows)
+release() {
+	local i p
+	for p in "${held[@]}"; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+		for i in "${!cfs_pids[@]}"; do
+			[[ ${cfs_pids[$i]} == "$p" ]] && unset "cfs_pids[$i]"
+		done
+	done
+	held=()
 }
 # snapshot FILE - the tree as classctl save and tree --json show it
 snapshot() {
@@ -166,8 +196,8 @@ t $S root "trigger change on nobody's device" ok trigger ncls ndev change
 # removing a class or device removes what is in or below it: also another uid's
 t $S root "add rootdev into nobody's class ncls" ok add ncls rootdev rw:0644:1
 t $S root "add rkid under nobody's ndev" ok add ncls rkid --parent ndev rw:0644:1
-t $S nobody "remove own class ncls holding root's rootdev" EPERM rmclass ncls
-t $S nobody "remove own ndev holding root's rkid" EPERM rm ncls ndev
+t $S nobody "remove own class ncls holding root's rootdev" EBUSY rmclass ncls
+t $S nobody "remove own ndev holding root's rkid" EBUSY rm ncls ndev
 row $S root socket "root's devices in nobody's class still there" "1 1" \
 	"$(value root "$sock" get ncls rootdev rw) $(value root "$sock" get ncls rkid rw)"
 t $S root "remove rkid" ok rm ncls rkid
@@ -345,6 +375,132 @@ row $S nobody classctl "monitor: each line KEY=VALUE, a header or blank" clean \
 	"$(grep -vE '^(KERNEL\[[0-9.]+\] .*|[A-Za-z0-9_]+=.*|)$' "$tmp/mon" | grep -q . && echo forged || echo clean)"
 row $S nobody classctl "monitor: the client's variable as SYNTH_ARG_FOO=bar" present \
 	"$(grep -qx 'SYNTH_ARG_FOO=bar' "$tmp/mon" && echo present || echo absent)"
+
+echo "# two unprivileged uids, nobody (65534) and other (65533), on the allow_other daemon"
+S=two-uids
+t $S nobody "add demo P" ok add demo P rw:0644:p
+t $S other "add demo C --parent P (pub 0644, secret 0600)" ok \
+	add demo C --parent P pub:0644:c secret:0600:c0nf
+# a path through P's directory names C's files: C's owner and modes decide
+t $S nobody "set C's pub through P (P/C/pub)" EPERM set demo P C/pub pwned
+tc $S nobody "set demo P C/pub pwned (classctl)" refused set demo P C/pub pwned
+t $S nobody "get C's 0600 secret through P" EACCES get demo P C/secret
+t $S nobody "set C's uevent through P (a remove for C)" EPERM set demo P C/uevent remove
+t $S nobody "get C's 0644 pub through P (the other bits allow it)" ok get demo P C/pub
+row $S other socket "C and its pub unchanged after nobody's attempts" "c" \
+	"$(value other "$sock" get demo C pub)"
+t $S other "set own C's pub through P's path" ok set demo P C/pub mine
+t $S other "get own C's 0600 secret through P's path" ok get demo P C/secret
+t $S other "set P's own rw (P is nobody's)" EPERM set demo P rw x
+t $S root "set C's pub through P (root may)" ok set demo P C/pub c
+t $S nobody "set own P's rw" ok set demo P rw q
+# another uid's device that depends on nobody's objects: removing them is refused
+t $S nobody "add physical device pA" ok add - pA
+t $S nobody "add acls x --phys pA" ok add acls x --phys pA
+t $S other "add vcls v2 --phys acls/x" ok add vcls v2 --phys acls/x rw:0644:v
+t $S nobody "remove own class acls (other's v2 is on x)" EBUSY rmclass acls
+t $S nobody "remove own acls/x (other's v2 is on it)" EBUSY rm acls x
+t $S nobody "remove own physical pA (x, then v2, are on it)" EBUSY rm - pA
+tc_why='vcls/v2'
+tc $S nobody "rmclass acls (classctl names vcls/v2)" refused rmclass acls
+tc $S nobody "rm acls x (classctl names vcls/v2)" refused rm acls x
+tc_why=
+t $S nobody "remove own P (other's C below it)" EBUSY rm demo P
+row $S other socket "v2, x and C still there" "v ok c" \
+	"$(value other "$sock" get vcls v2 rw) $(so root "$sock" get acls x uevent) $(value other "$sock" get demo C pub)"
+t $S other "remove own v2" ok rm vcls v2
+t $S nobody "remove own acls/x (nothing of others' on it)" ok rm acls x
+t $S other "add vcls v3 --phys pA" ok add vcls v3 --phys pA
+t $S root "remove nobody's pA with other's v3 on it (root may)" ok rm - pA
+t $S other "v3 went with pA" ENOENT get vcls v3 rw
+t $S root "remove nobody's P with other's C below it (root may)" ok rm demo P
+t $S other "C went with P" ENOENT get demo C pub
+timeout -s INT 1 "$classctl" --socket "$sock" monitor --since 1 >"$tmp/mon" 2>/dev/null
+row $S root classctl "REMOVE order: v3 before pA, C before P (deepest first)" "v3 pA C P" \
+	"$(grep -E '^(KERNEL|UDEV)?.*remove' "$tmp/mon" | grep -oE '/(C|P|v3|pA)( |$)' | tr -d '/ ' |
+		tr '\n' ' ' | sed 's/ $//')"
+
+echo "# two uids, the devices layout: a class device in its physical device's directory"
+start_daemon devl --group nogroup --layout devices
+sock=$tmp/devl/sock
+S=two-uids-devices
+t $S nobody "add physical device pB" ok add - pB
+t $S other "add ocls y --phys pB (pub 0644, secret 0600)" ok \
+	add ocls y --phys pB pub:0644:y secret:0600:s3
+t $S nobody "set y's pub through pB (pB/ocls/y/pub)" EPERM set - pB ocls/y/pub pwned
+t $S nobody "get y's 0600 secret through pB" EACCES get - pB ocls/y/secret
+t $S other "set own y's pub through pB's path" ok set - pB ocls/y/pub mine
+row $S other socket "y's pub is other's value" mine "$(value other "$sock" get ocls y pub)"
+t $S nobody "add acls x2" ok add acls x2
+t $S other "add vcls v4 --phys acls/x2 (in x2's directory; secret 0600)" ok \
+	add vcls v4 --phys acls/x2 secret:0600:s4
+t $S nobody "get v4's 0600 secret through x2 (x2/v4/secret)" EACCES get acls x2 v4/secret
+t $S nobody "set v4's uevent through x2" EPERM set acls x2 v4/uevent remove
+t $S other "get own v4's secret through x2's path" ok get acls x2 v4/secret
+
+echo "# per-uid limits (--max-connections-per-uid 6, --max-objects-per-uid 3,"
+echo "# --max-subscribers-per-uid 1)"
+start_daemon quota --group nogroup --max-connections-per-uid 6 --max-objects-per-uid 3 \
+	--max-subscribers-per-uid 1
+sock=$tmp/quota/sock
+S=quota
+t $S nobody "mkclass q (1 object)" ok mkclass q
+t $S nobody "add q d1 (2)" ok add q d1
+t $S nobody "add q d2 --parent d1 (3)" ok add q d2 --parent d1
+t $S nobody "add q d3 (4th object)" EDQUOT add q d3
+tc_why='limit|max-objects'
+tc $S nobody "add q d3 (classctl says why)" refused add q d3
+tc $S nobody "mkclass q2 (4th object)" refused mkclass q2
+t $S nobody "add q4 d0 (its class and it: 2 more)" EDQUOT add q4 d0
+t $S root "q4 was not made by the refused add" ENOENT rmclass q4
+# nobody is at its limit: other counts its own, root has none
+t $S other "mkclass o (other's 1st object)" ok mkclass o
+t $S other "add o o1 (2nd)" ok add o o1
+t $S other "add o o2 (3rd)" ok add o o2
+t $S root "mkclass r" ok mkclass r
+for i in 1 2 3 4; do so root "$sock" add r "r$i" >/dev/null; done
+t $S root "add r r5 (root's 6th object)" ok add r r5
+t $S nobody "remove d1 (d2 goes with it: 2 freed)" ok rm q d1
+t $S nobody "add q d3 (2 of 3)" ok add q d3
+t $S nobody "add q d4 (3 of 3)" ok add q d4
+t $S nobody "add q d5 (4th)" EDQUOT add q d5
+# a device the core removes with its bound parent stops counting too
+t $S nobody "remove d4, d3" ok rm q d4
+so nobody "$sock" rm q d3 >/dev/null
+hold nobody "$tmp/bound" "$secop" "$sock" add q bp --bind
+wait_for 5 grep -q '^ok' "$tmp/bound"
+t $S nobody "add q bc below the bound bp (3 of 3)" ok add q bc --parent bp
+release
+wait_for 5 bash -c "! $secop $sock tree | grep -q '\"bp\"'"
+# (the tree, not a lookup by name: a lookup would drop bc's entry itself)
+row $S root socket "bp went with its connection, bc with it" gone \
+	"$(value root "$sock" tree | grep -q '"bc"' && echo present || echo gone)"
+t $S nobody "add q e1 (2 of 3)" ok add q e1
+t $S nobody "add q e2 (3 of 3: bc no longer counts)" ok add q e2
+t $S nobody "add q e3 (4th)" EDQUOT add q e3
+# subscriptions: a held subscriber has one (and two connections)
+hold nobody "$tmp/hold0" "$secop" "$sock" hold sub
+wait_for 5 grep -q '^ok' "$tmp/hold0"
+row $S nobody socket "a subscription held" ok "$(head -n1 "$tmp/hold0")"
+tc_why='subscri'
+tc $S nobody "classctl monitor (2nd subscription)" refused monitor
+t $S nobody "subscribe (2nd subscription)" EMFILE subscribe
+t $S other "other's first subscription" ok subscribe
+# connections: the subscriber's two and four held ones make six
+for i in 1 2 3 4; do hold nobody "$tmp/hold$i" "$secop" "$sock" hold; done
+wait_for 5 bash -c "cat $tmp/hold[1-4] 2>/dev/null | grep -c '^ok' | grep -qx 4"
+row $S nobody socket "four more connections held" 4 "$(cat "$tmp"/hold[1-4] | grep -c '^ok')"
+t $S nobody "a 7th connection" EMFILE connect
+tc_why='connections'
+tc $S nobody "classctl tree (7th connection)" refused tree
+tc_why=
+t $S other "other's connection" ok connect
+t $S root "root's connection" ok connect
+release
+# the daemon sees the held connections close a moment after they are killed
+wait_for 5 bash -c "${NOBODY[*]} $secop $sock subscribe >/dev/null 2>&1"
+t $S nobody "connections and subscription free again: subscribe" ok subscribe
+sock=$tmp/grp/sock
 
 echo "# names and paths: refused, nothing changed"
 sock=$tmp/grp/sock

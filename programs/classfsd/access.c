@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * access.c - whose a device, and whose a file, is: the owner and mode
+ * checks are those of the device that holds the file, whatever path a
+ * client names it by.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon.h"
+
+/**
+ * cfsd_dev_owner() - the uid that owns @dev: its publisher's, or root's
+ * for a device no client published (the record loader's)
+ *
+ * Called with D.lock held.
+ */
+uid_t cfsd_dev_owner(const struct classfs_device *dev)
+{
+	const char *n = classfs_device_name(dev);
+	struct rdev *rd = n ? cfsd_dev_lookup(dev->cls ? dev->cls->name : NULL, n) : NULL;
+
+	return rd && &rd->dev == dev ? rd->o.owner : 0;
+}
+
+struct dir_dev_ctx {
+	const char *dir;	/* "class/x/y": the directory, below the root */
+	const char *name;	/* its last component */
+	struct classfs_device *found;
+};
+
+/* is @dev's directory @dir (below the root)? */
+static bool dev_at(const struct classfs_device *dev, const char *dir)
+{
+	char dp[CFS_PATH_MAX * 2];
+
+	return classfs_device_devpath((struct classfs_device *)dev, dp, sizeof(dp)) > 0 &&
+	       !strcmp(dp + 1, dir);
+}
+
+static int match_dir(struct classfs_device *dev, void *data)
+{
+	struct dir_dev_ctx *x = data;
+	const char *n = classfs_device_name(dev);
+
+	if (!n || strcmp(n, x->name) || !dev_at(dev, x->dir))
+		return 0;
+	x->found = classfs_device_get(dev);
+	return 1;
+}
+
+/* the device @name of class @cls (or, NULL, a published physical one) if its directory is @dir */
+static struct classfs_device *candidate(struct classfs_class *cls, const char *name,
+					const char *dir)
+{
+	struct classfs_device *d = NULL;
+
+	if (cls) {
+		d = classfs_class_find_device(cls, name);
+	} else {
+		struct rdev *rd;
+
+		pthread_mutex_lock(&D.lock);
+		rd = cfsd_dev_lookup(NULL, name);
+		d = rd ? classfs_device_get(&rd->dev) : NULL;
+		pthread_mutex_unlock(&D.lock);
+	}
+	if (d && dev_at(d, dir))
+		return d;
+	classfs_device_put(d);
+	return NULL;
+}
+
+/*
+ * The device whose directory is @dir (below the root), inside that of
+ * @up, referenced, or NULL when it is none's.  A device's directory holds
+ * its computed `uevent`; it is found by name where such a directory can
+ * be: a nested child (@up's class), a class device in a glue directory
+ * named after its class (the devices layout), a physical child.  Only
+ * what none of those is (a record's physical device, a class device of
+ * another class below a class device) costs a walk of every device.
+ */
+static struct classfs_device *dir_device(struct classfs_device *up, const char *dir)
+{
+	struct dir_dev_ctx x = { .dir = dir };
+	const char *slash = strrchr(dir, '/');
+	char uevent[CFS_PATH_MAX * 2 + sizeof("/uevent")], glue[256] = "";
+	struct classfs_class *cls;
+	struct classfs_stat st;
+	struct classfs_device *d;
+
+	snprintf(uevent, sizeof(uevent), "%s/uevent", dir);
+	if (classfs_path_stat(D.tree, uevent, &st) < 0 || st.type != CLASSFS_FT_REG)
+		return NULL;
+	x.name = slash ? slash + 1 : dir;
+	if (up->cls && (d = candidate(up->cls, x.name, dir)))
+		return d;
+	if (slash) {
+		const char *g = slash;
+
+		while (g > dir && g[-1] != '/')
+			g--;
+		snprintf(glue, sizeof(glue), "%.*s", (int)(slash - g), g);
+	}
+	cls = glue[0] ? classfs_class_find(D.tree, glue) : NULL;
+	d = cls ? candidate(cls, x.name, dir) : NULL;
+	classfs_class_put(cls);
+	if (d || (d = candidate(NULL, x.name, dir)))
+		return d;
+	classfs_tree_for_each_device(D.tree, match_dir, &x);
+	return x.found;
+}
+
+/**
+ * cfsd_file_owner() - whose file does an attribute path name?
+ * @dev: the device the client named.
+ * @path: the file's path below the root; it ends with @attr.
+ * @attr: the attribute path the client gave, below @dev's directory.
+ * @owner: in: @dev's owner; out: the owner of the device holding the file.
+ * @who: receives that device's "CLASS/NAME" when it is another.
+ * @whosz: its size.
+ *
+ * An attribute path may lead into another device's directory: a nested
+ * child's (`C/pub`) or, through a link (`subsystem/`, `device/`),
+ * anywhere.  The checks must be those of the device that holds the file,
+ * the deepest device directory on the way.  Called without D.lock.
+ * Return: 0; 1 when the path passes through a link (the file is then
+ * not the device's, nor any known one's); -errno when a component cannot
+ * be resolved.
+ */
+int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, uid_t *owner,
+		    char *who, size_t whosz)
+{
+	size_t base = strlen(path) - strlen(attr);
+	struct classfs_device *up = classfs_device_get(dev);
+	struct classfs_stat st;
+	int r = 0;
+
+	for (char *p = path + base; r == 0 && (p = strchr(p, '/')); p++) {
+		struct classfs_device *d;
+
+		*p = '\0';
+		r = classfs_path_stat(D.tree, path, &st);
+		if (r == 0 && st.type == CLASSFS_FT_LNK)
+			r = 1;
+		else if (r == 0 && (d = dir_device(up, path))) {
+			const char *n = classfs_device_name(d);
+
+			pthread_mutex_lock(&D.lock);
+			*owner = cfsd_dev_owner(d);
+			pthread_mutex_unlock(&D.lock);
+			snprintf(who, whosz, "%s%s%.255s", d->cls ? d->cls->name : "",
+				 d->cls ? "/" : "", n ? n : "?");
+			classfs_device_put(up);
+			up = d;
+		}
+		*p = '/';
+	}
+	classfs_device_put(up);
+	return r;
+}
