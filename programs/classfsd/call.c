@@ -353,7 +353,7 @@ void cfsd_calls_fail(struct conn *c)
 {
 	struct call *gone = NULL, *k, *next;
 
-	pthread_once(&calls_once, calls_init);
+	/* (no call made yet: the list is empty, nothing to set up for it) */
 	pthread_mutex_lock(&calls_lock);
 	for (k = first; k; k = next) {
 		next = k->next;
