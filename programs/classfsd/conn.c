@@ -11,8 +11,8 @@
  * A CALL is posted, never sent under a wait: when another thread holds
  * the send lock (maybe blocked on a client that does not read), the
  * message waits in the outbox and whoever holds the lock sends it on its
- * way out (send_unlock()), so the thread that made the call is free at
- * once.
+ * way out (send_unlock()), or before its own next message, so the thread
+ * that made the call is free at once and the CALL keeps its place.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -153,6 +153,14 @@ int cfsd_conn_send(struct conn *c, struct cfs_buf *b, bool nonblock)
 	if (b->len > D.cfg.max_msg)
 		return -EMSGSIZE;
 	pthread_mutex_lock(&c->send_lock);
+	/*
+	 * CALLs posted before this message go before it: a CALL made while a
+	 * device existed reaches its publisher before the reply to the
+	 * request that removed it, so it still finds the device its caller
+	 * read (the show() that posted it held the attribute, which the
+	 * removal waited for).
+	 */
+	flush_locked(c);
 	if (atomic_load(&c->dead)) {
 		r = -EPIPE;
 	} else {
