@@ -804,6 +804,77 @@ CLASSFS_PUBLIC ssize_t classfs_read(struct classfs_tree *tree, uint64_t ino, cha
  */
 CLASSFS_PUBLIC ssize_t classfs_write(struct classfs_tree *tree, uint64_t ino, const char *buf,
 				     size_t size, off_t off);
+/*
+ * Answers given later.  A caller that can wait for its answer without
+ * holding a thread (the FUSE view) passes an offer; a device attribute's
+ * show()/store() that must wait for someone else (classfsd's remote
+ * attributes) takes it with classfs_defer(), returns -CLASSFS_DEFERRED
+ * and completes the reply once, from any thread, when the answer comes.
+ */
+
+/* what show()/store() return once they took the reply (the kernel's EIOCBQUEUED) */
+#define CLASSFS_DEFERRED	529
+
+/**
+ * struct classfs_reply - the answer to a read or write, given after its
+ * show()/store() returned
+ * @done: called exactly once: @result is show()'s length (the value at
+ *        @page, CLASSFS_ATTR_MAX bytes at most) or store()'s count, or
+ *        -errno; @page is NULL for a store().  The reply is not used after.
+ */
+struct classfs_reply {
+	void (*done)(struct classfs_reply *reply, ssize_t result, const char *page);
+};
+
+/**
+ * struct classfs_reply_offer - a caller's readiness to be answered later
+ * @take: the reply the callback will complete, or NULL (it cannot be
+ *        answered later, e.g. out of memory: the callback answers at once)
+ */
+struct classfs_reply_offer {
+	struct classfs_reply *(*take)(struct classfs_reply_offer *offer);
+};
+
+/**
+ * classfs_read_offer() - classfs_read(), but a device text attribute's
+ * show() may answer later through @offer
+ * Return: as classfs_read(), or -CLASSFS_DEFERRED: the show() took the
+ * offer and the answer (the whole value, not cut to @off and @size)
+ * comes through the reply.
+ */
+CLASSFS_PUBLIC ssize_t classfs_read_offer(struct classfs_tree *tree, uint64_t ino, char *buf,
+					  size_t size, off_t off, struct classfs_reply_offer *offer);
+/**
+ * classfs_write_offer() - classfs_write(), but a device text attribute's
+ * store() may answer later through @offer.
+ * Return: as classfs_write(), or -CLASSFS_DEFERRED (see classfs_read_offer()).
+ */
+CLASSFS_PUBLIC ssize_t classfs_write_offer(struct classfs_tree *tree, uint64_t ino,
+					   const char *buf, size_t size, off_t off,
+					   struct classfs_reply_offer *offer);
+/**
+ * classfs_defer() - in a device text attribute's show()/store(): take the
+ * answer over.  At most once per call; nested reads (a show() reading
+ * another attribute) are never offered.
+ * Return: the reply to complete (the callback then returns
+ * -CLASSFS_DEFERRED), or NULL: the caller waits, answer now.
+ */
+CLASSFS_PUBLIC struct classfs_reply *classfs_defer(void);
+/**
+ * classfs_io_error() - @err as an error a read or write may end with
+ *
+ * @err as it is when it is -errno with errno in 1..511 and the errno can
+ * describe an attribute's read or write; -EIO for anything else: values
+ * outside 1..511 (the kernel's FUSE refuses -512 and below, and its own
+ * 512..529 mean restart or queued), 0 or positive values, and the errnos
+ * that describe the caller's own call rather than the attribute: its
+ * descriptor, buffer or offset, or the path lookup and open it already
+ * got through (EBADF, EFAULT, ESPIPE, EISDIR, ENOTDIR, ENAMETOOLONG, ELOOP,
+ * EMFILE, ENFILE), a retry or an interruption it did not ask for (EAGAIN,
+ * EINTR), or a filesystem that is missing or gone (ENOSYS, ENOTCONN,
+ * EPIPE).
+ */
+CLASSFS_PUBLIC int classfs_io_error(long err);
 /** classfs_readlink() - a link's relative target; length or -errno (-EINVAL if not a link) */
 CLASSFS_PUBLIC ssize_t classfs_readlink(struct classfs_tree *tree, uint64_t ino, char *buf,
 					size_t size);

@@ -179,9 +179,12 @@ CLASSFS_PUBLIC int classfs_client_class_remove(struct classfs_client *c, const c
  *        is forwarded to this process, which fills @buf (@size =
  *        %CLASSFS_ATTR_MAX) and returns the length or -errno.  A process
  *        that does not answer within the daemon's timeout (5 s by
- *        default) makes the read fail with EIO.
+ *        default) makes the read fail with EIO.  The reader gets the
+ *        errno as it is when classfs_io_error() lets it through, else
+ *        EIO (errnos outside 1..511 and those a read cannot end with).
  * @store: for a remote attribute: takes @count bytes, returns bytes
- *         consumed or -errno (NULL: writes fail with EACCES).
+ *         consumed or -errno, told to the writer as a show()'s are
+ *         (NULL: writes fail with EACCES).
  * @data: passed to @show and @store.
  *
  * A stored value is replaced by a write (filesystem or

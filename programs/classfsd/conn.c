@@ -2,11 +2,17 @@
 /*
  * conn.c - one client connection: a reader thread that takes every
  * message off the socket, a worker thread that executes the requests in
- * order, and the remote show()/store() calls sent to a driver.
+ * order, and sending to the client.
  *
- * Replies to remote calls are taken by the reader, never queued behind
- * requests, so a request whose execution reads one of the same driver's
- * remote attributes still gets its answer.
+ * Replies to remote calls (call.c) are taken by the reader, never queued
+ * behind requests, so a request whose execution reads one of the same
+ * driver's remote attributes still gets its answer.
+ *
+ * A CALL is posted, never sent under a wait: when another thread holds
+ * the send lock (maybe blocked on a client that does not read), the
+ * message waits in the outbox and whoever holds the lock sends it on its
+ * way out (send_unlock()), or before its own next message, so the thread
+ * that made the call is free at once and the CALL keeps its place.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,13 +32,12 @@ struct qmsg {
 	uint8_t data[];
 };
 
-struct pending {
-	struct pending *next;
-	uint64_t id;
-	unsigned int kind;
-	bool done;
-	ssize_t result;
-	char *buf;		/* show(): where the value goes */
+/* a message posted while another thread was sending (see cfsd_conn_post()) */
+struct outmsg {
+	struct outmsg *next;
+	uint64_t call_id;
+	size_t len;
+	uint8_t data[];
 };
 
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -54,22 +59,87 @@ void cfsd_conn_put(struct conn *c)
 	pthread_mutex_destroy(&c->send_lock);
 	pthread_mutex_destroy(&c->qlock);
 	pthread_cond_destroy(&c->qcond);
-	pthread_mutex_destroy(&c->plock);
-	pthread_cond_destroy(&c->pcond);
+	pthread_mutex_destroy(&c->olock);
+	while (c->out_head) {
+		struct outmsg *o = c->out_head;
+
+		c->out_head = o->next;
+		free(o);
+	}
 	free(c->load);
 	free(c->rbuf);
 	free(c);
 }
 
-static void deadline_in(struct timespec *ts, int ms)
+/* under send_lock: send what was posted, in order; a CALL not sent ends at once */
+static void flush_locked(struct conn *c)
 {
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
+	for (;;) {
+		struct outmsg *o;
+
+		pthread_mutex_lock(&c->olock);
+		o = c->out_head;
+		if (o) {
+			c->out_head = o->next;
+			if (!o->next)
+				c->out_tail = NULL;
+			atomic_fetch_sub(&c->nout, 1);
+		}
+		pthread_mutex_unlock(&c->olock);
+		if (!o)
+			return;
+		/* a full socket: the client is not reading, its call would only time out */
+		if (atomic_load(&c->dead) ||
+		    send(c->fd, o->data, o->len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			cfsd_call_failed(c, o->call_id);
+		free(o);
 	}
+}
+
+/*
+ * drop send_lock; what was posted while it was held goes out first.  A
+ * poster that found the lock taken counted its message before trying it,
+ * so the holder sees the count after unlocking, or the next holder does.
+ */
+static void send_unlock(struct conn *c)
+{
+	for (;;) {
+		pthread_mutex_unlock(&c->send_lock);
+		if (!atomic_load(&c->nout) || pthread_mutex_trylock(&c->send_lock) != 0)
+			return;
+		flush_locked(c);
+	}
+}
+
+/**
+ * cfsd_conn_post() - send the CALL @b (sealed) for call @call_id to @c
+ * without waiting for the send lock: sent now, or by the thread holding
+ * the lock when it lets go.  One that cannot be sent ends the call
+ * (cfsd_call_failed()).  Return: 0 or -ENOMEM.
+ */
+int cfsd_conn_post(struct conn *c, const struct cfs_buf *b, uint64_t call_id)
+{
+	struct outmsg *o = malloc(sizeof(*o) + b->len);
+
+	if (!o)
+		return -ENOMEM;
+	o->next = NULL;
+	o->call_id = call_id;
+	o->len = b->len;
+	memcpy(o->data, b->p, b->len);
+	pthread_mutex_lock(&c->olock);
+	if (c->out_tail)
+		c->out_tail->next = o;
+	else
+		c->out_head = o;
+	c->out_tail = o;
+	atomic_fetch_add(&c->nout, 1);
+	pthread_mutex_unlock(&c->olock);
+	if (pthread_mutex_trylock(&c->send_lock) == 0) {
+		flush_locked(c);
+		send_unlock(c);
+	}
+	return 0;
 }
 
 int cfsd_conn_send(struct conn *c, struct cfs_buf *b, bool nonblock)
@@ -83,6 +153,14 @@ int cfsd_conn_send(struct conn *c, struct cfs_buf *b, bool nonblock)
 	if (b->len > D.cfg.max_msg)
 		return -EMSGSIZE;
 	pthread_mutex_lock(&c->send_lock);
+	/*
+	 * CALLs posted before this message go before it: a CALL made while a
+	 * device existed reaches its publisher before the reply to the
+	 * request that removed it, so it still finds the device its caller
+	 * read (the show() that posted it held the attribute, which the
+	 * removal waited for).
+	 */
+	flush_locked(c);
 	if (atomic_load(&c->dead)) {
 		r = -EPIPE;
 	} else {
@@ -92,116 +170,8 @@ int cfsd_conn_send(struct conn *c, struct cfs_buf *b, bool nonblock)
 		if (n < 0)
 			r = -errno;
 	}
-	pthread_mutex_unlock(&c->send_lock);
+	send_unlock(c);
 	return r;
-}
-
-/* a reply to a remote call, taken by the reader */
-static void call_reply(struct conn *c, const uint8_t *buf, size_t len)
-{
-	struct cfs_msg m;
-
-	int r = cfs_msg_decode(buf, len, &m);
-
-	if (r < 0) {
-		/* a malformed answer: its call times out; the sender is told */
-		struct cfs_buf b;
-
-		cfs_buf_init(&b);
-		cfs_buf_hdr(&b, CFS_OP_REPLY, m.serial, 0);
-		cfs_buf_i32(&b, CFS_T_ERROR, r);
-		cfs_buf_str(&b, CFS_T_MESSAGE, cfs_msg_error_text(r));
-		cfsd_conn_send(c, &b, true);
-		cfs_buf_free(&b);
-		return;
-	}
-	pthread_mutex_lock(&c->plock);
-	for (struct pending *p = c->pending; p; p = p->next) {
-		if (p->id != m.call_id || p->done)
-			continue;
-		if (m.error < 0) {
-			p->result = m.error;
-		} else if (p->kind == CFS_CALL_SHOW) {
-			memcpy(p->buf, m.value, m.value_len);
-			p->result = (ssize_t)m.value_len;
-		} else {
-			uint32_t consumed = 0;
-
-			if (m.value_len == 4)
-				memcpy(&consumed, m.value, 4);
-			p->result = consumed;
-		}
-		p->done = true;
-		pthread_cond_broadcast(&c->pcond);
-		break;
-	}
-	pthread_mutex_unlock(&c->plock);
-}
-
-ssize_t cfsd_remote_call(struct conn *c, struct rattr *ra, unsigned int kind, char *buf,
-			 const char *in, size_t count)
-{
-	struct pending p = { .kind = kind, .buf = buf, .result = -EIO };
-	struct timespec deadline;
-	struct cfs_buf b;
-	int r;
-
-	if (atomic_load(&c->dead))
-		return -EIO;
-	deadline_in(&deadline, D.cfg.call_timeout_ms);
-	pthread_mutex_lock(&c->plock);
-	p.id = ++c->next_call;
-	p.next = c->pending;
-	c->pending = &p;
-	pthread_mutex_unlock(&c->plock);
-
-	cfs_buf_init(&b);
-	cfs_buf_hdr(&b, CFS_OP_CALL, 0, 0);
-	cfs_buf_u64(&b, CFS_T_CALL_ID, p.id);
-	cfs_buf_u32(&b, CFS_T_CALL_KIND, kind);
-	cfs_buf_str(&b, CFS_T_CLASS, ra->d->cls_name);
-	/* the name as of now (a rename replaces it under the value lock) */
-	pthread_mutex_lock(&D.vlock);
-	cfs_buf_str(&b, CFS_T_NAME, ra->d->name);
-	pthread_mutex_unlock(&D.vlock);
-	cfs_buf_str(&b, CFS_T_ATTR_NAME, ra->path);
-	if (kind == CFS_CALL_STORE)
-		cfs_buf_bytes(&b, CFS_T_VALUE, in, count);
-	cfs_buf_seal(&b);
-	/* a driver that does not read its socket must not hold us past the deadline */
-	r = pthread_mutex_timedlock(&c->send_lock, &(struct timespec){ 0 }) == 0 ? 0 : -EAGAIN;
-	if (r == -EAGAIN) {
-		struct timespec rt;
-
-		clock_gettime(CLOCK_REALTIME, &rt);
-		rt.tv_sec += D.cfg.call_timeout_ms / 1000 + 1;
-		r = pthread_mutex_timedlock(&c->send_lock, &rt) == 0 ? 0 : -EIO;
-	}
-	if (r == 0) {
-		if (atomic_load(&c->dead) || b.err ||
-		    send(c->fd, b.p, b.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-			r = -EIO;
-		pthread_mutex_unlock(&c->send_lock);
-	}
-	cfs_buf_free(&b);
-
-	pthread_mutex_lock(&c->plock);
-	while (r == 0 && !p.done && !atomic_load(&c->dead))
-		if (pthread_cond_timedwait(&c->pcond, &c->plock, &deadline) == ETIMEDOUT)
-			break;
-	for (struct pending **pp = &c->pending; *pp; pp = &(*pp)->next)
-		if (*pp == &p) {
-			*pp = p.next;
-			break;
-		}
-	pthread_mutex_unlock(&c->plock);
-	if (!p.done) {
-		log_warn("remote %s of %s/%s by pid %d: no answer within %d ms",
-			 kind == CFS_CALL_SHOW ? "show" : "store", ra->d->key, ra->path, (int)c->pid,
-			 D.cfg.call_timeout_ms);
-		return -EIO;
-	}
-	return p.result;
 }
 
 static void *worker_main(void *arg)
@@ -295,7 +265,7 @@ static void *reader_main(void *arg)
 		if (n >= CFS_HDR_SIZE) {
 			memcpy(&op, c->rbuf + 6, 2);
 			if (op == CFS_OP_CALL_REPLY) {
-				call_reply(c, c->rbuf, (size_t)n);
+				cfsd_call_reply(c, c->rbuf, (size_t)n);
 				continue;
 			}
 		}
@@ -305,10 +275,8 @@ static void *reader_main(void *arg)
 	/* gone: no more calls to it, no more requests from it */
 	pthread_mutex_lock(&c->send_lock);
 	atomic_store(&c->dead, true);
-	pthread_mutex_unlock(&c->send_lock);
-	pthread_mutex_lock(&c->plock);
-	pthread_cond_broadcast(&c->pcond);
-	pthread_mutex_unlock(&c->plock);
+	send_unlock(c);
+	cfsd_calls_fail(c);
 	pthread_mutex_lock(&c->qlock);
 	c->qclosed = true;
 	pthread_cond_broadcast(&c->qcond);
@@ -338,7 +306,6 @@ int cfsd_conn_start(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	pthread_condattr_t ca;
 	pthread_attr_t attr;
 	struct conn *c;
 	int r;
@@ -363,11 +330,7 @@ int cfsd_conn_start(int fd)
 	pthread_mutex_init(&c->send_lock, NULL);
 	pthread_mutex_init(&c->qlock, NULL);
 	pthread_cond_init(&c->qcond, NULL);
-	pthread_mutex_init(&c->plock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->pcond, &ca);
-	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&c->olock, NULL);
 
 	r = -pthread_create(&c->worker, NULL, worker_main, c);
 	if (r < 0) {

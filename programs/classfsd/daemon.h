@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon.h - classfsd's parts: options, registry of published objects,
- * connections, request handlers, the event ring and its subscribers.
+ * connections, remote attribute calls, request handlers, the event ring
+ * and its subscribers.
  */
 #ifndef CLASSFSD_DAEMON_H
 #define CLASSFSD_DAEMON_H
@@ -177,11 +178,10 @@ struct conn {
 	struct qmsg *qhead, *qtail;
 	unsigned int qlen;
 	bool qclosed;
-	/* remote calls waiting for this driver's answer */
-	pthread_mutex_t plock;
-	pthread_cond_t pcond;
-	struct pending *pending;
-	uint64_t next_call;
+	/* CALLs posted while another thread was sending (conn.c) */
+	pthread_mutex_t olock;
+	struct outmsg *out_head, *out_tail;
+	atomic_uint nout;
 	/* bound objects (under D.lock) */
 	struct obj *bound_first, *bound_last;
 	/* LOAD chunks so far */
@@ -199,8 +199,14 @@ void cfsd_conn_stop_all(void);
 struct conn *cfsd_conn_get(struct conn *c);
 void cfsd_conn_put(struct conn *c);
 int cfsd_conn_send(struct conn *c, struct cfs_buf *b, bool nonblock);
+int cfsd_conn_post(struct conn *c, const struct cfs_buf *b, uint64_t call_id);
+
+/* call.c */
 ssize_t cfsd_remote_call(struct conn *c, struct rattr *ra, unsigned int kind, char *buf,
 			 const char *in, size_t count);
+void cfsd_call_reply(struct conn *c, const uint8_t *msg, size_t len);
+void cfsd_call_failed(struct conn *c, uint64_t id);
+void cfsd_calls_fail(struct conn *c);
 
 /* ops.c */
 void cfsd_handle(struct conn *c, const uint8_t *buf, size_t len);

@@ -155,8 +155,11 @@ struct cfs_frame {
 	struct classfs_node *held;	/* held instead: the removed device's parent */
 	struct classfs_device *put;	/* reference to drop after the callback */
 	struct classfs_node *deferred;	/* nodes to free after the callback */
+	struct classfs_reply_offer *offer;	/* the caller's, for classfs_defer() */
+	bool taken;			/* the offer was taken */
 };
 struct cfs_frame *cfs_frame_push(struct classfs_node *n);
+struct cfs_frame *cfs_frame_top(void);
 void cfs_frame_pop(struct classfs_tree *t, struct cfs_frame *f);
 void cfs_frame_release_locked(struct classfs_tree *t, struct cfs_frame *f,
 			      struct classfs_node *hold);

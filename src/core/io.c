@@ -3,6 +3,13 @@
  * io.c - reading and writing entries: show()/store() and the other
  * callbacks run with an active reference on their node and no lock held,
  * so a removal can wait for them and they can call back into the API.
+ *
+ * A device text attribute's show()/store() may also answer later
+ * (classfs_defer()): the caller's offer is kept in the callback's frame,
+ * so only the callback the caller itself runs can take it, never one that
+ * callback runs in turn.  The answer then comes after the active
+ * reference is dropped: what completes the reply may not use the
+ * attribute any more, only what it copied.
  */
 #include "internal.h"
 
@@ -126,8 +133,56 @@ static ssize_t uevent_show(struct classfs_device *dev, char *page)
 	return (ssize_t)len;
 }
 
+/*
+ * what a show()/store() given @f's offer returned: once it took the
+ * offer the answer is its to give, whatever it returned; claiming to
+ * answer later without having taken it is an error.
+ */
+static ssize_t offer_result(const struct cfs_frame *f, ssize_t r)
+{
+	if (f->taken)
+		return -CLASSFS_DEFERRED;
+	return r == -CLASSFS_DEFERRED ? -EIO : r;
+}
+
+/** classfs_defer() - take the current show()/store()'s offer (see the header) */
+struct classfs_reply *classfs_defer(void)
+{
+	struct cfs_frame *f = cfs_frame_top();
+	struct classfs_reply *reply;
+
+	if (!f || !f->offer || f->taken)
+		return NULL;
+	reply = f->offer->take(f->offer);
+	f->taken = reply != NULL;
+	return reply;
+}
+
+/** classfs_io_error() - an error a read or write may end with (see the header) */
+int classfs_io_error(long err)
+{
+	if (err >= 0 || err < -511)
+		return -EIO;
+	switch (-err) {
+	case EBADF: case EFAULT: case ESPIPE: case EISDIR: case ENOTDIR: case ENAMETOOLONG:
+	case ELOOP: case EMFILE: case ENFILE:
+	case EAGAIN: case EINTR:
+	case ENOSYS: case ENOTCONN: case EPIPE:
+		return -EIO;
+	default:
+		return (int)err;
+	}
+}
+
 /** classfs_read() - read entry @ino from @off (see the header) */
 ssize_t classfs_read(struct classfs_tree *t, uint64_t ino, char *buf, size_t size, off_t off)
+{
+	return classfs_read_offer(t, ino, buf, size, off, NULL);
+}
+
+/** classfs_read_offer() - read, maybe answered later (see the header) */
+ssize_t classfs_read_offer(struct classfs_tree *t, uint64_t ino, char *buf, size_t size, off_t off,
+			   struct classfs_reply_offer *offer)
 {
 	struct cfs_frame *f;
 	struct call c;
@@ -171,7 +226,8 @@ ssize_t classfs_read(struct classfs_tree *t, uint64_t ino, char *buf, size_t siz
 	case CALL_DEV_TEXT: {
 		const struct classfs_device_attribute *a = c.attr;
 
-		len = a->show ? a->show(c.dev, a, page) : -EIO;
+		f->offer = offer;
+		len = offer_result(f, a->show ? a->show(c.dev, a, page) : -EIO);
 		break;
 	}
 	case CALL_CLASS: {
@@ -191,7 +247,7 @@ ssize_t classfs_read(struct classfs_tree *t, uint64_t ino, char *buf, size_t siz
 	}
 	if (len > CLASSFS_ATTR_MAX)
 		len = CLASSFS_ATTR_MAX;	/* a show() may not overrun its page */
-	if (len >= 0) {
+	if (len >= 0) {	/* (-CLASSFS_DEFERRED: the reply cuts the value itself) */
 		if (off >= len) {
 			len = 0;
 		} else {
@@ -210,6 +266,13 @@ out:
 
 /** classfs_write() - one store() with the whole buffer (see the header) */
 ssize_t classfs_write(struct classfs_tree *t, uint64_t ino, const char *buf, size_t size, off_t off)
+{
+	return classfs_write_offer(t, ino, buf, size, off, NULL);
+}
+
+/** classfs_write_offer() - write, maybe answered later (see the header) */
+ssize_t classfs_write_offer(struct classfs_tree *t, uint64_t ino, const char *buf, size_t size,
+			    off_t off, struct classfs_reply_offer *offer)
 {
 	struct cfs_frame *f;
 	struct call c;
@@ -258,7 +321,8 @@ ssize_t classfs_write(struct classfs_tree *t, uint64_t ino, const char *buf, siz
 	case CALL_DEV_TEXT: {
 		const struct classfs_device_attribute *a = c.attr;
 
-		r = a->store ? a->store(c.dev, a, page, size) : -EIO;
+		f->offer = offer;
+		r = offer_result(f, a->store ? a->store(c.dev, a, page, size) : -EIO);
 		break;
 	}
 	case CALL_CLASS: {

@@ -435,6 +435,12 @@ struct cfs_frame *cfs_frame_push(struct classfs_node *n)
 	return f;
 }
 
+/* the innermost callback running on this thread, or NULL */
+struct cfs_frame *cfs_frame_top(void)
+{
+	return nframes ? &frames[nframes - 1] : NULL;
+}
+
 void cfs_frame_pop(struct classfs_tree *t, struct cfs_frame *f)
 {
 	struct classfs_device *put = f->put;

@@ -10,6 +10,8 @@
  *                printing "batch K" after each, pausing 50 ms between them
  *                (so a kill lands mid-batch)
  *   hang         one device whose `state` show() never returns
+ *   errno N      one device whose `state` show() and `ctl` store() answer
+ *                -N (any number, in range or not)
  *   crash        one device whose `state` show() aborts the process
  *   reconnect N  N bound devices with a remote `state`, reconnecting (and
  *                publishing again) after a daemon restart
@@ -24,10 +26,21 @@
 #include "classfs/client.h"
 
 static const char *mode;
+static long answer;		/* errno mode: what show() and store() return */
+
+static ssize_t ctl_store(void *data, const char *buf, size_t count)
+{
+	(void)data;
+	(void)buf;
+	(void)count;
+	return answer;
+}
 
 static ssize_t state_show(void *data, char *buf, size_t size)
 {
 	(void)data;
+	if (!strcmp(mode, "errno"))
+		return answer;
 	if (!strcmp(mode, "hang"))
 		for (;;)
 			pause();
@@ -51,12 +64,16 @@ int main(int argc, char **argv)
 	int r;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: fault-driver SOCKET bulk|hang|crash|reconnect [N]\n");
+		fprintf(stderr, "usage: fault-driver SOCKET bulk|hang|crash|errno|reconnect [N]\n");
 		return 2;
 	}
 	mode = argv[2];
 	if (!strcmp(mode, "reconnect"))
 		flags = CLASSFS_CLIENT_RECONNECT;
+	if (!strcmp(mode, "errno")) {
+		answer = -n;
+		n = 1;
+	}
 	setvbuf(stdout, NULL, _IONBF, 0);
 	c = classfs_client_connect(argv[1], flags);
 	if (!c)
@@ -65,6 +82,7 @@ int main(int argc, char **argv)
 	struct classfs_client_attr attrs[] = {
 		{ .name = "state", .mode = 0444, .show = state_show },
 		{ .name = "size", .mode = 0444, .value = "8\n", .len = 2 },
+		{ .name = "ctl", .mode = 0644, .show = state_show, .store = ctl_store },
 	};
 	if (!strcmp(mode, "bulk")) {
 		enum { BATCH = 500 };
@@ -100,7 +118,8 @@ int main(int argc, char **argv)
 		char name[32];
 		struct classfs_client_device d = {
 			.cls = "fault", .name = name, .devt = makedev(240, (unsigned int)i),
-			.attrs = attrs, .nattrs = 2, .flags = CLASSFS_CLIENT_BIND,
+			.attrs = attrs, .nattrs = !strcmp(mode, "errno") ? 3 : 2,
+			.flags = CLASSFS_CLIENT_BIND,
 		};
 
 		snprintf(name, sizeof(name), "%s%ld", mode, i);

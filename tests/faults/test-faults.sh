@@ -8,7 +8,12 @@
 #   - a subscriber that never reads while events pour in;
 #   - the daemon killed (-9) and restarted under a reconnecting client;
 #   - allocation failures injected in the core (every N of a scenario);
-#   - the disk filling up while a record is saved.
+#   - the disk filling up while a record is saved;
+#   - a publisher (uid 65534) answering with errors the kernel refuses or a
+#     reader would misread (its reader gets EIO at once, or an errno a
+#     read may end with as it is);
+#   - a dozen readers waiting on a publisher that never answers (the rest
+#     of the mount is served meanwhile; a killed reader is freed at once).
 # Each case asserts what must hold and adds a row to
 # $CLASSFS_RELIABILITY_DIR/faults.tsv (case, expected, got, ok|FAIL).
 set -uo pipefail
@@ -191,5 +196,97 @@ row "disk full while saving: classctl" "fails" "$( ((rc != 0)) && echo fails || 
 row "disk full while saving: the old file" "intact" \
 	"$(cmp -s "$tmp/before" "$tmp/small/machine.umockdev" && echo intact || echo changed)"
 row "disk full while saving: temporary files" "0" "$(($(entries "$tmp/small") - 1))"
+
+# ---- 8. a publisher answering with errors a reader cannot be given ----
+# The kernel refuses an error reply of -512 and below: the request stays
+# unanswered and its reader in state D, deaf to SIGKILL, until the daemon
+# goes.  The publisher is uid 65534, the reader root; the call timeout is
+# long, so "at once" cannot be the timeout's EIO.
+start_daemon errno --group nogroup --mount-options allow_other --call-timeout 30000
+sock=$tmp/errno/sock mnt=$tmp/errno/mnt
+# outcome CMD... - what CMD ends with within 3 s: "ok", its error text, or
+# whether it can still be killed
+outcome() {
+	local p err=$tmp/errno/err
+	"$@" >/dev/null 2>"$err" &
+	p=$!
+	cfs_track "$p"
+	if wait_for 3 bash -c "! kill -0 $p 2>/dev/null || grep -q '^State:.*Z' /proc/$p/status"; then
+		wait "$p" 2>/dev/null && echo ok || sed -n '$s/.*: //p' "$err"
+		return
+	fi
+	kill -9 "$p"
+	sleep 1
+	grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null || ! kill -0 "$p" 2>/dev/null &&
+		echo "waited 3 s, then killed" || echo "waits after 3 s, and after SIGKILL"
+}
+for n in 600 512 2147483648 11 38 22 19; do
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$driver" "$sock" errno "$n" >"$tmp/errno/driver.out" 2>&1 &
+	cfs_track $!
+	drv=$!
+	wait_for 10 grep -q ready "$tmp/errno/driver.out"
+	case $n in
+	22) want="Invalid argument" ;;
+	19) want="No such device" ;;
+	*) want="Input/output error" ;;
+	esac
+	row "publisher (uid 65534) answering -$n: root's read" "$want" \
+		"$(outcome cat "$mnt/class/fault/errno0/state")"
+	row "publisher (uid 65534) answering -$n: root's write" "$want" \
+		"$(outcome bash -c 'printf 1 >"$1"' bash "$mnt/class/fault/errno0/ctl")"
+	kill -9 "$drv"
+	wait "$drv" 2>/dev/null
+	wait_for 10 test ! -e "$mnt/class/fault/errno0"
+done
+row "publishers answering bad errors: the daemon" "serving" \
+	"$("$classctl" --socket "$sock" mount >/dev/null 2>&1 && echo serving || echo down)"
+
+# ---- 9. readers waiting on a publisher that never answers ----
+# They wait for the call timeout (5 s), holding no thread of the mount:
+# the rest of it is served meanwhile (the bound is generous: bench/remote/
+# stall.sh measures it), and a reader killed while it waits goes at once.
+start_daemon stall
+sock=$tmp/stall/sock mnt=$tmp/stall/mnt
+"$driver" "$sock" hang >"$tmp/stall/driver.out" 2>&1 &
+cfs_track $!
+drv=$!
+wait_for 10 grep -q ready "$tmp/stall/driver.out"
+ls "$mnt" >/dev/null
+cat "$mnt/class/fault/hang0/size" >/dev/null
+readers=()
+for i in $(seq 12); do
+	cat "$mnt/class/fault/hang0/state" >/dev/null 2>"$tmp/stall/reader.$i" &
+	readers+=($!)
+	cfs_track $!
+done
+sleep 0.3
+ms ls "$mnt" >"$tmp/stall/t.ls" &
+p=$!
+ms cat "$mnt/class/fault/hang0/size" >"$tmp/stall/t.cat" &
+wait "$p" $!
+t=$(cat "$tmp/stall/t.ls")
+row "12 readers waiting on a publisher that never answers: ls of the mount" "served" \
+	"$( ((t < 1000)) && echo served || echo "took $t ms")"
+t=$(cat "$tmp/stall/t.cat")
+row "12 readers waiting on a publisher that never answers: a value the daemon holds" "read" \
+	"$( ((t < 1000)) && echo read || echo "took $t ms")"
+cat "$mnt/class/fault/hang0/state" >/dev/null 2>&1 &
+k=$!
+cfs_track $k
+sleep 0.2
+t0=$(date +%s%N)
+kill -9 "$k"
+wait "$k" 2>/dev/null
+t=$((($(date +%s%N) - t0) / 1000000))
+row "a reader killed while it waits on that publisher" "gone at once" \
+	"$( ((t < 1000)) && echo "gone at once" || echo "gone after $t ms")"
+eio=0
+for i in "${!readers[@]}"; do
+	wait "${readers[$i]}" 2>/dev/null
+	grep -q 'Input/output error' "$tmp/stall/reader.$((i + 1))" && eio=$((eio + 1))
+done
+row "12 readers waiting on a publisher that never answers: their reads" "12 EIO" "$eio EIO"
+kill -9 "$drv"
 
 exit $fail

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fuse-internal.h - what the files of the FUSE view share: the mount, the
- * request handlers (ops.c), invalidation and poll (notify.c), the session
- * loop (loop.c) and mounting (mount.c).
+ * request handlers (ops.c), answers to reads and writes (reply.c),
+ * invalidation and poll (notify.c), the session loop (loop.c) and
+ * mounting (mount.c).
  */
 #ifndef CLASSFS_FUSE_INTERNAL_H
 #define CLASSFS_FUSE_INTERNAL_H
@@ -62,10 +63,31 @@ struct classfs_mount {
 	struct cfs_open_file *files;	/* freed at unmount if never released */
 	struct cfs_open_file *spare;	/* released ones, reused by open */
 	unsigned int nspare;
+
+	pthread_mutex_t dlock;		/* requests answered later (reply.c) */
+	pthread_cond_t dempty;		/* the list emptied */
+	struct cfs_fuse_deferred *deferred;
+	bool dstopping;
+};
+
+/* a read's or write's readiness to be answered later (reply.c) */
+struct cfs_fuse_offer {
+	struct classfs_reply_offer offer;
+	struct classfs_mount *m;
+	fuse_req_t req;
+	size_t size;
+	off_t off;
+	bool write;
 };
 
 /* ops.c */
 extern const struct fuse_lowlevel_ops cfs_fuse_ops;
+
+/* reply.c */
+void cfs_fuse_reply_io_err(fuse_req_t req, long err);
+void cfs_fuse_offer_init(struct cfs_fuse_offer *o, struct classfs_mount *m, fuse_req_t req,
+			 size_t size, off_t off, bool write);
+void cfs_fuse_deferred_abort(struct classfs_mount *m);
 
 /* notify.c */
 extern const struct classfs_watch_ops cfs_fuse_watch_ops;

@@ -3,10 +3,11 @@
  * mount.c - a tree served as a live sysfs through FUSE's low-level API:
  * mounting, options, and the public calls.
  *
- * A mount has three parts: the request handlers (ops.c), the notifier
- * thread that pushes invalidations and poll wake-ups (notify.c), and the
- * session loop (loop.c: one reader thread, another one taking over while a
- * request blocks).
+ * A mount has four parts: the request handlers (ops.c), the answers
+ * given after a handler returned (reply.c), the notifier thread that
+ * pushes invalidations and poll wake-ups (notify.c), and the session loop
+ * (loop.c: one reader thread, another one taking over while a request
+ * blocks).
  */
 #include "fuse-internal.h"
 
@@ -59,6 +60,8 @@ static void mount_free(struct classfs_mount *m)
 			if (r < 0)
 				fprintf(stderr, "classfs: serving %s: %s\n", m->mountpoint,
 					strerror(-r));
+			/* answered while the session is there to take the answers */
+			cfs_fuse_deferred_abort(m);
 			fuse_session_unmount(m->se);
 		}
 		fuse_session_destroy(m->se);
@@ -67,6 +70,8 @@ static void mount_free(struct classfs_mount *m)
 	cfs_fuse_notify_free(m);
 	pthread_mutex_destroy(&m->qlock);
 	pthread_mutex_destroy(&m->plock);
+	pthread_mutex_destroy(&m->dlock);
+	pthread_cond_destroy(&m->dempty);
 	pthread_cond_destroy(&m->qwork);
 	pthread_cond_destroy(&m->qdone);
 	free(m->mountpoint);
@@ -107,6 +112,8 @@ struct classfs_mount *classfs_mount_tree(struct classfs_tree *tree, const char *
 	m->qtail = &m->qhead;
 	pthread_mutex_init(&m->qlock, NULL);
 	pthread_mutex_init(&m->plock, NULL);
+	pthread_mutex_init(&m->dlock, NULL);
+	pthread_cond_init(&m->dempty, NULL);
 	pthread_cond_init(&m->qwork, NULL);
 	pthread_cond_init(&m->qdone, NULL);
 	m->mountpoint = strdup(mountpoint);

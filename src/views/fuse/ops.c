@@ -228,6 +228,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct classfs_mount *m = m_of(req);
 	struct cfs_open_file *of = (void *)(uintptr_t)fi->fh;
 	char stack[4096], *buf = stack;
+	struct cfs_fuse_offer o;
 	ssize_t r;
 
 	if (size > MAX_READ)
@@ -245,11 +246,13 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			of->seen = p->events;
 		pthread_mutex_unlock(&m->plock);
 	}
-	r = classfs_read(m->tree, ino, buf, size, off);
-	if (r == -ENOENT)
-		r = -ENODEV;	/* the attribute went while open */
-	if (r < 0)
-		fuse_reply_err(req, (int)-r);
+	/* a remote show() answers from reply.c, holding no thread meanwhile */
+	cfs_fuse_offer_init(&o, m, req, size, off, false);
+	r = classfs_read_offer(m->tree, ino, buf, size, off, &o.offer);
+	if (r == -CLASSFS_DEFERRED)
+		;
+	else if (r < 0)
+		cfs_fuse_reply_io_err(req, r);
 	else
 		fuse_reply_buf(req, buf, (size_t)r);
 	if (buf != stack)
@@ -259,13 +262,16 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
-	ssize_t r = classfs_write(m_of(req)->tree, ino, buf, size, off);
+	struct cfs_fuse_offer o;
+	ssize_t r;
 
 	(void)fi;
-	if (r == -ENOENT)
-		r = -ENODEV;
-	if (r < 0)
-		fuse_reply_err(req, (int)-r);
+	cfs_fuse_offer_init(&o, m_of(req), req, size, off, true);
+	r = classfs_write_offer(m_of(req)->tree, ino, buf, size, off, &o.offer);
+	if (r == -CLASSFS_DEFERRED)
+		;
+	else if (r < 0)
+		cfs_fuse_reply_io_err(req, r);
 	else
 		fuse_reply_write(req, (size_t)r);
 }
