@@ -262,12 +262,18 @@ static const char *sample_path(void)
 
 static int load_one(struct holder *h, const char *path)
 {
-	char *data = NULL;
+	char *data = NULL, why[sizeof(h->rep.message)];
 	size_t len = 0;
 	int r = read_file(path, &data, &len);
 
 	if (r < 0)
 		return report(h, r, "cannot read %s: %s", path, strerror(-r));
+	/* before the daemon has any of it: refused, the record changes nothing */
+	r = cfs_dev_check_record(data, len, path, why, sizeof(why));
+	if (r < 0) {
+		free(data);
+		return report(h, r, "%s", why);
+	}
 	r = classfs_client_load(h->client, data, len, path);
 	free(data);
 	if (r < 0) {
@@ -357,14 +363,10 @@ static int snapshot(struct holder *h, enum classfs_layout layout)
 		       rerr.reason[0] ? rerr.reason : strerror(-r));
 		goto out;
 	}
-	r = classfs_record_for_each_node(tree, cfs_devfs_add_record_node, h->devfs);
-	if (r < 0) {
-		report(h, r, "cannot fill the private /dev: %s", strerror(-r));
-		goto out;
-	}
-	r = classfs_record_export_udevdb(tree, "/run/udev/data");
+	r = cfs_devfs_fill(h->devfs, tree);
 	if (r < 0)
-		report(h, r, "cannot write the udev database: %s", strerror(-r));
+		report(h, r, "cannot fill the private /dev and the udev database: %s",
+		       strerror(-r));
 out:
 	classfs_record_unload(tree);
 	if (classfs_tree_free(tree) < 0)

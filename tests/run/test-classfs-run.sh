@@ -9,7 +9,8 @@
 # (or $CLASSFS_RECORDINGS), both layouts; hotplug made with classctl from
 # outside the environment and from inside it, with a daemon classfs-run
 # started and with one it joined; a static program; exit statuses,
-# signals, bad input; and that nothing stays running afterwards.
+# signals, bad input (records whose nodes or links would take the
+# environment's own /dev entries); and that nothing stays running afterwards.
 #
 # The whole script runs in a private mount namespace of its own (the
 # joined daemon's mount stays there). Needs root (exit 77 otherwise).
@@ -165,6 +166,16 @@ has "$out" "P: /devices/pci0000:00/0000:00:1a.0/usb1/1-1/1-1.5/1-1.5.4/1-1.5.4.2
 	bad "udevadm info /sys/dev/char/189:8: $out"
 check_clean "recording runs"
 
+# records with nodes and links on the environment's own /dev entries
+write_escape_records() {
+	printf '%s\n' 'P: /devices/virtual/mem/escnode' 'N: fd/0/ESCNODE' 'E: SUBSYSTEM=mem' \
+		'A: dev=1:1\n' >"$work/esc.umockdev"
+	printf '%s\n' 'P: /devices/virtual/mem/lnk' 'N: lnk' 'S: stdout' 'S: ptmx' \
+		'E: SUBSYSTEM=mem' 'A: dev=1:7\n' >"$work/lnk.umockdev"
+	printf '%s\n' 'P: /devices/virtual/mem/ptl' 'N: ptl' 'S: ptmx' 'E: SUBSYSTEM=mem' \
+		'A: dev=1:8\n' >"$work/ptl.umockdev"
+}
+
 # ------------------------------------------------- hotplug from outside (own daemon)
 hotplug_outside() { # hotplug_outside LABEL [classfs-run options...]
 	local label=$1 rdy=$work/ready.$1 sock out rc
@@ -240,6 +251,23 @@ has "$out" "^sda1" && has "$out" "sda3" && has "$out" "sock=$work/join.sock" &&
 	ok "join: lsblk sees the joined daemon's tree, CLASSFS_SOCKET is its socket" ||
 	bad "join: $out"
 hotplug_outside join --socket "$work/join.sock"
+# records whose node or links name the environment's own entries, loaded by
+# the daemon (classfs-run never saw the files): no node or link there, and
+# nothing made outside the private /dev through its /dev/fd link
+write_escape_records
+mkdir "$work/stdin-dir"
+for rec in esc lnk; do
+	"$classctl" --socket "$work/join.sock" load "$work/$rec.umockdev" ||
+		bad "join: classctl load $rec.umockdev"
+done
+out=$("$run" --socket "$work/join.sock" -- sh -c '
+	echo "stdout -> $(readlink /dev/stdout)"; echo "ptmx -> $(readlink /dev/ptmx)"
+	echo "fd -> $(readlink /dev/fd)"; ls -l /dev/lnk' <"$work/stdin-dir" 2>&1) || true
+has "$out" "^stdout -> /proc/self/fd/1$" && has "$out" "^ptmx -> pts/ptmx$" &&
+	has "$out" "^fd -> /proc/self/fd$" && has "$out" "^crw.* 1, 7 .*/dev/lnk" &&
+	[[ -z $(ls -A "$work/stdin-dir") ]] &&
+	ok "join: N: fd/0/ESCNODE made nothing (not in the directory on stdin), S: stdout and S: ptmx left the environment's links" ||
+	bad "join: escape records: $out; in the stdin directory: $(ls -lA "$work/stdin-dir")"
 kill "$jpid"
 wait "$jpid" || bad "join: classfsd exit status $?"
 check_clean "join runs"
@@ -331,6 +359,16 @@ expect_fail "bad layout" "--layout: 'sideways'" --layout sideways -- true
 expect_fail "no command" "no COMMAND" --sample
 expect_fail "no daemon at socket" "cannot connect to classfsd at $work/none.sock" --socket "$work/none.sock" -- true
 expect_fail "layout with socket" "cannot be given with --socket" --socket "$work/x" --layout devices -- true
+# a record's node or link on the environment's own entries: refused at its line
+write_escape_records
+mkdir -p "$work/stdin-dir"
+rc=0; out=$("$run" --load "$work/esc.umockdev" -- true <"$work/stdin-dir" 2>&1) || rc=$?
+((rc == 125)) && has "$out" "esc.umockdev:2: node /dev/fd/0/ESCNODE" &&
+	[[ -z $(ls -A "$work/stdin-dir") ]] &&
+	ok "N: fd/0/ESCNODE: exit 125 at line 2, no node in the directory on stdin" ||
+	bad "N: fd/0/ESCNODE: exit $rc: $out; in the stdin directory: $(ls -lA "$work/stdin-dir")"
+expect_fail "S: stdout" "lnk.umockdev:3: link /dev/stdout" --load "$work/lnk.umockdev" -- true
+expect_fail "S: ptmx" "ptl.umockdev:3: link /dev/ptmx" --load "$work/ptl.umockdev" -- true
 check_clean "bad input"
 
 echo "$fails failure(s)"
