@@ -31,6 +31,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +47,10 @@
 #endif
 
 #define READY_TIMEOUT_MS 30000
+
+#ifndef FUSE_SUPER_MAGIC
+#define FUSE_SUPER_MAGIC 0x65735546
+#endif
 
 struct holder {
 	const struct cfs_holder_args *a;
@@ -374,6 +379,30 @@ out:
 	return r;
 }
 
+/*
+ * /sys in our namespace must be the daemon's FUSE tree: a daemon joined
+ * with --socket that says it is mounted on /sys may be so in another
+ * mount namespace, leaving the host's sysfs here.  Its device number goes
+ * in the report: each child checks that its /sys is that one.
+ */
+static int check_sys(struct holder *h)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (statfs("/sys", &sfs) < 0 || stat("/sys", &st) < 0)
+		return report(h, -errno, "cannot look at /sys in the environment: %s",
+			      strerror(errno));
+	if (sfs.f_type != FUSE_SUPER_MAGIC)
+		return report(h, -EXDEV,
+			      "/sys in the environment is not the classfs tree (filesystem magic "
+			      "0x%lx; classfsd at %s is not mounted here): refusing to run "
+			      "anything against the host's /sys",
+			      (unsigned long)sfs.f_type, h->a->socket);
+	h->rep.sys_dev = st.st_dev;
+	return 0;
+}
+
 static int setup(struct holder *h)
 {
 	const struct classfs_run_options *o = h->a->opt;
@@ -384,7 +413,9 @@ static int setup(struct holder *h)
 		return report(h, -errno, "cannot make private namespaces: %s", strerror(errno));
 	/* nothing we mount may leak to the host */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return report(h, -errno, "cannot make / private: %s", strerror(errno));
+		return report(h, -errno, "cannot make / private: %s%s", strerror(errno),
+			      errno == EINVAL ? " (/ is not a mount point: in a chroot, bind-mount "
+						"its directory onto itself first)" : "");
 
 	if (h->a->daemon) {
 		r = start_daemon(h);
@@ -409,6 +440,10 @@ static int setup(struct holder *h)
 			return report(h, -errno, "cannot bind %s over /sys: %s", st.mountpoint,
 				      strerror(errno));
 	}
+
+	r = check_sys(h);
+	if (r < 0)
+		return r;
 
 	if (o->sample && (r = load_one(h, sample_path())) < 0)
 		return r;

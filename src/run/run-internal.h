@@ -24,6 +24,7 @@
 /* what the holder reports once, through the ready pipe */
 struct cfs_run_report {
 	int status;		/* 0: ready; else -errno */
+	uint64_t sys_dev;	/* st_dev of the tree mounted on the environment's /sys */
 	char message[512];
 };
 
@@ -41,6 +42,8 @@ struct classfs_run {
 	pid_t holder;
 	int ctl_fd;			/* write end of the holder's control pipe */
 	int ns_mnt, ns_net;		/* the holder's namespaces, to join */
+	int root;			/* the holder's root directory (the caller's chroot) */
+	dev_t sys_dev;			/* what /sys must be inside (the tree's st_dev) */
 	char socket[CFS_RUN_SOCKET_MAX];
 	char tmpdir[CFS_RUN_TMPDIR_MAX];	/* our socket directory; "" when joining */
 };

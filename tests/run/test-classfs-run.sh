@@ -8,7 +8,8 @@
 # the sample machine and every recording in /work/shared/testdata/umockdev
 # (or $CLASSFS_RECORDINGS), both layouts; hotplug made with classctl from
 # outside the environment and from inside it, with a daemon classfs-run
-# started and with one it joined; a static program; exit statuses,
+# started and with one it joined; inside a chroot; a daemon mounted on
+# /sys in another namespace (refused); a static program; exit statuses,
 # signals, bad input (records whose nodes or links would take the
 # environment's own /dev entries); and that nothing stays running afterwards.
 #
@@ -48,7 +49,15 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	umount -l "$work/mnt" 2>/dev/null || true
-	rm -rf "$work"
+	# the chroot is a bind of /: never remove a file through it
+	if mountpoint -q "$work/chroot"; then
+		umount -R -l "$work/chroot" || true
+	fi
+	if mountpoint -q "$work/chroot"; then
+		echo "FAIL: $work/chroot still mounted: $work left in place"
+		return
+	fi
+	rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
 
@@ -343,6 +352,54 @@ if wait_file "$rdy" 20; then
 else
 	bad "SIGKILL: COMMAND did not start"
 fi
+
+# ------------------------------------------------ a daemon not mounted here
+# classfsd says it is mounted on /sys, but in a mount namespace of its own:
+# /sys here is the host's, and nothing may run against it
+unshare -m --propagation private "$classfsd" --socket "$work/elsewhere.sock" --mount /sys \
+	--sample >"$work/elsewhere.log" 2>&1 &
+epid=$!
+pids+=("$epid")
+wait_file "$work/elsewhere.sock" 20 || bad "elsewhere: classfsd did not start: $(cat "$work/elsewhere.log")"
+rc=0; out=$("$run" --socket "$work/elsewhere.sock" -- sh -c 'echo ran; lsblk -dn -o NAME' 2>&1) || rc=$?
+((rc == 125)) && has "$out" "/sys in the environment is not the classfs tree" && ! has "$out" "^ran" &&
+	ok "joined daemon mounted on /sys elsewhere: exit 125, COMMAND not run" ||
+	bad "joined daemon mounted on /sys elsewhere: exit $rc: $out"
+
+# ------------------------------------------------------------- in a chroot
+# build chroots (sbuild's, pbuilder's) run test suites: classfs-run there
+# must give COMMAND the tree, not the host's /sys and /dev.  The chroot is
+# a bind of / (with its mounts) in this script's private namespace.
+croot=$work/chroot
+mkdir "$croot"
+if mount --rbind / "$croot"; then
+	sample_disks="loop0 nvme0n1 sda"
+	rc=0; out=$(chroot "$croot" "$run" --sample -- sh -c '
+		awk '"'"'$2 == "/sys" { t = $3 } END { print "sys-type " t }'"'"' /proc/self/mounts
+		lsblk -dn -o NAME
+		'"$probe"' summary' 2>&1) || rc=$?
+	host_only=
+	for disk in $(lsblk -dn -o NAME); do
+		[[ " $sample_disks " == *" $disk "* ]] || ! has "$out" "^$disk\$" || host_only+=" $disk"
+	done
+	((rc == 0)) && has "$out" "^sys-type fuse.classfs" && has "$out" "^sda$" &&
+		has "$out" "^nvme0n1$" && [[ -z $host_only ]] && has "$out" "^nodes-ok 32" &&
+		ok "chroot: /sys is the tree, lsblk lists the sample's disks (not the host's), udev-probe found and passes" ||
+		bad "chroot: exit $rc, host disks seen:${host_only:- none}: $out"
+	rc=0; out=$(chroot "$croot" "$run" --sample -- sh -c 'exit 7' 2>&1) || rc=$?
+	((rc == 7)) && ok "chroot: exit status 7 passed through" || bad "chroot: exit status: $rc: $out"
+	rc=0; out=$(chroot "$croot" "$run" --socket "$work/elsewhere.sock" -- sh -c 'echo ran' 2>&1) || rc=$?
+	((rc == 125)) && ! has "$out" "^ran" &&
+		ok "chroot: joined daemon mounted on /sys elsewhere: exit 125, COMMAND not run" ||
+		bad "chroot: joined daemon mounted on /sys elsewhere: exit $rc: $out"
+	umount -R -l "$croot" || bad "chroot: cannot unmount $croot"
+	rmdir "$croot" 2>/dev/null || true
+else
+	bad "chroot: cannot bind / onto $croot"
+fi
+kill "$epid"
+wait "$epid" || true
+check_clean "chroot and elsewhere runs"
 
 # ------------------------------------------------------------------ bad input
 expect_fail() { # expect_fail DESCRIPTION PATTERN classfs-run-args...

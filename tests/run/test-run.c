@@ -533,3 +533,37 @@ TEST(client_variables_name_no_node)
 	rmdir(mnt);
 	chmod(workdir, 0700);
 }
+
+/* ---- nothing runs unless /sys is the tree ---- */
+
+static int unmount_sys(void *data)
+{
+	return umount2("/sys", MNT_DETACH) < 0 ? 1 : 0;
+}
+
+static int reached(void *data)
+{
+	return 42;
+}
+
+/* /sys gone from under the environment: no child runs (it would see the host's) */
+TEST(refused_when_sys_is_not_the_tree)
+{
+	char *argv[] = { "true", NULL };
+	struct classfs_run_options o = { .sample = true };
+	struct classfs_run *run = NULL;
+	pid_t pid = 0;
+
+	if (!can_run)
+		return;
+	CHECK_INT(classfs_run_start(&o, &run, NULL), 0);
+	if (!run)
+		return;
+	CHECK_INT(classfs_run_call(run, reached, NULL), 42);
+	CHECK_INT(classfs_run_call(run, unmount_sys, NULL), 0);
+	CHECK_INT(classfs_run_call(run, reached, NULL), -EXDEV);
+	CHECK_INT(classfs_run_spawn(run, argv, &pid), -EXDEV);
+	/* the daemon's mount went with /sys: the holder may report that on stop */
+	classfs_run_stop(run);
+	CHECK(workdir_empty());
+}
