@@ -234,6 +234,20 @@ out=$("$run" --sample -- sh -c '
 	has "$out" "/dev/char/13:73 -> ../event9" && ! has "$out" "still-there" &&
 	ok "inside: classctl via CLASSFS_SOCKET; node 0600 13:73, char link, database entry; gone after remove" ||
 	bad "inside: exit $rc: $out"
+# devices of the snapshot (the loaded record) removed: what was made for
+# each goes, its node, number link, recorded S: link and database file
+out=$("$run" --sample -- sh -c '
+	link=/dev/input/by-id/usb-Logitech_USB_Optical_Mouse-event-mouse
+	for f in /dev/input/event1 /dev/char/13:65 $link /run/udev/data/c13:65 \
+	         /run/udev/data/+drm:card0-eDP-1; do test -e $f || echo "missing before: $f"; done
+	'"$classctl"' rm input event1 && '"$classctl"' rm drm card0-eDP-1 || exit 1
+	for i in $(seq 100); do [ -e /run/udev/data/+drm:card0-eDP-1 ] || break; sleep 0.1; done
+	for f in /dev/input/event1 /dev/char/13:65 $link /run/udev/data/c13:65 \
+	         /run/udev/data/+drm:card0-eDP-1; do test -e $f && echo "still there: $f"; done
+	test -b /dev/sda && test -e /run/udev/data/b8:0 && echo others-intact' 2>&1) || true
+has "$out" "^others-intact" && ! has "$out" "missing before" && ! has "$out" "still there" &&
+	ok "snapshot devices removed: node, number link, S: link and database file gone, the rest intact" ||
+	bad "snapshot devices removed: $out"
 # a real monitor nobody here wrote: udevadm monitor --udev
 out=$("$run" --sample -- sh -c '
 	m="${TMPDIR:-/tmp}/mon.$$"
