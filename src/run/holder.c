@@ -403,6 +403,42 @@ static int check_sys(struct holder *h)
 	return 0;
 }
 
+/*
+ * Nothing we mount may reach the host: every mount of our new namespace
+ * becomes private.  In a chroot whose directory is not a mount point (a
+ * plain directory, as pbuilder's) "/" names no mount; setns() into our
+ * own namespace puts us at its real root for that, then we go back to
+ * the chroot and the directory we were in.
+ */
+static int make_private(void)
+{
+	int root, cwd, ns, r = 0;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (root < 0 || cwd < 0 || ns < 0)
+		r = -errno;
+	else if (setns(ns, CLONE_NEWNS) < 0)
+		r = -errno;
+	else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		r = -errno;
+	/* back in the chroot whatever happened: never stay at the host's root */
+	if (root >= 0 && (fchdir(root) < 0 || chroot(".") < 0 || (cwd >= 0 && fchdir(cwd) < 0)))
+		_exit(125);
+	if (ns >= 0)
+		close(ns);
+	if (cwd >= 0)
+		close(cwd);
+	if (root >= 0)
+		close(root);
+	return r;
+}
+
 static int setup(struct holder *h)
 {
 	const struct classfs_run_options *o = h->a->opt;
@@ -411,11 +447,10 @@ static int setup(struct holder *h)
 
 	if (unshare(CLONE_NEWNS | CLONE_NEWNET) < 0)
 		return report(h, -errno, "cannot make private namespaces: %s", strerror(errno));
-	/* nothing we mount may leak to the host */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return report(h, -errno, "cannot make / private: %s%s", strerror(errno),
-			      errno == EINVAL ? " (/ is not a mount point: in a chroot, bind-mount "
-						"its directory onto itself first)" : "");
+	r = make_private();
+	if (r < 0)
+		return report(h, r, "cannot make the mounts of the namespace private: %s",
+			      strerror(-r));
 
 	if (h->a->daemon) {
 		r = start_daemon(h);

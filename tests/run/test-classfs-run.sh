@@ -48,16 +48,20 @@ cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
-	umount -l "$work/mnt" 2>/dev/null || true
-	# the chroot is a bind of /: never remove a file through it
-	if mountpoint -q "$work/chroot"; then
-		umount -R -l "$work/chroot" || true
-	fi
-	if mountpoint -q "$work/chroot"; then
-		echo "FAIL: $work/chroot still mounted: $work left in place"
+	# the chroots are binds of the host's directories: never remove a file through them
+	if ! unbind "$work"; then
+		echo "FAIL: mounts left below $work: $work left in place"
 		return
 	fi
-	rm -rf --one-file-system "$work"
+	rm -rf "$work"
+}
+# unbind DIR - unmount everything mounted on or below DIR; false when something stays
+unbind() {
+	local m below='$2 == d || index($2, d "/") == 1'
+	while read -r m; do
+		umount -l "$m" 2>/dev/null || true
+	done < <(awk -v d="$1" "$below { print \$2 }" /proc/self/mounts | sort -r)
+	! awk -v d="$1" "$below { found = 1 } END { exit !found }" /proc/self/mounts
 }
 trap cleanup EXIT
 
@@ -382,8 +386,29 @@ rc=0; out=$("$run" --socket "$work/elsewhere.sock" -- sh -c 'echo ran; lsblk -dn
 
 # ------------------------------------------------------------- in a chroot
 # build chroots (sbuild's, pbuilder's) run test suites: classfs-run there
-# must give COMMAND the tree, not the host's /sys and /dev.  The chroot is
-# a bind of / (with its mounts) in this script's private namespace.
+# must give COMMAND the tree, not the host's /sys and /dev.  One chroot is
+# a bind of / (with its mounts) in this script's private namespace; the
+# other a plain directory holding binds of /'s directories (its root is no
+# mount point, as pbuilder's).
+plain=$work/plain
+mkdir "$plain"
+for e in /*; do
+	if [[ -L $e ]]; then
+		cp -P "$e" "$plain/"
+	elif [[ -d $e ]]; then
+		mkdir "$plain/${e#/}"
+		# /tmp holds $work: its mounts (this chroot's own) are not wanted twice
+		if [[ $e == /tmp ]]; then mount --bind "$e" "$plain/tmp"; else mount --rbind "$e" "$plain/${e#/}"; fi
+	fi
+done
+rc=0; out=$(chroot "$plain" "$run" --sample -- sh -c '
+	awk '"'"'$2 == "/sys" { t = $3 } END { print "sys-type " t }'"'"' /proc/self/mounts
+	lsblk -dn -o NAME' 2>&1) || rc=$?
+((rc == 0)) && has "$out" "^sys-type fuse.classfs" && has "$out" "^sda$" &&
+	ok "chroot into a plain directory: /sys is the tree, lsblk lists the sample's disks" ||
+	bad "chroot into a plain directory: exit $rc: $out"
+unbind "$plain" && rm -rf "$plain" || bad "chroot into a plain directory: cannot unmount it"
+
 croot=$work/chroot
 mkdir "$croot"
 if mount --rbind / "$croot"; then
@@ -406,8 +431,7 @@ if mount --rbind / "$croot"; then
 	((rc == 125)) && ! has "$out" "^ran" &&
 		ok "chroot: joined daemon mounted on /sys elsewhere: exit 125, COMMAND not run" ||
 		bad "chroot: joined daemon mounted on /sys elsewhere: exit $rc: $out"
-	umount -R -l "$croot" || bad "chroot: cannot unmount $croot"
-	rmdir "$croot" 2>/dev/null || true
+	unbind "$croot" && rmdir "$croot" || bad "chroot: cannot unmount $croot"
 else
 	bad "chroot: cannot bind / onto $croot"
 fi
