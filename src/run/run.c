@@ -393,9 +393,8 @@ static pid_t fork_inside(struct classfs_run *run, int *joined)
 
 int classfs_run_spawn(struct classfs_run *run, char *const argv[], pid_t *pid)
 {
-	pid_t p;
-
 	int joined;
+	pid_t p;
 
 	if (!run || !argv || !argv[0] || !pid)
 		return -EINVAL;
@@ -407,8 +406,8 @@ int classfs_run_spawn(struct classfs_run *run, char *const argv[], pid_t *pid)
 
 		/* the pipe closes on exec; a failed exec is COMMAND's status (127, 126) */
 		execvp(argv[0], argv);
-		close(joined);
 		r = errno;
+		close(joined);
 		fprintf(stderr, "classfs-run: %s: %s\n", argv[0], strerror(r));
 		_exit(r == ENOENT ? 127 : 126);
 	}
@@ -437,9 +436,8 @@ int classfs_run_wait(pid_t pid)
 
 int classfs_run_call(struct classfs_run *run, int (*fn)(void *data), void *data)
 {
-	pid_t p;
-
 	int joined;
+	pid_t p;
 
 	if (!run || !fn)
 		return -EINVAL;
