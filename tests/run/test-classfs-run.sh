@@ -57,6 +57,7 @@ cleanup() {
 }
 # unbind DIR - unmount everything mounted on or below DIR; false when something stays
 unbind() {
+	# shellcheck disable=SC2016  # an awk condition, not a shell expansion
 	local m below='$2 == d || index($2, d "/") == 1'
 	while read -r m; do
 		umount -l "$m" 2>/dev/null || true
