@@ -442,6 +442,7 @@ static int make_private(void)
 static int setup(struct holder *h)
 {
 	const struct classfs_run_options *o = h->a->opt;
+	char why[sizeof(h->rep.message)];
 	struct classfs_client_status st;
 	int r;
 
@@ -496,9 +497,9 @@ static int setup(struct holder *h)
 			      classfs_client_error_message(h->client));
 
 	umask(0);
-	r = cfs_devfs_setup(&h->devfs, h->verbose, h->rep.message, sizeof(h->rep.message));
+	r = cfs_devfs_setup(&h->devfs, h->verbose, why, sizeof(why));
 	if (r < 0)
-		return report(h, r, "%s", h->rep.message);
+		return report(h, r, "%s", why);
 	r = snapshot(h, st.layout);
 	if (r < 0)
 		return r;
