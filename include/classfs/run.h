@@ -98,12 +98,15 @@ CLASSFS_PUBLIC const char *classfs_run_socket(const struct classfs_run *run);
  * @argv: program (searched in $PATH) and arguments, NULL-terminated.
  * @pid: receives the child's pid; the caller reaps it (waitpid()).
  *
- * The child joins the mount and network namespaces, keeps the caller's
+ * The child joins the mount and network namespaces and the holder's
+ * root directory (the caller's, also in a chroot), keeps the caller's
  * working directory when it exists there, gets %CLASSFS_RUN_SOCKET_ENV
  * and SYSTEMD_DEVICE_VERIFY_SYSFS=0 in its environment and SIGKILL as
  * parent-death signal.  A program that cannot be executed makes the
  * child exit with 127 (126: not executable), as a shell does.
- * Return: 0, -EINVAL, or fork's -errno.
+ * Return: 0 once the child is inside; -EINVAL; -EXDEV when /sys inside
+ * is not the environment's tree (nothing was run); the -errno of fork or
+ * of joining.
  */
 CLASSFS_PUBLIC int classfs_run_spawn(struct classfs_run *run, char *const argv[], pid_t *pid);
 
@@ -116,7 +119,8 @@ CLASSFS_PUBLIC int classfs_run_spawn(struct classfs_run *run, char *const argv[]
  * @data: passed to @fn (the child's copy of the caller's memory).
  *
  * Return: @fn's exit status (0..255), 128 + N when the child died of
- * signal N, or -errno when it could not be run.
+ * signal N, or -errno when it could not be run (-EXDEV: /sys inside is
+ * not the environment's tree, @fn did not run).
  */
 CLASSFS_PUBLIC int classfs_run_call(struct classfs_run *run, int (*fn)(void *data), void *data);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * devfs.c - the private /dev and /run/udev of a classfs-run environment.
+ * devfs.c - the private /dev and /run/udev of a classfs-run environment:
+ * setup, what each device owns there, and the devices of the snapshot.
  *
  * /dev is a tmpfs mounted nodev: every device node made here has the
  * type, number and mode udev would give it, so stat() sees a real node,
@@ -14,11 +15,13 @@
  * /dev is devtmpfs), and treats a device as initialized when its
  * database file exists.
  *
- * Hotplug follows udev's order: for an add, node and database entry
- * exist before the event is broadcast; for a remove, they go after it.
+ * Everything below /dev and /run/udev/data is made through devdir.c,
+ * never through a symlink or into another mount; each node, link and
+ * database file is noted as one device's (devfs-internal.h).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,152 +29,327 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "run-internal.h"
+#include "devfs-internal.h"
 
 /* host nodes bound into the private /dev (the only openable ones) */
 static const char *const host_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
 #define N_HOST_NODES (sizeof(host_nodes) / sizeof(host_nodes[0]))
 
-/* a /dev symlink we made, to remove with the node it points to */
-struct devlink {
-	char *path;		/* "/dev/disk/by-id/..." */
-	char *node;		/* "/dev/sda" */
-};
+/* ------------------------------------------------------------------ */
+/* what each device owns                                               */
+/* ------------------------------------------------------------------ */
 
-struct cfs_devfs {
-	bool verbose;
-	struct devlink *links;
-	size_t nlinks, clinks;
-};
-
-/* "/dev/input/event5" or "input/event5" -> "/dev/input/event5"; false when unsafe */
-static bool node_path(const char *devname, char *buf, size_t size)
+static int cmp_devpath(const void *a, const void *b)
 {
-	const char *s = devname;
+	return strcmp(((const struct devent *)a)->devpath, ((const struct devent *)b)->devpath);
+}
 
-	if (!strncmp(s, "/dev/", 5))
-		s += 5;
-	if (!*s || *s == '/')
-		return false;
-	/* no component may climb out of /dev or be empty */
-	for (const char *p = s; *p;) {
-		size_t n = strcspn(p, "/");
+static int cmp_node(const void *a, const void *b)
+{
+	return strcmp(((const struct devent *)a)->node, ((const struct devent *)b)->node);
+}
 
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
-		p += n;
-		if (*p)
-			p++;
+static int cmp_db(const void *a, const void *b)
+{
+	return strcmp(((const struct devent *)a)->db, ((const struct devent *)b)->db);
+}
+
+/**
+ * cfs_devent_get() - the entry of the device at @devpath; made when
+ * @create.  Return: the entry, or NULL (none, or no memory).
+ */
+struct devent *cfs_devent_get(struct cfs_devfs *d, const char *devpath, bool create)
+{
+	struct devent key = { .devpath = (char *)devpath }, *e, **slot;
+
+	slot = tfind(&key, &d->by_devpath, cmp_devpath);
+	if (slot)
+		return *slot;
+	if (!create)
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->devpath = strdup(devpath);
+	if (!e->devpath || !tsearch(e, &d->by_devpath, cmp_devpath)) {
+		free(e->devpath);
+		free(e);
+		return NULL;
 	}
-	return snprintf(buf, size, "/dev/%s", s) < (int)size;
+	return e;
 }
 
-/* mkdir -p of the directories above @path */
-static int mkdir_parents(const char *path)
+static void devent_free(void *p)
 {
-	char buf[PATH_MAX];
+	struct devent *e = p;
 
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return -ENAMETOOLONG;
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return 0;
+	free(e->devpath);
+	free(e->node);
+	free(e->db);
+	free(e);
 }
 
-static bool is_host_node(const char *path)
+/** cfs_devent_drop() - forget @e (what it owned stays where it is) */
+void cfs_devent_drop(struct cfs_devfs *d, struct devent *e)
 {
-	for (size_t i = 0; i < N_HOST_NODES; i++)
-		if (!strncmp(path, "/dev/", 5) && !strcmp(path + 5, host_nodes[i]))
-			return true;
-	return !strcmp(path, "/dev/pts") || !strncmp(path, "/dev/pts/", 9) ||
-	       !strcmp(path, "/dev/shm") || !strncmp(path, "/dev/shm/", 9);
+	if (e->node)
+		tdelete(e, &d->by_node, cmp_node);
+	if (e->db)
+		tdelete(e, &d->by_db, cmp_db);
+	tdelete(e, &d->by_devpath, cmp_devpath);
+	devent_free(e);
 }
 
-/* write @len bytes to @path through a temporary name: readers never see half */
-static int write_file(const char *path, const void *data, size_t len, mode_t mode)
+/** cfs_devent_refile() - file @e under @devpath (its device was renamed); 0 or -ENOMEM */
+int cfs_devent_refile(struct cfs_devfs *d, struct devent *e, const char *devpath)
 {
-	char tmp[PATH_MAX];
-	const char *p = data;
-	int fd, r = 0;
+	char *p = strdup(devpath);
 
-	if (snprintf(tmp, sizeof(tmp), "%s.classfs-run~", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-	if (fd < 0)
-		return -errno;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			break;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && fchmodat(AT_FDCWD, tmp, mode, 0) < 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
-}
-
-/* a symlink at @path with text @target, replacing what is there */
-static int put_symlink(const char *target, const char *path)
-{
-	char tmp[PATH_MAX];
-	int r;
-
-	r = mkdir_parents(path);
-	if (r < 0)
-		return r;
-	if (snprintf(tmp, sizeof(tmp), "%s.classfs-run~", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	unlink(tmp);
-	if (symlink(target, tmp) < 0)
-		return -errno;
-	if (rename(tmp, path) < 0) {
-		r = -errno;
-		unlink(tmp);
-		return r;
+	if (!p)
+		return -ENOMEM;
+	tdelete(e, &d->by_devpath, cmp_devpath);
+	free(e->devpath);
+	e->devpath = p;
+	if (!tsearch(e, &d->by_devpath, cmp_devpath)) {
+		cfs_devent_drop(d, e);
+		return -ENOMEM;
 	}
 	return 0;
 }
 
-/* the relative text of a link at @link (under /dev) to @node (under /dev), as udev writes it */
+/** cfs_devfs_node_owner() - the device whose node is @rel (relative to /dev), or NULL */
+const struct devent *cfs_devfs_node_owner(struct cfs_devfs *d, const char *rel)
+{
+	struct devent key = { .node = (char *)rel }, **slot;
+
+	slot = tfind(&key, &d->by_node, cmp_node);
+	return slot ? *slot : NULL;
+}
+
+/* the relative text of a link at @link to @node (both relative to /dev), as udev writes it */
 static int relative_target(const char *link, const char *node, char *buf, size_t size)
 {
-	size_t depth = 0, off = 0;
+	size_t off = 0;
 
-	for (const char *p = link + 5; *p; p++)
-		if (*p == '/')
-			depth++;
 	buf[0] = '\0';
-	for (size_t i = 0; i < depth; i++) {
+	for (const char *p = link; *p; p++) {
+		if (*p != '/')
+			continue;
 		if (off + 3 >= size)
 			return -ENAMETOOLONG;
 		memcpy(buf + off, "../", 4);
 		off += 3;
 	}
-	if (snprintf(buf + off, size - off, "%s", node + 5) >= (int)(size - off))
+	if (snprintf(buf + off, size - off, "%s", node) >= (int)(size - off))
 		return -ENAMETOOLONG;
 	return 0;
 }
+
+static void devnum_link(char *buf, size_t size, bool block, dev_t devt)
+{
+	snprintf(buf, size, "%s/%u:%u", block ? "block" : "char", major(devt), minor(devt));
+}
+
+/* char/M:m or block/M:m -> ../NAME, as udev makes them */
+static int put_devnum_link(struct cfs_devfs *d, const char *node, bool block, dev_t devt)
+{
+	char link[64], target[PATH_MAX];
+	int r;
+
+	devnum_link(link, sizeof(link), block, devt);
+	r = relative_target(link, node, target, sizeof(target));
+	return r < 0 ? r : cfs_devdir_symlink(d->dev_fd, target, link);
+}
+
+/* a name taken by another entry, a link or a mount on the way: not this device's to make */
+static bool name_conflict(int r)
+{
+	return r == -ELOOP || r == -EXDEV || r == -EISDIR || r == -ENOTDIR || r == -EBUSY ||
+	       r == -EEXIST || r == -ENAMETOOLONG || r == -ENOTEMPTY;
+}
+
+/**
+ * cfs_devfs_make_node() - make the node @devname of the device @e and
+ * note it as @e's: a regular file with @contents when given, else a
+ * device node of @devt (an empty regular file when there is no number),
+ * and its char/ or block/ number link.  A name that is a host node, an
+ * entry of the environment itself, or another device's node is left
+ * alone (logged).
+ * Return: 0 (made or left alone), or -errno.
+ */
+int cfs_devfs_make_node(struct cfs_devfs *d, struct devent *e, const char *devname, bool block,
+			dev_t devt, mode_t mode, const unsigned char *contents, size_t len)
+{
+	const struct devent *owner;
+	char rel[PATH_MAX];
+	int r;
+
+	if (!cfs_dev_rel_name(devname, rel, sizeof(rel))) {
+		cfs_run_log(d->verbose, "%s: unusable node name '%s', skipped", e->devpath, devname);
+		return 0;
+	}
+	switch (cfs_dev_name_kind(rel)) {
+	case CFS_DEV_NAME_HOST:
+		cfs_run_log(d->verbose, "%s: /dev/%s stays the host's node", e->devpath, rel);
+		return 0;
+	case CFS_DEV_NAME_OWN:
+		cfs_run_log(d->verbose, "%s: /dev/%s is the environment's own: no node", e->devpath,
+			    rel);
+		return 0;
+	case CFS_DEV_NAME_FREE:
+		break;
+	}
+	owner = cfs_devfs_node_owner(d, rel);
+	if (owner && owner != e) {
+		cfs_run_log(d->verbose, "%s: /dev/%s is the node of %s: not taken over", e->devpath,
+			    rel, owner->devpath);
+		return 0;
+	}
+	if (e->node && strcmp(e->node, rel))
+		cfs_devfs_remove_node(d, e);	/* the device's node has another name now */
+	if (contents || !major(devt))
+		r = cfs_devdir_write(d->dev_fd, rel, contents ? contents : (const unsigned char *)"",
+				  contents ? len : 0, mode);
+	else
+		r = cfs_devdir_mknod(d->dev_fd, rel, (block ? S_IFBLK : S_IFCHR) | (mode & 07777), devt);
+	if (r < 0) {
+		if (!name_conflict(r))
+			return r;
+		cfs_run_log(d->verbose, "%s: cannot make /dev/%s: %s", e->devpath, rel,
+			    strerror(-r));
+		return 0;
+	}
+	if (!e->node) {
+		e->node = strdup(rel);
+		if (!e->node)
+			return -ENOMEM;
+		if (!tsearch(e, &d->by_node, cmp_node)) {
+			free(e->node);
+			e->node = NULL;
+			return -ENOMEM;
+		}
+	}
+	e->block = block;
+	e->devt = devt;
+	if (major(devt)) {
+		r = put_devnum_link(d, rel, block, devt);
+		if (r < 0 && !name_conflict(r))
+			return r;
+	}
+	return 0;
+}
+
+/** cfs_devfs_remove_node() - remove @e's node, the links to it and its number link */
+void cfs_devfs_remove_node(struct cfs_devfs *d, struct devent *e)
+{
+	char link[64], target[PATH_MAX], want[PATH_MAX];
+	int r;
+
+	if (!e->node)
+		return;
+	r = cfs_devdir_unlink(d->dev_fd, e->node);
+	if (r < 0 && r != -ENOENT)
+		cfs_run_log(d->verbose, "cannot remove /dev/%s: %s", e->node, strerror(-r));
+	for (size_t i = 0; i < d->nlinks;) {
+		struct devlink *l = &d->links[i];
+
+		if (strcmp(l->node, e->node)) {
+			i++;
+			continue;
+		}
+		/* unless a device's node took the link's name meanwhile */
+		if (!cfs_devfs_node_owner(d, l->path))
+			cfs_devdir_unlink(d->dev_fd, l->path);
+		free(l->path);
+		free(l->node);
+		*l = d->links[--d->nlinks];
+	}
+	/* the number link, unless the number went to another node meanwhile */
+	if (major(e->devt)) {
+		devnum_link(link, sizeof(link), e->block, e->devt);
+		if (cfs_devdir_readlink(d->dev_fd, link, target, sizeof(target)) > 0 &&
+		    relative_target(link, e->node, want, sizeof(want)) == 0 && !strcmp(want, target))
+			cfs_devdir_unlink(d->dev_fd, link);
+	}
+	tdelete(e, &d->by_node, cmp_node);
+	free(e->node);
+	e->node = NULL;
+}
+
+/**
+ * cfs_devfs_claim_db() - note the database file @name as @e's
+ * Return: true when it is @e's now; false when another device holds it,
+ * @e holds another one, or memory ran out.
+ */
+bool cfs_devfs_claim_db(struct cfs_devfs *d, struct devent *e, const char *name)
+{
+	struct devent key = { .db = (char *)name };
+
+	if (e->db)
+		return !strcmp(e->db, name);
+	if (tfind(&key, &d->by_db, cmp_db))
+		return false;
+	e->db = strdup(name);
+	if (!e->db)
+		return false;
+	if (!tsearch(e, &d->by_db, cmp_db)) {
+		free(e->db);
+		e->db = NULL;
+		return false;
+	}
+	return true;
+}
+
+/** cfs_devfs_remove_db() - remove @e's database file */
+void cfs_devfs_remove_db(struct cfs_devfs *d, struct devent *e)
+{
+	if (!e->db)
+		return;
+	if (unlinkat(d->db_fd, e->db, 0) < 0 && errno != ENOENT)
+		cfs_run_log(d->verbose, "cannot remove /run/udev/data/%s: %m", e->db);
+	tdelete(e, &d->by_db, cmp_db);
+	free(e->db);
+	e->db = NULL;
+}
+
+/**
+ * cfs_devfs_rename_db() - give @e's database file the name @name (a
+ * renamed device's "+SUBSYSTEM:NAME")
+ * Return: 0 or -errno.
+ */
+int cfs_devfs_rename_db(struct cfs_devfs *d, struct devent *e, const char *name)
+{
+	char *n = strdup(name);
+
+	if (!n)
+		return -ENOMEM;
+	if (renameat(d->db_fd, e->db, d->db_fd, n) < 0 && errno != ENOENT) {
+		int r = -errno;
+
+		free(n);
+		return r;
+	}
+	tdelete(e, &d->by_db, cmp_db);
+	free(e->db);
+	e->db = n;
+	if (!tsearch(e, &d->by_db, cmp_db)) {
+		free(e->db);
+		e->db = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the devices of the snapshot                                         */
+/* ------------------------------------------------------------------ */
+
+struct fill {
+	struct cfs_devfs *d;
+	struct classfs_tree *tree;
+};
 
 static int remember_link(struct cfs_devfs *d, const char *path, const char *node)
 {
@@ -210,316 +388,111 @@ static int remember_link(struct cfs_devfs *d, const char *path, const char *node
 	return 0;
 }
 
-/* /dev/char/M:m or /dev/block/M:m -> ../NAME, as udev makes them */
-static int put_devnum_link(const char *node, bool block, dev_t devt)
+/* the recorded `S:` links of a device whose node is @e's */
+static int put_record_links(struct cfs_devfs *d, const struct devent *e,
+			    const struct classfs_record_node *node)
 {
-	char link[64], target[PATH_MAX];
-	int r;
-
-	snprintf(link, sizeof(link), "/dev/%s/%u:%u", block ? "block" : "char", major(devt),
-		 minor(devt));
-	r = relative_target(link, node, target, sizeof(target));
-	return r < 0 ? r : put_symlink(target, link);
-}
-
-/*
- * make the node at @path: a regular file with @contents when given, else a
- * device node of @devt (an empty regular file when there is no number)
- */
-static int make_node(const char *path, bool block, dev_t devt, mode_t mode,
-		     const unsigned char *contents, size_t len)
-{
-	int r = mkdir_parents(path);
-
-	if (r < 0)
-		return r;
-	if (contents || !major(devt))
-		return write_file(path, contents ? contents : (const unsigned char *)"",
-				  contents ? len : 0, mode & 07777);
-	if (mknod(path, (block ? S_IFBLK : S_IFCHR) | (mode & 07777), devt) < 0) {
-		if (errno != EEXIST)
-			return -errno;
-		/* a node of the previous holder of the name: replace it */
-		if (unlink(path) < 0 || mknod(path, (block ? S_IFBLK : S_IFCHR) | (mode & 07777),
-					      devt) < 0)
-			return -errno;
-	}
-	return 0;
-}
-
-/**
- * cfs_devfs_add_record_node() - the /dev entries of one loaded device:
- * its node (or file with the recorded contents), its `S:` links and its
- * /dev/char|block link; a classfs_record_for_each_node() callback.
- */
-int cfs_devfs_add_record_node(const struct classfs_record_node *node, void *data)
-{
-	struct cfs_devfs *d = data;
-	char path[PATH_MAX];
-	int r;
-
-	if (!node_path(node->devname, path, sizeof(path))) {
-		cfs_run_log(d->verbose, "%s: unusable node name '%s', skipped", node->syspath,
-			    node->devname);
-		return 0;
-	}
-	if (is_host_node(path)) {
-		cfs_run_log(d->verbose, "%s: %s stays the host's node", node->syspath, path);
-		return 0;
-	}
-	r = make_node(path, node->block, node->devt, node->mode, node->contents,
-		      node->contents_len);
-	if (r < 0)
-		return r;
-	if (major(node->devt)) {
-		r = put_devnum_link(path, node->block, node->devt);
-		if (r < 0)
-			return r;
-	}
 	for (size_t i = 0; i < node->nsymlinks; i++) {
 		char link[PATH_MAX], target[PATH_MAX];
+		int r;
 
-		if (!node_path(node->symlinks[i], link, sizeof(link)) || is_host_node(link) ||
-		    !strcmp(link, path)) {
+		if (!cfs_dev_rel_name(node->symlinks[i], link, sizeof(link)) ||
+		    cfs_dev_name_kind(link) != CFS_DEV_NAME_FREE || !strcmp(link, e->node) ||
+		    cfs_devfs_node_owner(d, link)) {
 			cfs_run_log(d->verbose, "%s: unusable link name '%s', skipped",
 				    node->syspath, node->symlinks[i]);
 			continue;
 		}
-		r = relative_target(link, path, target, sizeof(target));
+		r = relative_target(link, e->node, target, sizeof(target));
 		if (r == 0)
-			r = put_symlink(target, link);
+			r = cfs_devdir_symlink(d->dev_fd, target, link);
 		if (r == 0)
-			r = remember_link(d, link, path);
-		if (r < 0)
+			r = remember_link(d, link, e->node);
+		if (r < 0 && !name_conflict(r))
 			return r;
 	}
 	return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* hotplug                                                             */
-/* ------------------------------------------------------------------ */
-
-static const char *ev_get(const struct classfs_uevent *ev, const char *key)
+/* the DEVPATH its events give the device at @syspath, in @buf */
+static void devpath_of(struct classfs_tree *tree, const char *syspath, char *buf, size_t size)
 {
-	const char *v = classfs_uevent_get(ev, key);
+	struct classfs_device *dev = classfs_tree_find_device(tree, syspath);
 
-	return v && *v ? v : NULL;
+	if (!dev || classfs_device_devpath(dev, buf, size) < 0)
+		snprintf(buf, size, "%s", syspath);
+	classfs_device_put(dev);
 }
 
-static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+/* a classfs_record_for_each_node() callback: node, number link, `S:` links */
+static int fill_node(const struct classfs_record_node *node, void *data)
 {
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s)
-		return false;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-static dev_t ev_devt(const struct classfs_uevent *ev)
-{
-	unsigned long ma, mi;
-
-	if (!parse_uint(ev_get(ev, "MAJOR"), 0xfffff, &ma) ||
-	    !parse_uint(ev_get(ev, "MINOR"), 0xfffff, &mi))
-		return 0;
-	return makedev(ma, mi);
-}
-
-static bool ev_block(const struct classfs_uevent *ev)
-{
-	return ev->subsystem && !strcmp(ev->subsystem, "block");
-}
-
-/* the database file of the event's device (same names as the record loader's) */
-static bool db_path(const struct classfs_uevent *ev, const char *devpath, char *buf, size_t size)
-{
-	dev_t devt = ev_devt(ev);
-	const char *ifindex = ev_get(ev, "IFINDEX"), *name;
-
-	if (major(devt))
-		return snprintf(buf, size, "/run/udev/data/%c%u:%u", ev_block(ev) ? 'b' : 'c',
-				major(devt), minor(devt)) < (int)size;
-	if (!ev->subsystem || !devpath)
-		return false;
-	if (!strcmp(ev->subsystem, "net") && ifindex)
-		return snprintf(buf, size, "/run/udev/data/n%s", ifindex) < (int)size;
-	name = strrchr(devpath, '/');
-	name = name ? name + 1 : devpath;
-	if (!*name)
-		return false;
-	return snprintf(buf, size, "/run/udev/data/+%s:%s", ev->subsystem, name) < (int)size;
-}
-
-/* what the kernel's uevent (and so the uevent file) already says: not udev properties */
-static bool kernel_key(const char *kv)
-{
-	static const char *const keys[] = {
-		"ACTION", "DEVPATH", "DEVPATH_OLD", "SUBSYSTEM", "SEQNUM", "MAJOR", "MINOR",
-		"DEVNAME", "DEVTYPE", "DEVMODE", "DEVUID", "DEVGID", "TAGS", "CURRENT_TAGS",
-		"SYNTH_UUID",
-	};
-	size_t n = strcspn(kv, "=");
-
-	if (!strncmp(kv, "SYNTH_ARG_", 10))
-		return true;
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strlen(keys[i]) == n && !strncmp(kv, keys[i], n))
-			return true;
-	return false;
-}
-
-static void put_tags(FILE *f, char tag, const char *tags)
-{
-	for (const char *s = tags; s && *s;) {
-		size_t n = strcspn(s, ":");
-
-		if (n)
-			fprintf(f, "%c:%.*s\n", tag, (int)n, s);
-		s += n;
-		if (*s)
-			s++;
-	}
-}
-
-/* the database entry udev would write for a device it just handled */
-static int write_db(const struct classfs_uevent *ev, const char *path)
-{
-	struct timespec ts;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct fill *f = data;
+	struct cfs_devfs *d = f->d;
+	char devpath[PATH_MAX];
+	struct devent *e;
 	int r;
 
-	if (!f)
-		return -errno;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	/* udev's USEC_INITIALIZED is CLOCK_MONOTONIC in microseconds */
-	fprintf(f, "I:%llu\n",
-		(unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000);
-	for (int i = 0; i < ev->envc; i++)
-		if (!kernel_key(ev->envp[i]))
-			fprintf(f, "E:%s\n", ev->envp[i]);
-	put_tags(f, 'G', ev_get(ev, "TAGS"));
-	put_tags(f, 'Q', ev_get(ev, "CURRENT_TAGS"));
-	fputs("V:1\n", f);
-	if (fclose(f) != 0) {
-		free(buf);
+	devpath_of(f->tree, node->syspath, devpath, sizeof(devpath));
+	e = cfs_devent_get(d, devpath, true);
+	if (!e)
 		return -ENOMEM;
-	}
-	r = write_file(path, buf, len, 0644);
-	free(buf);
-	return r;
+	r = cfs_devfs_make_node(d, e, node->devname, node->block, node->devt, node->mode,
+				node->contents, node->contents_len);
+	if (r < 0 || !e->node)
+		return r;
+	return put_record_links(d, e, node);
 }
 
-/* remove the node at @path and every link we made to it */
-static void remove_node(struct cfs_devfs *d, const char *path, bool block, dev_t devt)
+/* a classfs_tree_for_each_device() callback: note the device's database file as its */
+static int fill_db(struct classfs_device *dev, void *data)
 {
-	char link[64], target[PATH_MAX];
+	struct fill *f = data;
+	char devpath[PATH_MAX], path[PATH_MAX + 16], text[4096], link[PATH_MAX], name[PATH_MAX];
+	const char *subsystem = NULL;
+	struct own_vars o;
+	struct devent *e;
 	ssize_t n;
 
-	if (unlink(path) < 0 && errno != ENOENT)
-		cfs_run_log(d->verbose, "cannot remove %s: %m", path);
-	for (size_t i = 0; i < d->nlinks;) {
-		struct devlink *l = &d->links[i];
-
-		if (strcmp(l->node, path)) {
-			i++;
-			continue;
-		}
-		unlink(l->path);
-		free(l->path);
-		free(l->node);
-		*l = d->links[--d->nlinks];
-	}
-	if (!major(devt))
-		return;
-	/* the number link, unless the number went to another node meanwhile */
-	snprintf(link, sizeof(link), "/dev/%s/%u:%u", block ? "block" : "char", major(devt),
-		 minor(devt));
-	n = readlink(link, target, sizeof(target) - 1);
+	if (classfs_device_devpath(dev, devpath, sizeof(devpath)) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/subsystem", devpath + 1);
+	n = classfs_path_readlink(f->tree, path, link, sizeof(link) - 1);
 	if (n > 0) {
-		char want[PATH_MAX];
-
-		target[n] = '\0';
-		if (relative_target(link, path, want, sizeof(want)) == 0 && !strcmp(want, target))
-			unlink(link);
+		link[n] = '\0';
+		subsystem = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
 	}
+	snprintf(path, sizeof(path), "%s/uevent", devpath + 1);
+	n = classfs_path_read(f->tree, path, text, sizeof(text));
+	cfs_own_vars_parse(text, n > 0 ? (size_t)n : 0, &o);
+	if (!cfs_db_name(subsystem, devpath, subsystem && !strcmp(subsystem, "block"), &o, name,
+			 sizeof(name)) || faccessat(f->d->db_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	e = cfs_devent_get(f->d, devpath, true);
+	if (!e)
+		return -ENOMEM;
+	cfs_devfs_claim_db(f->d, e, name);
+	return 0;
 }
 
 /**
- * cfs_devfs_event_before() - apply an event's effects that come before
- * its broadcast: for an add, the node and the database entry; for a
- * move, the database entry under its new name.
- * Return: 0 or -errno (the event is broadcast anyway).
- */
-int cfs_devfs_event_before(struct cfs_devfs *d, const struct classfs_uevent *ev)
-{
-	const char *devname = ev_get(ev, "DEVNAME");
-	char path[PATH_MAX], db[PATH_MAX];
-	unsigned long mode = 0600;	/* udev's default for a node no rule touched */
-	int r = 0;
-
-	if (ev->action != CLASSFS_ACTION_ADD && ev->action != CLASSFS_ACTION_MOVE)
-		return 0;
-	if (ev->action == CLASSFS_ACTION_MOVE) {
-		const char *old = ev_get(ev, "DEVPATH_OLD");
-
-		if (old && db_path(ev, old, path, sizeof(path)) &&
-		    db_path(ev, ev->devpath, db, sizeof(db)) && strcmp(path, db) &&
-		    rename(path, db) < 0 && errno != ENOENT)
-			return -errno;
-		return 0;
-	}
-	if (devname && major(ev_devt(ev))) {
-		if (!node_path(devname, path, sizeof(path)))
-			return -EINVAL;
-		if (!is_host_node(path)) {
-			const char *m = ev_get(ev, "DEVMODE");
-
-			if (m) {
-				char *end;
-
-				mode = strtoul(m, &end, 8);
-				if (*end || mode > 07777)
-					mode = 0600;
-			}
-			r = make_node(path, ev_block(ev), ev_devt(ev), (mode_t)mode, NULL, 0);
-			if (r == 0)
-				r = put_devnum_link(path, ev_block(ev), ev_devt(ev));
-			if (r < 0)
-				return r;
-		}
-	}
-	/* a device the snapshot already had keeps its recorded entry */
-	if (db_path(ev, ev->devpath, db, sizeof(db)) && access(db, F_OK) < 0)
-		r = write_db(ev, db);
-	return r;
-}
-
-/**
- * cfs_devfs_event_after() - apply an event's effects that come after its
- * broadcast: for a remove, the node, its links and the database entry go.
+ * cfs_devfs_fill() - the /dev entries and the udev database of the
+ * devices of @tree (the daemon's tree as its record gave it), each noted
+ * as its device's
  * Return: 0 or -errno.
  */
-int cfs_devfs_event_after(struct cfs_devfs *d, const struct classfs_uevent *ev)
+int cfs_devfs_fill(struct cfs_devfs *d, struct classfs_tree *tree)
 {
-	const char *devname = ev_get(ev, "DEVNAME");
-	char path[PATH_MAX], db[PATH_MAX];
+	struct fill f = { .d = d, .tree = tree };
+	int r;
 
-	if (ev->action != CLASSFS_ACTION_REMOVE)
-		return 0;
-	if (devname && node_path(devname, path, sizeof(path)) && !is_host_node(path))
-		remove_node(d, path, ev_block(ev), ev_devt(ev));
-	if (db_path(ev, ev->devpath, db, sizeof(db)) && unlink(db) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
+	r = classfs_record_for_each_node(tree, fill_node, &f);
+	if (r < 0)
+		return r;
+	r = classfs_record_export_udevdb(tree, "/run/udev/data");
+	if (r < 0)
+		return r;
+	return classfs_tree_for_each_device(tree, fill_db, &f);
 }
 
 /* ------------------------------------------------------------------ */
@@ -542,19 +515,43 @@ static int fail(char *msg, size_t size, int r, const char *fmt, ...)
 }
 
 /* bind the host's node held open in @fd over an empty file at /dev/@name */
-static int bind_host_node(int fd, const char *name)
+static int bind_host_node(int dev_fd, int fd, const char *name)
 {
 	char src[64], dst[PATH_MAX];
 	int r;
 
 	snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
 	snprintf(dst, sizeof(dst), "/dev/%s", name);
-	r = write_file(dst, "", 0, 0666);
+	r = cfs_devdir_write(dev_fd, name, "", 0, 0666);
 	if (r < 0)
 		return r;
 	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 		return -errno;
 	return 0;
+}
+
+/* the environment's own entries of /dev: links to the process's descriptors, shm */
+static int own_entries(int dev_fd)
+{
+	static const char *const links[][2] = {
+		{ "/proc/self/fd", "fd" }, { "/proc/self/fd/0", "stdin" },
+		{ "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },
+	};
+
+	if (mkdirat(dev_fd, "shm", 01777) < 0 ||
+	    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+		return -errno;
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (symlinkat(links[i][0], dev_fd, links[i][1]) < 0)
+			return -errno;
+	return 0;
+}
+
+static int open_dir(const char *path)
+{
+	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
 }
 
 /**
@@ -568,7 +565,7 @@ static int bind_host_node(int fd, const char *name)
  */
 int cfs_devfs_setup(struct cfs_devfs **out, bool verbose, char *msg, size_t msgsize)
 {
-	int fds[N_HOST_NODES], pts, r = 0;
+	int fds[N_HOST_NODES], pts, dev_fd = -1, r = 0;
 	struct cfs_devfs *d;
 	struct stat st;
 
@@ -584,10 +581,15 @@ int cfs_devfs_setup(struct cfs_devfs **out, bool verbose, char *msg, size_t msgs
 		r = fail(msg, msgsize, -errno, "cannot mount a tmpfs on /dev");
 		goto out;
 	}
+	dev_fd = open_dir("/dev");
+	if (dev_fd < 0) {
+		r = fail(msg, msgsize, dev_fd, "cannot open the private /dev");
+		goto out;
+	}
 	for (size_t i = 0; i < N_HOST_NODES; i++) {
 		if (fds[i] < 0)
 			continue;
-		r = bind_host_node(fds[i], host_nodes[i]);
+		r = bind_host_node(dev_fd, fds[i], host_nodes[i]);
 		if (r < 0) {
 			fail(msg, msgsize, r, "cannot bind the host's /dev/%s", host_nodes[i]);
 			goto out;
@@ -597,19 +599,16 @@ int cfs_devfs_setup(struct cfs_devfs **out, bool verbose, char *msg, size_t msgs
 		char src[64];
 
 		snprintf(src, sizeof(src), "/proc/self/fd/%d", pts);
-		if (mkdir("/dev/pts", 0755) < 0 ||
+		if (mkdirat(dev_fd, "pts", 0755) < 0 ||
 		    mount(src, "/dev/pts", NULL, MS_BIND | MS_REC, NULL) < 0 ||
-		    symlink("pts/ptmx", "/dev/ptmx") < 0) {
+		    symlinkat("pts/ptmx", dev_fd, "ptmx") < 0) {
 			r = fail(msg, msgsize, -errno, "cannot bind the host's /dev/pts");
 			goto out;
 		}
 	}
-	if (mkdir("/dev/shm", 01777) < 0 ||
-	    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0 ||
-	    symlink("/proc/self/fd", "/dev/fd") < 0 || symlink("/proc/self/fd/0", "/dev/stdin") < 0 ||
-	    symlink("/proc/self/fd/1", "/dev/stdout") < 0 ||
-	    symlink("/proc/self/fd/2", "/dev/stderr") < 0) {
-		r = fail(msg, msgsize, -errno, "cannot fill the private /dev");
+	r = own_entries(dev_fd);
+	if (r < 0) {
+		fail(msg, msgsize, r, "cannot fill the private /dev");
 		goto out;
 	}
 
@@ -630,7 +629,13 @@ int cfs_devfs_setup(struct cfs_devfs **out, bool verbose, char *msg, size_t msgs
 		r = fail(msg, msgsize, -errno, "cannot create /run/udev/data");
 		goto out;
 	}
-	r = write_file("/run/udev/control", "", 0, 0644);
+	{
+		int run_fd = open_dir("/run/udev");
+
+		r = run_fd < 0 ? run_fd : cfs_devdir_write(run_fd, "control", "", 0, 0644);
+		if (run_fd >= 0)
+			close(run_fd);
+	}
 	if (r < 0) {
 		fail(msg, msgsize, r, "cannot create /run/udev/control");
 		goto out;
@@ -640,9 +645,19 @@ int cfs_devfs_setup(struct cfs_devfs **out, bool verbose, char *msg, size_t msgs
 		r = fail(msg, msgsize, -ENOMEM, "private /dev");
 		goto out;
 	}
+	d->db_fd = open_dir("/run/udev/data");
+	if (d->db_fd < 0) {
+		r = fail(msg, msgsize, d->db_fd, "cannot open /run/udev/data");
+		free(d);
+		goto out;
+	}
 	d->verbose = verbose;
+	d->dev_fd = dev_fd;
+	dev_fd = -1;
 	*out = d;
 out:
+	if (dev_fd >= 0)
+		close(dev_fd);
 	for (size_t i = 0; i < N_HOST_NODES; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -651,15 +666,26 @@ out:
 	return r;
 }
 
-/** cfs_devfs_free() - forget the links made (the mounts go with the namespace) */
+static void nothing(void *p)
+{
+	(void)p;
+}
+
+/** cfs_devfs_free() - forget what was made (the mounts go with the namespace) */
 void cfs_devfs_free(struct cfs_devfs *d)
 {
 	if (!d)
 		return;
+	/* the entries are the devpath tree's; the other two only point at them */
+	tdestroy(d->by_node, nothing);
+	tdestroy(d->by_db, nothing);
+	tdestroy(d->by_devpath, devent_free);
 	for (size_t i = 0; i < d->nlinks; i++) {
 		free(d->links[i].path);
 		free(d->links[i].node);
 	}
 	free(d->links);
+	close(d->dev_fd);
+	close(d->db_fd);
 	free(d);
 }

@@ -31,6 +31,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +47,10 @@
 #endif
 
 #define READY_TIMEOUT_MS 30000
+
+#ifndef FUSE_SUPER_MAGIC
+#define FUSE_SUPER_MAGIC 0x65735546
+#endif
 
 struct holder {
 	const struct cfs_holder_args *a;
@@ -262,12 +267,18 @@ static const char *sample_path(void)
 
 static int load_one(struct holder *h, const char *path)
 {
-	char *data = NULL;
+	char *data = NULL, why[sizeof(h->rep.message)];
 	size_t len = 0;
 	int r = read_file(path, &data, &len);
 
 	if (r < 0)
 		return report(h, r, "cannot read %s: %s", path, strerror(-r));
+	/* before the daemon has any of it: refused, the record changes nothing */
+	r = cfs_dev_check_record(data, len, path, why, sizeof(why));
+	if (r < 0) {
+		free(data);
+		return report(h, r, "%s", why);
+	}
 	r = classfs_client_load(h->client, data, len, path);
 	free(data);
 	if (r < 0) {
@@ -357,14 +368,10 @@ static int snapshot(struct holder *h, enum classfs_layout layout)
 		       rerr.reason[0] ? rerr.reason : strerror(-r));
 		goto out;
 	}
-	r = classfs_record_for_each_node(tree, cfs_devfs_add_record_node, h->devfs);
-	if (r < 0) {
-		report(h, r, "cannot fill the private /dev: %s", strerror(-r));
-		goto out;
-	}
-	r = classfs_record_export_udevdb(tree, "/run/udev/data");
+	r = cfs_devfs_fill(h->devfs, tree);
 	if (r < 0)
-		report(h, r, "cannot write the udev database: %s", strerror(-r));
+		report(h, r, "cannot fill the private /dev and the udev database: %s",
+		       strerror(-r));
 out:
 	classfs_record_unload(tree);
 	if (classfs_tree_free(tree) < 0)
@@ -372,17 +379,79 @@ out:
 	return r;
 }
 
+/*
+ * /sys in our namespace must be the daemon's FUSE tree: a daemon joined
+ * with --socket that says it is mounted on /sys may be so in another
+ * mount namespace, leaving the host's sysfs here.  Its device number goes
+ * in the report: each child checks that its /sys is that one.
+ */
+static int check_sys(struct holder *h)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (statfs("/sys", &sfs) < 0 || stat("/sys", &st) < 0)
+		return report(h, -errno, "cannot look at /sys in the environment: %s",
+			      strerror(errno));
+	if (sfs.f_type != FUSE_SUPER_MAGIC)
+		return report(h, -EXDEV,
+			      "/sys in the environment is not the classfs tree (filesystem magic "
+			      "0x%lx; classfsd at %s is not mounted here): refusing to run "
+			      "anything against the host's /sys",
+			      (unsigned long)sfs.f_type, h->a->socket);
+	h->rep.sys_dev = st.st_dev;
+	return 0;
+}
+
+/*
+ * Nothing we mount may reach the host: every mount of our new namespace
+ * becomes private.  In a chroot whose directory is not a mount point (a
+ * plain directory, as pbuilder's) "/" names no mount; setns() into our
+ * own namespace puts us at its real root for that, then we go back to
+ * the chroot and the directory we were in.
+ */
+static int make_private(void)
+{
+	int root, cwd, ns, r = 0;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (root < 0 || cwd < 0 || ns < 0)
+		r = -errno;
+	else if (setns(ns, CLONE_NEWNS) < 0)
+		r = -errno;
+	else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		r = -errno;
+	/* back in the chroot whatever happened: never stay at the host's root */
+	if (root >= 0 && (fchdir(root) < 0 || chroot(".") < 0 || (cwd >= 0 && fchdir(cwd) < 0)))
+		_exit(125);
+	if (ns >= 0)
+		close(ns);
+	if (cwd >= 0)
+		close(cwd);
+	if (root >= 0)
+		close(root);
+	return r;
+}
+
 static int setup(struct holder *h)
 {
 	const struct classfs_run_options *o = h->a->opt;
+	char why[sizeof(h->rep.message)];
 	struct classfs_client_status st;
 	int r;
 
 	if (unshare(CLONE_NEWNS | CLONE_NEWNET) < 0)
 		return report(h, -errno, "cannot make private namespaces: %s", strerror(errno));
-	/* nothing we mount may leak to the host */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return report(h, -errno, "cannot make / private: %s", strerror(errno));
+	r = make_private();
+	if (r < 0)
+		return report(h, r, "cannot make the mounts of the namespace private: %s",
+			      strerror(-r));
 
 	if (h->a->daemon) {
 		r = start_daemon(h);
@@ -408,6 +477,10 @@ static int setup(struct holder *h)
 				      strerror(errno));
 	}
 
+	r = check_sys(h);
+	if (r < 0)
+		return r;
+
 	if (o->sample && (r = load_one(h, sample_path())) < 0)
 		return r;
 	for (const char *const *f = o->records; f && *f; f++)
@@ -424,9 +497,9 @@ static int setup(struct holder *h)
 			      classfs_client_error_message(h->client));
 
 	umask(0);
-	r = cfs_devfs_setup(&h->devfs, h->verbose, h->rep.message, sizeof(h->rep.message));
+	r = cfs_devfs_setup(&h->devfs, h->verbose, why, sizeof(why));
 	if (r < 0)
-		return report(h, r, "%s", h->rep.message);
+		return report(h, r, "%s", why);
 	r = snapshot(h, st.layout);
 	if (r < 0)
 		return r;

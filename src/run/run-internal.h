@@ -24,6 +24,7 @@
 /* what the holder reports once, through the ready pipe */
 struct cfs_run_report {
 	int status;		/* 0: ready; else -errno */
+	uint64_t sys_dev;	/* st_dev of the tree mounted on the environment's /sys */
 	char message[512];
 };
 
@@ -41,6 +42,8 @@ struct classfs_run {
 	pid_t holder;
 	int ctl_fd;			/* write end of the holder's control pipe */
 	int ns_mnt, ns_net;		/* the holder's namespaces, to join */
+	int root;			/* the holder's root directory (the caller's chroot) */
+	dev_t sys_dev;			/* what /sys must be inside (the tree's st_dev) */
 	char socket[CFS_RUN_SOCKET_MAX];
 	char tmpdir[CFS_RUN_TMPDIR_MAX];	/* our socket directory; "" when joining */
 };
@@ -48,13 +51,29 @@ struct classfs_run {
 /* holder.c: never returns */
 _Noreturn void cfs_holder_main(const struct cfs_holder_args *a);
 
-/* devfs.c: the private /dev and /run/udev */
+/* devfs.c, devfs-events.c: the private /dev and /run/udev */
 struct cfs_devfs;
 int cfs_devfs_setup(struct cfs_devfs **out, bool verbose, char *msg, size_t msgsize);
 void cfs_devfs_free(struct cfs_devfs *d);
-int cfs_devfs_add_record_node(const struct classfs_record_node *node, void *data);
+int cfs_devfs_fill(struct cfs_devfs *d, struct classfs_tree *tree);
 int cfs_devfs_event_before(struct cfs_devfs *d, const struct classfs_uevent *ev);
 int cfs_devfs_event_after(struct cfs_devfs *d, const struct classfs_uevent *ev);
+
+/* devdir.c: names below /dev, and files made below a directory, never beside it */
+enum cfs_dev_name {
+	CFS_DEV_NAME_FREE,	/* a device may have it */
+	CFS_DEV_NAME_HOST,	/* a host node bound in: stays the host's */
+	CFS_DEV_NAME_OWN,	/* the environment's own entry (fd, stdin, pts, ...) */
+};
+bool cfs_dev_rel_name(const char *devname, char *buf, size_t size);
+int cfs_dev_check_record(const char *data, size_t len, const char *file, char *msg,
+			 size_t msgsize);
+enum cfs_dev_name cfs_dev_name_kind(const char *rel);
+int cfs_devdir_mknod(int root, const char *rel, mode_t mode, dev_t devt);
+int cfs_devdir_symlink(int root, const char *target, const char *rel);
+int cfs_devdir_write(int root, const char *rel, const void *data, size_t len, mode_t mode);
+int cfs_devdir_unlink(int root, const char *rel);
+ssize_t cfs_devdir_readlink(int root, const char *rel, char *buf, size_t size);
 
 /* run.c */
 void cfs_run_log(bool verbose, const char *fmt, ...) CLASSFS_PRINTF(2, 3);

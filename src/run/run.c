@@ -7,7 +7,12 @@
  * The caller never enters the namespaces itself: a multi-threaded
  * process cannot change its mount namespace, and a test suite must keep
  * its own view.  Only forked children (single-threaded) join, by setns()
- * on descriptors of the holder's namespaces.
+ * on descriptors of the holder's namespaces, then by chroot() to the
+ * holder's root: setns() puts a process at the namespace's root, which is
+ * the host's when the caller runs in a chroot (a build chroot), and the
+ * tree is mounted on the chroot's /sys.  Before anything runs inside, the
+ * child checks that its /sys is the tree; a child that cannot join tells
+ * the caller through a pipe, and nothing runs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +26,7 @@
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -184,7 +190,7 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	run = calloc(1, sizeof(*run));
 	if (!run)
 		return set_err(err, -ENOMEM, "out of memory");
-	run->ctl_fd = run->ns_mnt = run->ns_net = -1;
+	run->ctl_fd = run->ns_mnt = run->ns_net = run->root = -1;
 	a.opt = opt;
 	if (opt->socket) {
 		if (snprintf(run->socket, sizeof(run->socket), "%s", opt->socket) >=
@@ -258,12 +264,15 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 		run->ns_mnt = open(p, O_RDONLY | O_CLOEXEC);
 		snprintf(p, sizeof(p), "/proc/%d/ns/net", (int)pid);
 		run->ns_net = open(p, O_RDONLY | O_CLOEXEC);
-		if (run->ns_mnt < 0 || run->ns_net < 0) {
-			r = set_err(err, -errno, "cannot open the namespaces of %d: %s", (int)pid,
-				    strerror(errno));
+		snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
+		run->root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (run->ns_mnt < 0 || run->ns_net < 0 || run->root < 0) {
+			r = set_err(err, -errno, "cannot open the namespaces and root of %d: %s",
+				    (int)pid, strerror(errno));
 			goto fail_holder;
 		}
 	}
+	run->sys_dev = (dev_t)rep.sys_dev;
 	close(ready[0]);
 	*out = run;
 	return 0;
@@ -283,6 +292,8 @@ fail:
 		close(run->ns_mnt);
 	if (run->ns_net >= 0)
 		close(run->ns_net);
+	if (run->root >= 0)
+		close(run->root);
 	remove_tmpdir(run->tmpdir);
 	free(run);
 	return r;
@@ -296,6 +307,7 @@ const char *classfs_run_socket(const struct classfs_run *run)
 /* in a forked child: enter the environment; Return: 0 or -errno */
 static int join(struct classfs_run *run, const char *cwd)
 {
+	struct stat st;
 	sigset_t none;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -309,7 +321,12 @@ static int join(struct classfs_run *run, const char *cwd)
 	signal(SIGHUP, SIG_DFL);
 	if (setns(run->ns_net, CLONE_NEWNET) < 0 || setns(run->ns_mnt, CLONE_NEWNS) < 0)
 		return -errno;
-	/* setns() put us at the namespace's root: go back where the caller was */
+	/* setns() put us at the namespace's root: back to the holder's (a chroot's) */
+	if (fchdir(run->root) < 0 || chroot(".") < 0)
+		return -errno;
+	if (stat("/sys", &st) < 0 || st.st_dev != run->sys_dev)
+		return -EXDEV;
+	/* where the caller was */
 	if (cwd && chdir(cwd) < 0 && chdir("/") < 0)
 		return -errno;
 	if (setenv(CLASSFS_RUN_SOCKET_ENV, run->socket, 1) < 0 ||
@@ -320,44 +337,77 @@ static int join(struct classfs_run *run, const char *cwd)
 
 /*
  * Fork a child that enters @run's namespaces in the caller's directory.
- * Return: 0 in the child (inside), the child's pid in the caller, -errno.
+ * In the child, *@joined is the write end of a close-on-exec pipe: close
+ * it once inside (exec does), or the caller waits for it.
+ * Return: 0 in the child (inside), the child's pid in the caller once the
+ * child is inside, or -errno (a child that could not join is reaped).
  */
-static pid_t fork_inside(struct classfs_run *run)
+static pid_t fork_inside(struct classfs_run *run, int *joined)
 {
 	char cwd[PATH_MAX];
 	bool have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
+	int pfd[2], r = 0;
+	ssize_t n;
 	pid_t p;
 
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
 	fflush(NULL);
 	p = fork();
-	if (p < 0)
-		return -errno;
+	if (p < 0) {
+		r = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return r;
+	}
 	if (p == 0) {
-		int r = join(run, have_cwd ? cwd : NULL);
-
-		if (r < 0) {
+		close(pfd[0]);
+		r = join(run, have_cwd ? cwd : NULL);
+		if (r == -EXDEV)
+			fprintf(stderr, "classfs-run: /sys inside the environment is not the "
+					"classfs tree: nothing runs against the host's\n");
+		else if (r < 0)
 			fprintf(stderr, "classfs-run: cannot enter the environment: %s\n",
 				strerror(-r));
-			_exit(127);
+		if (r < 0) {
+			if (write(pfd[1], &r, sizeof(r)) != sizeof(r))
+				_exit(127);
+			_exit(125);
 		}
+		*joined = pfd[1];
+		return 0;
+	}
+	close(pfd[1]);
+	/* EOF: the child is inside (it closed the pipe, or exec did) */
+	do
+		n = read(pfd[0], &r, sizeof(r));
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	if (n == sizeof(r) && r < 0) {
+		while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+			;
+		return r;
 	}
 	return p;
 }
 
 int classfs_run_spawn(struct classfs_run *run, char *const argv[], pid_t *pid)
 {
+	int joined;
 	pid_t p;
 
 	if (!run || !argv || !argv[0] || !pid)
 		return -EINVAL;
-	p = fork_inside(run);
+	p = fork_inside(run, &joined);
 	if (p < 0)
 		return p;
 	if (p == 0) {
 		int r;
 
+		/* the pipe closes on exec; a failed exec is COMMAND's status (127, 126) */
 		execvp(argv[0], argv);
 		r = errno;
+		close(joined);
 		fprintf(stderr, "classfs-run: %s: %s\n", argv[0], strerror(r));
 		_exit(r == ENOENT ? 127 : 126);
 	}
@@ -386,15 +436,19 @@ int classfs_run_wait(pid_t pid)
 
 int classfs_run_call(struct classfs_run *run, int (*fn)(void *data), void *data)
 {
+	int joined;
 	pid_t p;
 
 	if (!run || !fn)
 		return -EINVAL;
-	p = fork_inside(run);
+	p = fork_inside(run, &joined);
 	if (p < 0)
 		return p;
 	if (p == 0) {
-		int r = fn(data);
+		int r;
+
+		close(joined);
+		r = fn(data);
 
 		/* not exit(): the caller's atexit handlers are not ours to run */
 		fflush(NULL);
@@ -419,6 +473,8 @@ int classfs_run_stop(struct classfs_run *run)
 		close(run->ns_mnt);
 	if (run->ns_net >= 0)
 		close(run->ns_net);
+	if (run->root >= 0)
+		close(run->root);
 	remove_tmpdir(run->tmpdir);
 	free(run);
 	return r;

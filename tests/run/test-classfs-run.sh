@@ -8,8 +8,10 @@
 # the sample machine and every recording in /work/shared/testdata/umockdev
 # (or $CLASSFS_RECORDINGS), both layouts; hotplug made with classctl from
 # outside the environment and from inside it, with a daemon classfs-run
-# started and with one it joined; a static program; exit statuses,
-# signals, bad input; and that nothing stays running afterwards.
+# started and with one it joined; inside a chroot; a daemon mounted on
+# /sys in another namespace (refused); a static program; exit statuses,
+# signals, bad input (records whose nodes or links would take the
+# environment's own /dev entries); and that nothing stays running afterwards.
 #
 # The whole script runs in a private mount namespace of its own (the
 # joined daemon's mount stays there). Needs root (exit 77 otherwise).
@@ -46,8 +48,21 @@ cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
-	umount -l "$work/mnt" 2>/dev/null || true
+	# the chroots are binds of the host's directories: never remove a file through them
+	if ! unbind "$work"; then
+		echo "FAIL: mounts left below $work: $work left in place"
+		return
+	fi
 	rm -rf "$work"
+}
+# unbind DIR - unmount everything mounted on or below DIR; false when something stays
+unbind() {
+	# shellcheck disable=SC2016  # an awk condition, not a shell expansion
+	local m below='$2 == d || index($2, d "/") == 1'
+	while read -r m; do
+		umount -l "$m" 2>/dev/null || true
+	done < <(awk -v d="$1" "$below { print \$2 }" /proc/self/mounts | sort -r)
+	! awk -v d="$1" "$below { found = 1 } END { exit !found }" /proc/self/mounts
 }
 trap cleanup EXIT
 
@@ -165,6 +180,16 @@ has "$out" "P: /devices/pci0000:00/0000:00:1a.0/usb1/1-1/1-1.5/1-1.5.4/1-1.5.4.2
 	bad "udevadm info /sys/dev/char/189:8: $out"
 check_clean "recording runs"
 
+# records with nodes and links on the environment's own /dev entries
+write_escape_records() {
+	printf '%s\n' 'P: /devices/virtual/mem/escnode' 'N: fd/0/ESCNODE' 'E: SUBSYSTEM=mem' \
+		'A: dev=1:1\n' >"$work/esc.umockdev"
+	printf '%s\n' 'P: /devices/virtual/mem/lnk' 'N: lnk' 'S: stdout' 'S: ptmx' \
+		'E: SUBSYSTEM=mem' 'A: dev=1:7\n' >"$work/lnk.umockdev"
+	printf '%s\n' 'P: /devices/virtual/mem/ptl' 'N: ptl' 'S: ptmx' 'E: SUBSYSTEM=mem' \
+		'A: dev=1:8\n' >"$work/ptl.umockdev"
+}
+
 # ------------------------------------------------- hotplug from outside (own daemon)
 hotplug_outside() { # hotplug_outside LABEL [classfs-run options...]
 	local label=$1 rdy=$work/ready.$1 sock out rc
@@ -214,6 +239,20 @@ out=$("$run" --sample -- sh -c '
 	has "$out" "/dev/char/13:73 -> ../event9" && ! has "$out" "still-there" &&
 	ok "inside: classctl via CLASSFS_SOCKET; node 0600 13:73, char link, database entry; gone after remove" ||
 	bad "inside: exit $rc: $out"
+# devices of the snapshot (the loaded record) removed: what was made for
+# each goes, its node, number link, recorded S: link and database file
+out=$("$run" --sample -- sh -c '
+	link=/dev/input/by-id/usb-Logitech_USB_Optical_Mouse-event-mouse
+	for f in /dev/input/event1 /dev/char/13:65 $link /run/udev/data/c13:65 \
+	         /run/udev/data/+drm:card0-eDP-1; do test -e $f || echo "missing before: $f"; done
+	'"$classctl"' rm input event1 && '"$classctl"' rm drm card0-eDP-1 || exit 1
+	for i in $(seq 100); do [ -e /run/udev/data/+drm:card0-eDP-1 ] || break; sleep 0.1; done
+	for f in /dev/input/event1 /dev/char/13:65 $link /run/udev/data/c13:65 \
+	         /run/udev/data/+drm:card0-eDP-1; do test -e $f && echo "still there: $f"; done
+	test -b /dev/sda && test -e /run/udev/data/b8:0 && echo others-intact' 2>&1) || true
+has "$out" "^others-intact" && ! has "$out" "missing before" && ! has "$out" "still there" &&
+	ok "snapshot devices removed: node, number link, S: link and database file gone, the rest intact" ||
+	bad "snapshot devices removed: $out"
 # a real monitor nobody here wrote: udevadm monitor --udev
 out=$("$run" --sample -- sh -c '
 	m="${TMPDIR:-/tmp}/mon.$$"
@@ -240,6 +279,23 @@ has "$out" "^sda1" && has "$out" "sda3" && has "$out" "sock=$work/join.sock" &&
 	ok "join: lsblk sees the joined daemon's tree, CLASSFS_SOCKET is its socket" ||
 	bad "join: $out"
 hotplug_outside join --socket "$work/join.sock"
+# records whose node or links name the environment's own entries, loaded by
+# the daemon (classfs-run never saw the files): no node or link there, and
+# nothing made outside the private /dev through its /dev/fd link
+write_escape_records
+mkdir "$work/stdin-dir"
+for rec in esc lnk; do
+	"$classctl" --socket "$work/join.sock" load "$work/$rec.umockdev" ||
+		bad "join: classctl load $rec.umockdev"
+done
+out=$("$run" --socket "$work/join.sock" -- sh -c '
+	echo "stdout -> $(readlink /dev/stdout)"; echo "ptmx -> $(readlink /dev/ptmx)"
+	echo "fd -> $(readlink /dev/fd)"; ls -l /dev/lnk' <"$work/stdin-dir" 2>&1) || true
+has "$out" "^stdout -> /proc/self/fd/1$" && has "$out" "^ptmx -> pts/ptmx$" &&
+	has "$out" "^fd -> /proc/self/fd$" && has "$out" "^crw.* 1, 7 .*/dev/lnk" &&
+	[[ -z $(ls -A "$work/stdin-dir") ]] &&
+	ok "join: N: fd/0/ESCNODE made nothing (not in the directory on stdin), S: stdout and S: ptmx left the environment's links" ||
+	bad "join: escape records: $out; in the stdin directory: $(ls -lA "$work/stdin-dir")"
 kill "$jpid"
 wait "$jpid" || bad "join: classfsd exit status $?"
 check_clean "join runs"
@@ -316,6 +372,74 @@ else
 	bad "SIGKILL: COMMAND did not start"
 fi
 
+# ------------------------------------------------ a daemon not mounted here
+# classfsd says it is mounted on /sys, but in a mount namespace of its own:
+# /sys here is the host's, and nothing may run against it
+unshare -m --propagation private "$classfsd" --socket "$work/elsewhere.sock" --mount /sys \
+	--sample >"$work/elsewhere.log" 2>&1 &
+epid=$!
+pids+=("$epid")
+wait_file "$work/elsewhere.sock" 20 || bad "elsewhere: classfsd did not start: $(cat "$work/elsewhere.log")"
+rc=0; out=$("$run" --socket "$work/elsewhere.sock" -- sh -c 'echo ran; lsblk -dn -o NAME' 2>&1) || rc=$?
+((rc == 125)) && has "$out" "/sys in the environment is not the classfs tree" && ! has "$out" "^ran" &&
+	ok "joined daemon mounted on /sys elsewhere: exit 125, COMMAND not run" ||
+	bad "joined daemon mounted on /sys elsewhere: exit $rc: $out"
+
+# ------------------------------------------------------------- in a chroot
+# build chroots (sbuild's, pbuilder's) run test suites: classfs-run there
+# must give COMMAND the tree, not the host's /sys and /dev.  One chroot is
+# a bind of / (with its mounts) in this script's private namespace; the
+# other a plain directory holding binds of /'s directories (its root is no
+# mount point, as pbuilder's).
+plain=$work/plain
+mkdir "$plain"
+for e in /*; do
+	if [[ -L $e ]]; then
+		cp -P "$e" "$plain/"
+	elif [[ -d $e ]]; then
+		mkdir "$plain/${e#/}"
+		# /tmp holds $work: its mounts (this chroot's own) are not wanted twice
+		if [[ $e == /tmp ]]; then mount --bind "$e" "$plain/tmp"; else mount --rbind "$e" "$plain/${e#/}"; fi
+	fi
+done
+rc=0; out=$(chroot "$plain" "$run" --sample -- sh -c '
+	awk '"'"'$2 == "/sys" { t = $3 } END { print "sys-type " t }'"'"' /proc/self/mounts
+	lsblk -dn -o NAME' 2>&1) || rc=$?
+((rc == 0)) && has "$out" "^sys-type fuse.classfs" && has "$out" "^sda$" &&
+	ok "chroot into a plain directory: /sys is the tree, lsblk lists the sample's disks" ||
+	bad "chroot into a plain directory: exit $rc: $out"
+unbind "$plain" && rm -rf "$plain" || bad "chroot into a plain directory: cannot unmount it"
+
+croot=$work/chroot
+mkdir "$croot"
+if mount --rbind / "$croot"; then
+	sample_disks="loop0 nvme0n1 sda"
+	rc=0; out=$(chroot "$croot" "$run" --sample -- sh -c '
+		awk '"'"'$2 == "/sys" { t = $3 } END { print "sys-type " t }'"'"' /proc/self/mounts
+		lsblk -dn -o NAME
+		'"$probe"' summary' 2>&1) || rc=$?
+	host_only=
+	for disk in $(lsblk -dn -o NAME); do
+		[[ " $sample_disks " == *" $disk "* ]] || ! has "$out" "^$disk\$" || host_only+=" $disk"
+	done
+	((rc == 0)) && has "$out" "^sys-type fuse.classfs" && has "$out" "^sda$" &&
+		has "$out" "^nvme0n1$" && [[ -z $host_only ]] && has "$out" "^nodes-ok 32" &&
+		ok "chroot: /sys is the tree, lsblk lists the sample's disks (not the host's), udev-probe found and passes" ||
+		bad "chroot: exit $rc, host disks seen:${host_only:- none}: $out"
+	rc=0; out=$(chroot "$croot" "$run" --sample -- sh -c 'exit 7' 2>&1) || rc=$?
+	((rc == 7)) && ok "chroot: exit status 7 passed through" || bad "chroot: exit status: $rc: $out"
+	rc=0; out=$(chroot "$croot" "$run" --socket "$work/elsewhere.sock" -- sh -c 'echo ran' 2>&1) || rc=$?
+	((rc == 125)) && ! has "$out" "^ran" &&
+		ok "chroot: joined daemon mounted on /sys elsewhere: exit 125, COMMAND not run" ||
+		bad "chroot: joined daemon mounted on /sys elsewhere: exit $rc: $out"
+	unbind "$croot" && rmdir "$croot" || bad "chroot: cannot unmount $croot"
+else
+	bad "chroot: cannot bind / onto $croot"
+fi
+kill "$epid"
+wait "$epid" || true
+check_clean "chroot and elsewhere runs"
+
 # ------------------------------------------------------------------ bad input
 expect_fail() { # expect_fail DESCRIPTION PATTERN classfs-run-args...
 	local what=$1 pat=$2 out rc=0
@@ -331,6 +455,16 @@ expect_fail "bad layout" "--layout: 'sideways'" --layout sideways -- true
 expect_fail "no command" "no COMMAND" --sample
 expect_fail "no daemon at socket" "cannot connect to classfsd at $work/none.sock" --socket "$work/none.sock" -- true
 expect_fail "layout with socket" "cannot be given with --socket" --socket "$work/x" --layout devices -- true
+# a record's node or link on the environment's own entries: refused at its line
+write_escape_records
+mkdir -p "$work/stdin-dir"
+rc=0; out=$("$run" --load "$work/esc.umockdev" -- true <"$work/stdin-dir" 2>&1) || rc=$?
+((rc == 125)) && has "$out" "esc.umockdev:2: node /dev/fd/0/ESCNODE" &&
+	[[ -z $(ls -A "$work/stdin-dir") ]] &&
+	ok "N: fd/0/ESCNODE: exit 125 at line 2, no node in the directory on stdin" ||
+	bad "N: fd/0/ESCNODE: exit $rc: $out; in the stdin directory: $(ls -lA "$work/stdin-dir")"
+expect_fail "S: stdout" "lnk.umockdev:3: link /dev/stdout" --load "$work/lnk.umockdev" -- true
+expect_fail "S: ptmx" "ptl.umockdev:3: link /dev/ptmx" --load "$work/ptl.umockdev" -- true
 check_clean "bad input"
 
 echo "$fails failure(s)"

@@ -2,7 +2,8 @@
 /*
  * test-run.c - <classfs/run.h> from a C test suite, no shell: start an
  * environment, run libudev code in it, hotplug from outside through the
- * client library, join a running daemon, refuse bad input, leave nothing.
+ * client library, join a running daemon, refuse bad input, leave nothing;
+ * another uid's event variables name no node of the environment.
  *
  * The test process first moves into a private mount namespace of its
  * own, so the joined daemon's mount never shows on the host.  Needs root,
@@ -10,6 +11,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -399,4 +401,169 @@ TEST(join_running_daemon)
 	kill(d, SIGTERM);
 	CHECK(waitpid(d, &st, 0) == d && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	rmdir(mnt);
+}
+
+/* ---- another uid's event variables name no node ---- */
+
+/* a daemon as the attacker met it: --group nogroup, allow_other, the sample */
+static pid_t start_shared_daemon(const char *sock, const char *mnt)
+{
+	pid_t d = fork();
+
+	if (d == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		execl(getenv("CLASSFSD"), "classfsd", "--socket", sock, "--mount", mnt, "--sample",
+		      "--group", "nogroup", "--mount-options", "allow_other", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200 && access(sock, F_OK) < 0; i++)
+		usleep(20000);
+	return d;
+}
+
+/*
+ * As uid 65534: its own devices, with events whose variables name root's
+ * sda (8:0) and root's drm connector card0-eDP-1.  A device in the sample's
+ * class `block` with no number: an add saying DEVNAME=sda MAJOR=1 MINOR=3,
+ * a remove saying DEVNAME=sda MAJOR=8 MINOR=0; a move saying DEVPATH_OLD
+ * is root's connector; a numbered device of its own named sda.  Last, the
+ * marker mark/m0 (its database file tells the events were handled).
+ * Return: 0, or bits of the calls that failed.
+ */
+static int attack_as_nobody(const char *sock)
+{
+	static const char *const add_vars[] = { "DEVNAME=sda", "MAJOR=1", "MINOR=3",
+						"DEVMODE=0666", NULL };
+	static const char *const rm_vars[] = { "DEVNAME=sda", "MAJOR=8", "MINOR=0", NULL };
+	static const char *const mv_vars[] = { "DEVPATH_OLD=/class/drm/card0-eDP-1", NULL };
+	struct classfs_client *c;
+	int bad = 0, r;
+
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 0x100;
+	c = classfs_client_connect(sock, 0);
+	if (!c)
+		return 0x200;
+	bad |= (classfs_client_device_add(c, &(struct classfs_client_device){
+		.cls = "block", .name = "evil" }) != 0) << 0;
+	bad |= (classfs_client_trigger(c, "block", "evil", CLASSFS_ACTION_ADD, add_vars) != 0) << 1;
+	bad |= (classfs_client_trigger(c, "block", "evil", CLASSFS_ACTION_REMOVE, rm_vars) != 0) << 2;
+	bad |= (classfs_client_device_add(c, &(struct classfs_client_device){
+		.cls = "drm", .name = "evil2" }) != 0) << 3;
+	/* classfsd refuses a caller's DEVPATH_OLD today; were it let through, nothing moves */
+	r = classfs_client_trigger(c, "drm", "evil2", CLASSFS_ACTION_MOVE, mv_vars);
+	bad |= (r != 0 && r != -EINVAL) << 4;
+	bad |= (classfs_client_device_add(c, &(struct classfs_client_device){
+		.cls = "mine", .name = "sda", .devt = makedev(1, 3) }) != 0) << 5;
+	bad |= (classfs_client_device_add(c, &(struct classfs_client_device){
+		.cls = "mark", .name = "m0" }) != 0) << 6;
+	classfs_client_disconnect(c);
+	return bad;
+}
+
+/* inside: once the marker is in, root's nodes and database files are as they were */
+static int roots_entries_intact(void *data)
+{
+	char link[64];
+	struct stat st;
+	ssize_t n;
+	int bad = 0;
+
+	for (int i = 0; i < 500 && access("/run/udev/data/+mark:m0", F_OK) < 0; i++)
+		usleep(20000);
+	if (access("/run/udev/data/+mark:m0", F_OK) < 0)
+		return 0x80;
+	if (stat("/dev/sda", &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != makedev(8, 0)) {
+		fprintf(stderr, "  /dev/sda is not root's block 8:0 any more\n");
+		bad |= 1;
+	}
+	if (access("/run/udev/data/b8:0", F_OK) < 0) {
+		fprintf(stderr, "  /run/udev/data/b8:0: %m\n");
+		bad |= 2;
+	}
+	n = readlink("/dev/block/8:0", link, sizeof(link) - 1);
+	if (n < 0 || (link[n] = '\0', strcmp(link, "../sda"))) {
+		fprintf(stderr, "  /dev/block/8:0 does not lead to sda\n");
+		bad |= 4;
+	}
+	if (access("/run/udev/data/+drm:card0-eDP-1", F_OK) < 0 ||
+	    access("/run/udev/data/+drm:evil2", F_OK) < 0) {
+		fprintf(stderr, "  the move renamed root's connector's database file\n");
+		bad |= 8;
+	}
+	/* its own unnumbered device got no node of any name */
+	if (lstat("/dev/evil", &st) == 0 || access("/run/udev/data/b1:3", F_OK) == 0) {
+		fprintf(stderr, "  a node or database file for the variables of evil's add\n");
+		bad |= 16;
+	}
+	return bad;
+}
+
+TEST(client_variables_name_no_node)
+{
+	char sock[128], mnt[128];
+	struct classfs_run_options o = { .socket = sock };
+	struct classfs_run_error err;
+	struct classfs_run *run = NULL;
+	pid_t d, a;
+	int st;
+
+	if (!can_run)
+		return;
+	/* uid 65534 reaches the socket */
+	CHECK(chmod(workdir, 0755) == 0);
+	snprintf(sock, sizeof(sock), "%s/shared.sock", workdir);
+	snprintf(mnt, sizeof(mnt), "%s/shared.mnt", workdir);
+	CHECK(mkdir(mnt, 0755) == 0);
+	d = start_shared_daemon(sock, mnt);
+	CHECK_INT(classfs_run_start(&o, &run, &err), 0);
+	if (run) {
+		a = fork();
+		if (a == 0)
+			_exit(attack_as_nobody(sock));
+		CHECK(waitpid(a, &st, 0) == a && WIFEXITED(st));
+		CHECK_INT(WEXITSTATUS(st), 0);
+		CHECK_INT(classfs_run_call(run, roots_entries_intact, NULL), 0);
+		CHECK_INT(classfs_run_stop(run), 0);
+	} else {
+		fprintf(stderr, "  %s\n", err.message);
+	}
+	kill(d, SIGTERM);
+	CHECK(waitpid(d, &st, 0) == d && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	rmdir(mnt);
+	chmod(workdir, 0700);
+}
+
+/* ---- nothing runs unless /sys is the tree ---- */
+
+static int unmount_sys(void *data)
+{
+	return umount2("/sys", MNT_DETACH) < 0 ? 1 : 0;
+}
+
+static int reached(void *data)
+{
+	return 42;
+}
+
+/* /sys gone from under the environment: no child runs (it would see the host's) */
+TEST(refused_when_sys_is_not_the_tree)
+{
+	char *argv[] = { "true", NULL };
+	struct classfs_run_options o = { .sample = true };
+	struct classfs_run *run = NULL;
+	pid_t pid = 0;
+
+	if (!can_run)
+		return;
+	CHECK_INT(classfs_run_start(&o, &run, NULL), 0);
+	if (!run)
+		return;
+	CHECK_INT(classfs_run_call(run, reached, NULL), 42);
+	CHECK_INT(classfs_run_call(run, unmount_sys, NULL), 0);
+	CHECK_INT(classfs_run_call(run, reached, NULL), -EXDEV);
+	CHECK_INT(classfs_run_spawn(run, argv, &pid), -EXDEV);
+	/* the daemon's mount went with /sys: the holder may report that on stop */
+	classfs_run_stop(run);
+	CHECK(workdir_empty());
 }

@@ -20,9 +20,14 @@
 set -uo pipefail
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
+# shellcheck source=../stage.sh
+source "$(dirname "$0")/../stage.sh"
 cfs_enter "$@"
 shift
 classfsd=$1 classctl=$2 secop=$3 preload=$4
+# what nobody runs, where nobody can run it (the build tree may be out of its reach)
+chmod 0755 "$tmp"
+cfs_stage "$tmp/stage" classctl secop || exit 1
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 # a second unprivileged uid; group nogroup so it reaches a --group nogroup socket
 OTHER=(setpriv --reuid=65533 --regid=65534 --clear-groups)
