@@ -479,9 +479,18 @@ CLASSFS_PUBLIC const char *classfs_device_name(const struct classfs_device *dev)
  * every default attribute, the reverse link in the physical device's
  * directory, all visible at once; sends ADD; joins the class; calls every
  * matching interface's add().
+ * The names of the entries the device computes must be distinct: an
+ * attribute of the class's or type's groups named like an entry the tree
+ * makes in the directory (`uevent`; `dev` with a device number;
+ * `subsystem` with a class or bus; `device` with a physical device), like
+ * another attribute or like a named group, is refused with -EEXIST, as is
+ * a device whose glue directory or "CLASS:NAME" link in its physical
+ * device would take the name of one of that device's attributes.
  * Return: 0, -EINVAL (no name, no class and no tree, parent of another
- * class or not added, bad name), -EEXIST (name taken in the class or in
- * the directory), -ENODEV (parent being removed), -ENOMEM.  On error
+ * class or not added, bad name, an attribute or group with an invalid
+ * name), -EEXIST (name taken in the class or in the directory, or by
+ * another device with the same syspath; a duplicate or reserved entry
+ * name, see above), -ENODEV (parent being removed), -ENOMEM.  On error
  * nothing is changed.
  */
 CLASSFS_PUBLIC int classfs_device_add(struct classfs_device *dev);
@@ -491,6 +500,15 @@ CLASSFS_PUBLIC int classfs_device_add(struct classfs_device *dev);
  * the default tree for those).
  */
 CLASSFS_PUBLIC int classfs_device_add_to(struct classfs_tree *tree, struct classfs_device *dev);
+/**
+ * classfs_device_add_virtual() - classfs_device_add_to() for the root
+ * device of a virtual bus (Linux's subsys_virtual_register()): placed in
+ * devices/virtual (syspath "/devices/virtual/NAME"), in either layout.
+ * The bus's devices have it as parent.  Return: as classfs_device_add();
+ * -EINVAL for a device with a class, bus, parent or physical device.
+ */
+CLASSFS_PUBLIC int classfs_device_add_virtual(struct classfs_tree *tree,
+					      struct classfs_device *dev);
 /**
  * classfs_device_del() - unpublish a device
  *

@@ -22,8 +22,20 @@ int cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
 	struct classfs_node *base, *g;
 
 	*glue = NULL;
-	if (!dev->cls)
-		*dirp = dev->parent ? &dev->parent->p.node : t->devices_dir;
+	if (!dev->cls && dev->parent)
+		*dirp = &dev->parent->p.node;
+	else if (!dev->cls && !(dev->p.state & CFS_DS_VIRTUAL))
+		*dirp = t->devices_dir;
+	else if (!dev->cls) {
+		/* the class layout has devices/virtual while it holds devices */
+		if (!t->virtual_dir) {
+			t->virtual_dir = cfs_mkdir(t, t->devices_dir, "virtual");
+			if (!t->virtual_dir)
+				return -ENOMEM;
+			*glue = t->virtual_dir;
+		}
+		*dirp = t->virtual_dir;
+	}
 	else if (dev->parent)
 		*dirp = &dev->parent->p.node;
 	else if (t->layout == CLASSFS_LAYOUT_CLASS)
@@ -33,6 +45,9 @@ int cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
 	else {
 		base = dev->phys ? &dev->phys->p.node : t->virtual_dir;
 		g = cfs_dir_lookup(base, dev->cls->name);
+		/* an attribute of the physical device of that name: no room */
+		if (!g && dev->phys && cfs_name_is_virtual(dev->phys, dev->cls->name))
+			return -EEXIST;
 		if (g) {
 			if (g->type != CFS_NT_DIR || (g->flags & CFS_NF_DEVICE))
 				return -EEXIST;
@@ -54,12 +69,18 @@ bool cfs_is_glue_dir(struct classfs_tree *t, const struct classfs_node *n)
 	       (n->parent == t->virtual_dir || (n->parent->flags & CFS_NF_DEVICE));
 }
 
-/* remove an empty glue directory (under L) */
+/* remove an empty glue directory, or the class layout's devices/virtual (under L) */
 void cfs_glue_put_locked(struct classfs_tree *t, struct classfs_node *g,
 			 struct classfs_node **freelist)
 {
-	if (g && cfs_is_glue_dir(t, g) && (!g->u.dir || !g->u.dir->count))
+	if (!g || (g->u.dir && g->u.dir->count))
+		return;
+	if (g == t->virtual_dir && t->layout == CLASSFS_LAYOUT_CLASS) {
 		cfs_subtree_unlink(t, g, freelist);
+		t->virtual_dir = NULL;
+	} else if (cfs_is_glue_dir(t, g)) {
+		cfs_subtree_unlink(t, g, freelist);
+	}
 }
 
 /* the link "CLASS:NAME" a class device leaves in its physical device (class layout) */
@@ -95,7 +116,9 @@ int cfs_reserve_link(struct classfs_tree *t, struct classfs_node *dir, struct cl
 {
 	int r;
 
-	if (cfs_dir_lookup(dir, n->name))
+	/* a device's directory also holds its computed entries */
+	if (cfs_dir_lookup(dir, n->name) ||
+	    ((dir->flags & CFS_NF_DEVICE) && cfs_name_is_virtual(cfs_node_device(dir), n->name)))
 		return -EEXIST;
 	r = cfs_dir_reserve(dir);
 	if (r < 0)
@@ -134,7 +157,8 @@ static int syspath_locked(struct classfs_device *dev, char *buf, size_t size, si
 		if (!dev->phys->cls)
 			glue = dev->cls->name;
 	} else {
-		r = snprintf(buf, size, "/devices%s", dev->cls ? "/virtual" : "");
+		r = snprintf(buf, size, "/devices%s",
+			     dev->cls || (dev->p.state & CFS_DS_VIRTUAL) ? "/virtual" : "");
 		*len = (size_t)r;
 		glue = dev->cls ? dev->cls->name : NULL;
 		r = *len < size ? 0 : -ERANGE;
@@ -216,6 +240,12 @@ static struct classfs_device *find_locked(struct classfs_tree *t, struct classfs
 	if (x && (x->flags & CFS_NF_DEVICE) && (d = placed(cfs_node_device(x), cur, NULL)) &&
 	    (found = find_locked(t, d, c, i + 1, n)))
 		return found;
+	/* a physical device in devices/virtual: the root of a virtual bus */
+	if (!cur && i + 1 < n && t->virtual_dir && !strcmp(c[i], "virtual") &&
+	    (x = cfs_dir_lookup(t->virtual_dir, c[i + 1])) && (x->flags & CFS_NF_DEVICE) &&
+	    (d = placed(cfs_node_device(x), NULL, NULL)) && !d->cls &&
+	    (found = find_locked(t, d, c, i + 2, n)))
+		return found;
 	if (cur && cur->cls) {
 		/* a class device of another class whose physical device is @cur */
 		for (struct classfs_class *k = t->classes; k; k = k->p.next)
@@ -233,6 +263,26 @@ static struct classfs_device *find_locked(struct classfs_tree *t, struct classfs
 					return found;
 	}
 	return NULL;
+}
+
+/*
+ * Would @dev, about to be added, have the syspath of a device already
+ * there (under L)?  Only /devices/virtual/A/X reads two ways: a class
+ * device X of class A without physical device, and a device X below the
+ * physical device A in devices/virtual.  The devices layout refuses the
+ * second directory A; the class layout has neither, and is asked here.
+ */
+bool cfs_syspath_taken_locked(struct classfs_tree *t, struct classfs_device *dev)
+{
+	char *c[3] = { (char *)"virtual", NULL, (char *)dev->p.node.name };
+
+	if (dev->cls && !dev->parent && !dev->phys)
+		c[1] = (char *)dev->cls->name;
+	else if (!dev->cls && dev->parent && (dev->parent->p.state & CFS_DS_VIRTUAL))
+		c[1] = (char *)dev->parent->p.node.name;
+	else
+		return false;
+	return find_locked(t, NULL, c, 0, 3) != NULL;
 }
 
 /**
