@@ -173,7 +173,7 @@ static void virtual_roots(enum classfs_layout layout)
 	struct classfs_tree *t = classfs_tree_new(layout);
 	struct classfs_bus wq = { .name = "workqueue" };
 	struct classfs_device root = { 0 }, wb = { 0 }, named = { 0 }, cd = { 0 };
-	struct classfs_class *cls;
+	struct classfs_class *cls, *vcls;
 	struct classfs_device *found, *vdev;
 	size_t base = classfs_tree_node_count(t);
 	char path[128];
@@ -212,25 +212,32 @@ static void virtual_roots(enum classfs_layout layout)
 	CHECK(found == &root);
 	classfs_device_put(found);
 
-	/* a class device that would have the same syspath: refused */
+	/* a class device in devices/virtual/workqueue, the root's directory: refused */
 	cls = classfs_class_create(t, "workqueue");
 	base = classfs_tree_node_count(t);
 	errno = 0;
 	vdev = classfs_device_create(cls, NULL, 0, NULL, NULL, "writeback");
 	CHECK(!vdev && errno == EEXIST);
-	CHECK_INT((int)classfs_tree_node_count(t), (int)base);
-	/* and a device below the root where a class device is: too */
 	vdev = classfs_device_create(cls, NULL, 0, NULL, NULL, "other");
-	CHECK(vdev ? layout == CLASSFS_LAYOUT_CLASS : errno == EEXIST);	/* devices: glue taken */
+	CHECK(!vdev && errno == EEXIST);
+	CHECK_INT((int)classfs_tree_node_count(t), (int)base);
+	/* with a physical device it goes elsewhere */
+	vdev = classfs_device_create(cls, NULL, 0, &wb, NULL, "other");
+	CHECK(vdev != NULL);
+	classfs_device_unregister(vdev);
+	/* the other way round: a root named like a class with such a device */
+	vcls = classfs_class_create(t, "wq2");
+	vdev = classfs_device_create(vcls, NULL, 0, NULL, NULL, "w");
+	CHECK(vdev != NULL);
 	classfs_device_initialize(&cd);
-	CHECK_INT(classfs_device_set_name(&cd, "other"), 0);
-	cd.bus = &wq;
-	cd.parent = &root;
-	CHECK_INT(classfs_device_add(&cd), vdev ? -EEXIST : 0);
-	if (vdev)
-		classfs_device_unregister(vdev);
-	else
-		classfs_device_unregister(&cd);
+	CHECK_INT(classfs_device_set_name(&cd, "wq2"), 0);
+	base = classfs_tree_node_count(t);
+	CHECK_INT(classfs_device_add_virtual(t, &cd), -EEXIST);
+	CHECK_INT((int)classfs_tree_node_count(t), (int)base);
+	classfs_device_unregister(vdev);
+	CHECK_INT(classfs_device_add_virtual(t, &cd), 0);
+	classfs_device_unregister(&cd);
+	classfs_class_destroy(vcls);
 	classfs_class_destroy(cls);
 
 	classfs_device_unregister(&wb);

@@ -488,9 +488,10 @@ CLASSFS_PUBLIC const char *classfs_device_name(const struct classfs_device *dev)
  * device would take the name of one of that device's attributes.
  * Return: 0, -EINVAL (no name, no class and no tree, parent of another
  * class or not added, bad name, an attribute or group with an invalid
- * name), -EEXIST (name taken in the class or in the directory, or by
- * another device with the same syspath; a duplicate or reserved entry
- * name, see above), -ENODEV (parent being removed), -ENOMEM.  On error
+ * name), -EEXIST (name taken in the class or in the directory; a class
+ * device without physical device whose class is named like the root of a
+ * virtual bus, or such a root named like a class with one; a duplicate or
+ * reserved entry name, see above), -ENODEV (parent being removed), -ENOMEM.  On error
  * nothing is changed.
  */
 CLASSFS_PUBLIC int classfs_device_add(struct classfs_device *dev);

@@ -317,7 +317,7 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	if (dev->cls && (cfs_class_lookup_locked(dev->cls, name) ||
 			 cfs_dir_lookup(&dev->cls->p.node, name)))
 		goto out_unlock;
-	if (cfs_syspath_taken_locked(t, dev))
+	if (cfs_layout_clash_locked(t, dev))
 		goto out_unlock;
 	r = cfs_placement_locked(t, dev, &dir, &glue);
 	if (r < 0)

@@ -265,24 +265,64 @@ static struct classfs_device *find_locked(struct classfs_tree *t, struct classfs
 	return NULL;
 }
 
-/*
- * Would @dev, about to be added, have the syspath of a device already
- * there (under L)?  Only /devices/virtual/A/X reads two ways: a class
- * device X of class A without physical device, and a device X below the
- * physical device A in devices/virtual.  The devices layout refuses the
- * second directory A; the class layout has neither, and is asked here.
- */
-bool cfs_syspath_taken_locked(struct classfs_tree *t, struct classfs_device *dev)
+/* has the class named @name a device without parent whose physical device is @phys? */
+static bool class_has_child(struct classfs_tree *t, const char *name, struct classfs_device *phys)
 {
-	char *c[3] = { (char *)"virtual", NULL, (char *)dev->p.node.name };
+	for (struct classfs_class *k = t->classes; k; k = k->p.next) {
+		if (strcmp(k->name, name))
+			continue;
+		for (struct classfs_device *d = cfs_htab_first_from(&k->p.names, &cfs_name_htab_ops, 0);
+		     d; d = cfs_htab_next(&k->p.names, &cfs_name_htab_ops, d))
+			if (!d->parent && d->phys == phys)
+				return true;
+	}
+	return false;
+}
 
-	if (dev->cls && !dev->parent && !dev->phys)
-		c[1] = (char *)dev->cls->name;
-	else if (!dev->cls && dev->parent && (dev->parent->p.state & CFS_DS_VIRTUAL))
-		c[1] = (char *)dev->parent->p.node.name;
-	else
+static bool is_device(const struct classfs_node *x)
+{
+	return x && (x->flags & CFS_NF_DEVICE);
+}
+
+/*
+ * Would @dev, about to be added, take a place in Linux's devices layout
+ * (its syspath, or a glue directory on its way) that another device has
+ * (under L)?  The devices layout has real directories there and refuses
+ * such a device by its names; the class layout keeps class devices under
+ * their class, and a record saved from it would read two devices at one
+ * path.  Asked in the class layout, refused in both alike:
+ * - devices/virtual/A: the glue directory of class A (its devices without
+ *   physical device) or the root of a virtual bus named A;
+ * - P/K below a physical device P: the glue directory of class K, or a
+ *   device named K;
+ * - Q/NAME in a class device Q: its children, and the class devices whose
+ *   physical device it is.
+ */
+bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev)
+{
+	const char *name = dev->p.node.name;
+	struct classfs_device *at = dev->cls && !dev->parent ? dev->phys : dev->parent;
+
+	if (t->layout != CLASSFS_LAYOUT_CLASS)
 		return false;
-	return find_locked(t, NULL, c, 0, 3) != NULL;
+	if (dev->cls && !dev->parent && !dev->phys)
+		return t->virtual_dir && is_device(cfs_dir_lookup(t->virtual_dir, dev->cls->name));
+	if (dev->p.state & CFS_DS_VIRTUAL)
+		return class_has_child(t, name, NULL);
+	if (!at)
+		return false;
+	if (!at->cls)
+		return dev->cls && !dev->parent ? is_device(cfs_dir_lookup(&at->p.node, dev->cls->name))
+						 : !dev->cls && class_has_child(t, name, at);
+	if (dev->cls && !dev->parent && is_device(cfs_dir_lookup(&at->p.node, name)))
+		return true;
+	for (struct classfs_class *k = t->classes; k; k = k->p.next) {
+		struct classfs_device *d = cfs_class_lookup_locked(k, name);
+
+		if (d && d != dev && !d->parent && d->phys == at && cfs_dev_alive(d))
+			return true;
+	}
+	return false;
 }
 
 /**
