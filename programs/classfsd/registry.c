@@ -312,6 +312,64 @@ static ssize_t rattr_store(struct classfs_device *dev, const struct classfs_devi
 	return (ssize_t)count;
 }
 
+/* order of attribute paths: by first component, then the rest ("x" before "x/y") */
+static int cmp_attr_path(const void *a, const void *b)
+{
+	const char *x = (*(const struct rattr *const *)a)->path;
+	const char *y = (*(const struct rattr *const *)b)->path;
+	size_t xl = strcspn(x, "/"), yl = strcspn(y, "/");
+	int r = strncmp(x, y, xl < yl ? xl : yl);
+
+	if (r || xl != yl)
+		return r ? r : xl < yl ? -1 : 1;
+	return strcmp(x + xl, y + xl);
+}
+
+/*
+ * Names the tree makes in a device's directory: `uevent`; `dev` (a
+ * record reads a `dev` attribute as the device number, so none without
+ * one either); `subsystem` with a class or bus; `device` with a physical
+ * device.  The core refuses them too; this says which.
+ */
+static bool reserved_name(const struct cfs_msg *m, const char *s, size_t len)
+{
+#define IS(lit) (len == sizeof(lit) - 1 && !memcmp(s, lit, len))
+	return IS("uevent") || IS("dev") || (IS("subsystem") && (m->cls || m->bus)) ||
+	       (IS("device") && m->cls && m->phys);
+#undef IS
+}
+
+/* every attribute's place in the directory its own: none twice, none the tree's */
+static int check_attr_names(struct rdev *rd, const struct cfs_msg *m, char *msg, size_t msgsz)
+{
+	struct rattr **v = malloc(rd->nattrs * sizeof(*v));
+	int r = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < rd->nattrs; i++)
+		v[i] = &rd->attrs[i];
+	qsort(v, rd->nattrs, sizeof(*v), cmp_attr_path);
+	for (unsigned int i = 0; i < rd->nattrs && !r; i++) {
+		const char *p = v[i]->path, *q = i ? v[i - 1]->path : NULL;
+		size_t pl = strcspn(p, "/");
+
+		if (reserved_name(m, p, pl)) {
+			snprintf(msg, msgsz, "attribute %s: the tree makes '%.*s' itself", p, (int)pl, p);
+			r = -EEXIST;
+		} else if (q && !strcmp(p, q)) {
+			snprintf(msg, msgsz, "attribute %s given twice", p);
+			r = -EEXIST;
+		} else if (q && strcspn(q, "/") == pl && !strncmp(p, q, pl) && (!q[pl] || !p[pl])) {
+			snprintf(msg, msgsz, "attribute %s and directory %.*s/ share a name",
+				 p[pl] ? q : p, (int)pl, p);
+			r = -EEXIST;
+		}
+	}
+	free(v);
+	return r;
+}
+
 /* the attribute records of @m into groups (own directory, then one per subdirectory) */
 static int build_attrs(struct rdev *rd, const struct cfs_msg *m, char *msg, size_t msgsz)
 {
@@ -319,6 +377,7 @@ static int build_attrs(struct rdev *rd, const struct cfs_msg *m, char *msg, size
 	size_t off = 0, len, k = 0;
 	unsigned int n = 0;
 	char **dirs;
+	int r;
 
 	if (!m->nattrs)
 		return 0;
@@ -353,6 +412,11 @@ static int build_attrs(struct rdev *rd, const struct cfs_msg *m, char *msg, size
 			.show = rattr_show,
 			.store = !ra->remote || (a.flags & CFS_A_STORE) ? rattr_store : NULL,
 		};
+	}
+	r = check_attr_names(rd, m, msg, msgsz);
+	if (r < 0) {
+		free(dirs);
+		return r;
 	}
 	/* distinct directories: dirs[0] = NULL stands for the device's own */
 	rd->ngroups = 0;
