@@ -183,6 +183,7 @@ static void virtual_roots(enum classfs_layout layout)
 	CHECK_INT(classfs_device_set_name(&named, "virtual"), 0);
 	CHECK_INT(classfs_device_add_to(t, &named), -EEXIST);
 	CHECK_INT((int)classfs_tree_node_count(t), (int)base);
+	classfs_device_put(&named);
 
 	classfs_device_initialize(&root);
 	CHECK_INT(classfs_device_set_name(&root, "workqueue"), 0);
