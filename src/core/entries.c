@@ -12,24 +12,69 @@
 #include "internal.h"
 
 #define NAMES_SHOWN 512	/* entries a directory computes at most (view.c) */
-#define NAMES_MAX 1024	/* slots: twice that */
+#define NAMES_SMALL 64	/* slots on the stack: devices with up to 32 entries */
 
+/* open addressing on the names' hashes, at most half full */
 struct names {
-	const char *v[NAMES_MAX];
-	uint32_t h[NAMES_MAX];
-	unsigned int mask, n;
+	const char **v;
+	uint32_t *h;
+	unsigned int mask, n, cap;
+	const char *v_small[NAMES_SMALL];
+	uint32_t h_small[NAMES_SMALL];
 };
 
-/* room for @n names, at most half full */
+/* room for directories of up to @n names: 0 or -ENOMEM */
+static int names_alloc(struct names *s, unsigned int n)
+{
+	unsigned int size = 16;
+
+	if (n > NAMES_SHOWN)
+		n = NAMES_SHOWN;
+	while (size < 2 * n)
+		size *= 2;
+	s->cap = size;
+	if (size <= NAMES_SMALL) {
+		s->v = s->v_small;
+		s->h = s->h_small;
+		return 0;
+	}
+	s->v = cfs_malloc(size * (sizeof(*s->v) + sizeof(*s->h)));
+	if (!s->v)
+		return -ENOMEM;
+	s->h = (uint32_t *)(s->v + size);
+	return 0;
+}
+
+static void names_free(struct names *s)
+{
+	if (s->v != s->v_small)
+		cfs_free(s->v);
+}
+
+/* empty, for a directory of @n names */
 static void names_init(struct names *s, unsigned int n)
 {
 	unsigned int size = 16;
 
-	while (size < 2 * n && size < NAMES_MAX)
+	while (size < 2 * n && size < s->cap)
 		size *= 2;
 	s->mask = size - 1;
 	s->n = 0;
 	memset(s->v, 0, size * sizeof(s->v[0]));
+}
+
+/* add @name of hash @h: -EEXIST when it is there already */
+static int names_add_hashed(struct names *s, const char *name, uint32_t h)
+{
+	unsigned int i;
+
+	for (i = h & s->mask; s->v[i]; i = (i + 1) & s->mask)
+		if (s->h[i] == h && !strcmp(s->v[i], name))
+			return -EEXIST;
+	s->v[i] = name;
+	s->h[i] = h;
+	s->n++;
+	return 0;
 }
 
 /*
@@ -39,20 +84,27 @@ static void names_init(struct names *s, unsigned int n)
 static int names_add(struct names *s, const char *name)
 {
 	uint32_t h;
-	unsigned int i;
 
 	if (s->n == NAMES_SHOWN)
 		return 0;
-	if (!name || classfs_name_valid(name) < 0)
+	if (cfs_name_hash_valid(name, &h) < 0)
 		return -EINVAL;
-	h = cfs_hash_name(name);
-	for (i = h & s->mask; s->v[i]; i = (i + 1) & s->mask)
-		if (s->h[i] == h && !strcmp(s->v[i], name))
-			return -EEXIST;
-	s->v[i] = name;
-	s->h[i] = h;
-	s->n++;
-	return 0;
+	return names_add_hashed(s, name, h);
+}
+
+/* the entries the tree makes, their hashes computed once */
+static const char *const fixed_names[] = { "uevent", "dev", "subsystem", "device" };
+static uint32_t fixed_hash[4];
+
+static void names_add_fixed(struct names *s, unsigned int k)
+{
+	uint32_t h = __atomic_load_n(&fixed_hash[k], __ATOMIC_RELAXED);
+
+	if (!h) {
+		h = cfs_hash_name(fixed_names[k]);
+		__atomic_store_n(&fixed_hash[k], h, __ATOMIC_RELAXED);
+	}
+	names_add_hashed(s, fixed_names[k], h);
 }
 
 static unsigned int count(const void *const *v)
@@ -96,35 +148,39 @@ static int names_add_group(struct names *s, const struct classfs_attribute_group
  */
 int cfs_device_names_check(const struct classfs_device *dev)
 {
-	const struct classfs_attribute_group *grp;
-	struct names *s;
-	unsigned int n = 4, g;
+	const struct classfs_attribute_group *grp[14];
+	unsigned int count[14], ng = 0, n = 4, most = 0, g;
+	struct names names, *s = &names;
 	int r = 0;
 
-	if (!cfs_vgroup(dev, 1))
+	while (ng < 14 && (grp[ng] = cfs_vgroup(dev, ng + 1))) {
+		count[ng] = group_count(grp[ng]);
+		n += grp[ng]->name ? 1 : count[ng];
+		if (grp[ng]->name && count[ng] > most)
+			most = count[ng];
+		ng++;
+	}
+	if (!ng)
 		return 0;	/* the fixed entries alone are distinct */
-	for (g = 1; (grp = cfs_vgroup(dev, g)); g++)
-		n += grp->name ? 1 : group_count(grp);
-	s = cfs_malloc(sizeof(*s));
-	if (!s)
+	if (names_alloc(s, n > most ? n : most) < 0)
 		return -ENOMEM;
 	names_init(s, n);
-	names_add(s, "uevent");
+	names_add_fixed(s, 0);
 	if (major(dev->devt))
-		names_add(s, "dev");
+		names_add_fixed(s, 1);
 	if (dev->cls || dev->bus)
-		names_add(s, "subsystem");
+		names_add_fixed(s, 2);
 	if (dev->cls && dev->phys)
-		names_add(s, "device");
-	for (g = 1; !r && (grp = cfs_vgroup(dev, g)) && g < 15; g++)
-		r = grp->name ? names_add(s, grp->name) : names_add_group(s, grp);
+		names_add_fixed(s, 3);
+	for (g = 0; !r && g < ng; g++)
+		r = grp[g]->name ? names_add(s, grp[g]->name) : names_add_group(s, grp[g]);
 	/* each named group's own directory */
-	for (g = 1; !r && (grp = cfs_vgroup(dev, g)) && g < 15; g++) {
-		if (!grp->name)
+	for (g = 0; !r && g < ng; g++) {
+		if (!grp[g]->name)
 			continue;
-		names_init(s, group_count(grp));
-		r = names_add_group(s, grp);
+		names_init(s, count[g]);
+		r = names_add_group(s, grp[g]);
 	}
-	cfs_free(s);
+	names_free(s);
 	return r;
 }

@@ -56,6 +56,7 @@ void cfs_free(void *p);
 
 /* ---- hashing and names (alloc.c) ---- */
 uint32_t cfs_hash_name(const char *name);
+int cfs_name_hash_valid(const char *name, uint32_t *hash);
 uint32_t cfs_hash_devt(dev_t devt);
 
 /* ---- hashed, hash-ordered tables (htab.c) ---- */
