@@ -259,3 +259,72 @@ TEST(virtual_bus_roots_layout_devices)
 {
 	virtual_roots(CLASSFS_LAYOUT_DEVICES);
 }
+
+/* a rename may not make a device take its siblings' glue directory either */
+static void rename_into_glue(enum classfs_layout layout)
+{
+	struct classfs_tree *t = classfs_tree_new(layout);
+	struct classfs_class *blk = classfs_class_create(t, "block");
+	struct classfs_device ctrl = { 0 }, x = { 0 }, *sda;
+
+	classfs_device_initialize(&ctrl);
+	CHECK_INT(classfs_device_set_name(&ctrl, "ctrl"), 0);
+	CHECK_INT(classfs_device_add_to(t, &ctrl), 0);
+	classfs_device_initialize(&x);
+	CHECK_INT(classfs_device_set_name(&x, "x"), 0);
+	x.parent = &ctrl;
+	CHECK_INT(classfs_device_add(&x), 0);
+	sda = classfs_device_create(blk, NULL, makedev(8, 0), &ctrl, NULL, "sda");
+	CHECK(sda != NULL);
+	CHECK_INT(classfs_device_rename(&x, "block"), -EEXIST);
+	CHECK_STR(classfs_device_name(&x), "x");
+	CHECK_INT(classfs_device_rename(&x, "y"), 0);
+	classfs_device_unregister(sda);
+	classfs_device_unregister(&x);
+	classfs_device_unregister(&ctrl);
+	classfs_class_destroy(blk);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+TEST(rename_into_glue_refused_layout_class)
+{
+	rename_into_glue(CLASSFS_LAYOUT_CLASS);
+}
+
+TEST(rename_into_glue_refused_layout_devices)
+{
+	rename_into_glue(CLASSFS_LAYOUT_DEVICES);
+}
+
+/* a bus device's name is its link in bus/BUS/devices: a rename keeps it unique and current */
+TEST(bus_device_rename)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	struct classfs_bus pci = { .name = "pci" };
+	struct classfs_device a = { 0 }, b = { 0 }, top = { 0 };
+
+	CHECK_INT(classfs_bus_register(t, &pci), 0);
+	classfs_device_initialize(&top);
+	CHECK_INT(classfs_device_set_name(&top, "pci0000:00"), 0);
+	CHECK_INT(classfs_device_add_to(t, &top), 0);
+	classfs_device_initialize(&a);
+	CHECK_INT(classfs_device_set_name(&a, "a"), 0);
+	a.bus = &pci;
+	a.parent = &top;
+	CHECK_INT(classfs_device_add(&a), 0);
+	classfs_device_initialize(&b);
+	CHECK_INT(classfs_device_set_name(&b, "b"), 0);
+	b.bus = &pci;
+	CHECK_INT(classfs_device_add_to(t, &b), 0);
+	CHECK_INT(classfs_device_rename(&a, "b"), -EEXIST);	/* b is on the bus elsewhere */
+	CHECK_INT(classfs_device_rename(&a, "c"), 0);
+	CHECK_STR(res(t, "bus/pci/devices/c"), "devices/pci0000:00/c");
+	CHECK_INT(exists(t, "bus/pci/devices/a"), false);
+	/* a physical device without parent takes no devices/virtual's name */
+	CHECK_INT(classfs_device_rename(&top, "virtual"), -EEXIST);
+	classfs_device_unregister(&a);
+	classfs_device_unregister(&b);
+	classfs_device_unregister(&top);
+	CHECK_INT(classfs_bus_unregister(&pci), 0);
+	CHECK_INT(classfs_tree_free(t), 0);
+}

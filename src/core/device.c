@@ -253,9 +253,6 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 		return -EINVAL;		/* a physical device's parent is @parent */
 	if (dev->parent == dev || dev->phys == dev)
 		return -EINVAL;
-	/* devices/virtual is no device's (a save would read it as one) */
-	if (!dev->cls && !dev->parent && !strcmp(name, "virtual"))
-		return -EEXIST;
 	if (dev->cls)
 		t = dev->cls->p.tree;
 	else if (dev->bus)
@@ -317,7 +314,7 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	if (dev->cls && (cfs_class_lookup_locked(dev->cls, name) ||
 			 cfs_dir_lookup(&dev->cls->p.node, name)))
 		goto out_unlock;
-	if (cfs_layout_clash_locked(t, dev))
+	if (cfs_layout_clash_locked(t, dev, name))
 		goto out_unlock;
 	r = cfs_placement_locked(t, dev, &dir, &glue);
 	if (r < 0)

@@ -300,7 +300,8 @@ static inline bool cfs_dev_alive(const struct classfs_device *d)
 int cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
 			 struct classfs_node **dirp, struct classfs_node **glue);
 bool cfs_is_glue_dir(struct classfs_tree *t, const struct classfs_node *n);
-bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev);
+bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev,
+			     const char *name);
 void cfs_glue_put_locked(struct classfs_tree *t, struct classfs_node *g,
 			 struct classfs_node **freelist);
 bool cfs_wants_backlink(struct classfs_tree *t, const struct classfs_device *dev);

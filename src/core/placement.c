@@ -285,12 +285,13 @@ static bool is_device(const struct classfs_node *x)
 }
 
 /*
- * Would @dev, about to be added, take a place in Linux's devices layout
- * (its syspath, or a glue directory on its way) that another device has
- * (under L)?  The devices layout has real directories there and refuses
+ * Would @dev, about to be added or renamed, named @name, take a place in
+ * Linux's devices layout (its syspath, or a glue directory on its way)
+ * that another device has (under L)?  The devices layout has real directories there and refuses
  * such a device by its names; the class layout keeps class devices under
  * their class, and a record saved from it would read two devices at one
- * path.  Asked in the class layout, refused in both alike:
+ * path.  Refused in both layouts alike:
+ * - devices/virtual itself, for a physical device without parent;
  * - devices/virtual/A: the glue directory of class A (its devices without
  *   physical device) or the root of a virtual bus named A;
  * - P/K below a physical device P: the glue directory of class K, or a
@@ -298,11 +299,14 @@ static bool is_device(const struct classfs_node *x)
  * - Q/NAME in a class device Q: its children, and the class devices whose
  *   physical device it is.
  */
-bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev)
+bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev,
+			     const char *name)
 {
-	const char *name = dev->p.node.name;
 	struct classfs_device *at = dev->cls && !dev->parent ? dev->phys : dev->parent;
 
+	/* devices/virtual is no device's (a save would read it as one) */
+	if (!dev->cls && !dev->parent && !strcmp(name, "virtual"))
+		return true;
 	if (t->layout != CLASSFS_LAYOUT_CLASS)
 		return false;
 	if (dev->cls && !dev->parent && !dev->phys)

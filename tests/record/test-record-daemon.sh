@@ -7,7 +7,7 @@
 # makes (`uevent`, `dev`, `subsystem`, `device`) are refused with a message
 # naming them, to root and to uid 65534 (the daemon runs with --group
 # nogroup --mount-options allow_other), and change nothing.  Then random
-# class devices from both uids, some refused, save, load, save.
+# class devices from both uids, some refused, renames, save, load, save.
 # Runs in a private mount namespace; daemons stopped by PID, mounts
 # removed, the temporary directory deleted whatever happens.
 set -uo pipefail
@@ -101,6 +101,17 @@ for i in $(seq 80); do
 done
 echo "random adds: $accepted accepted, $refusedn refused"
 ((accepted > 20 && refusedn > 10)) || bad "too few of either to mean anything"
+# renames by their owners, to names of the pool
+for i in $(seq 10); do
+	keys=("${!made[@]}")
+	k=${keys[RANDOM % ${#keys[@]}]}
+	new=${names[RANDOM % ${#names[@]}]}
+	if as "${made[$k]}" "$classctl" --socket "$sock" rename "${k%%/*}" "${k#*/}" "$new" \
+		>/dev/null 2>&1; then
+		made[${k%%/*}/$new]=${made[$k]}
+		unset "made[$k]"
+	fi
+done
 
 "$classctl" --socket "$sock" save >"$tmp/s1" || bad "save failed"
 start_daemon b || exit 1

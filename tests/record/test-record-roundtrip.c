@@ -11,8 +11,8 @@
  *   virtual bus's root and a class's glue directory, are refused;
  * - random devices made as classfsd makes them (attributes as type
  *   groups, names the tree makes among them, a physical device named
- *   "virtual", roots of virtual buses): those the core accepts save,
- *   load and save again to the same text.
+ *   "virtual", roots of virtual buses), then renamed: what the core
+ *   accepts saves, loads and saves again to the same text.
  * $RECORD_LOCAL_DATA is tests/record/data.
  */
 #include <limits.h>
@@ -391,6 +391,9 @@ static int random_tree(struct classfs_tree *t, struct classfs_class **classes,
 		}
 		devs[n++] = &rd->dev;
 	}
+	/* renames, as classfsd's rename does them; those refused change nothing */
+	for (int i = 0; i < MAXDEV / 4 && n; i++)
+		classfs_device_rename(devs[rnd((unsigned int)n)], pick(names, 10));
 	return n;
 }
 
