@@ -133,8 +133,7 @@ static uint32_t ensure(struct rec_load *l, const char *path, size_t len, uint32_
 	if (idx != REC_NONE)
 		return idx;
 	if (is_path(path, len, "/devices/virtual")) {
-		cfs_rec_error(&l->p, lineno, "/devices/virtual is no device: a physical device "
-			      "there needs a directory of its own (/devices/virtual/BUS/NAME)");
+		cfs_rec_error(&l->p, lineno, "/devices/virtual is not a device");
 		return REC_NONE - 1;
 	}
 	plen = cfs_rec_parent_len(path, len);
