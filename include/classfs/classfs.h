@@ -488,11 +488,14 @@ CLASSFS_PUBLIC const char *classfs_device_name(const struct classfs_device *dev)
  * device would take the name of one of that device's attributes.
  * Return: 0, -EINVAL (no name, no class and no tree, parent of another
  * class or not added, bad name, an attribute or group with an invalid
- * name), -EEXIST (name taken in the class or in the directory; a class
- * device without physical device whose class is named like the root of a
- * virtual bus, or such a root named like a class with one; a duplicate or
- * reserved entry name, see above), -ENODEV (parent being removed), -ENOMEM.  On error
- * nothing is changed.
+ * name), -EEXIST (name taken in the class or in the directory; a place
+ * in Linux's devices layout that another device has, in either layout: a
+ * physical device without parent named "virtual", a physical device named
+ * like the glue directory of its siblings (P/block beside P/block/sda),
+ * the root of a virtual bus named like a class with devices in
+ * devices/virtual, two devices at one path in a class device; a
+ * duplicate or reserved entry name, see above), -ENODEV (parent being
+ * removed), -ENOMEM.  On error nothing is changed.
  */
 CLASSFS_PUBLIC int classfs_device_add(struct classfs_device *dev);
 /**
@@ -555,7 +558,11 @@ CLASSFS_PUBLIC void classfs_device_put(struct classfs_device *dev);
 CLASSFS_PUBLIC bool classfs_device_is_added(const struct classfs_device *dev);
 /**
  * classfs_device_rename() - rename; sends MOVE with DEVPATH_OLD
- * Return: 0, -EINVAL (bad name, not added), -EEXIST, -ENOMEM.
+ * A bus device's link in bus/BUS/devices follows the name.
+ * Return: 0, -EINVAL (bad name, not added), -EEXIST (the new name is
+ * taken where an add of it would be refused: in the class, the directory,
+ * on the bus, or a place in Linux's devices layout, see
+ * classfs_device_add()), -ENOMEM.
  */
 CLASSFS_PUBLIC int classfs_device_rename(struct classfs_device *dev, const char *new_name);
 /** classfs_device_create_file() - add an attribute file after add */
