@@ -315,8 +315,7 @@ static ssize_t rattr_store(struct classfs_device *dev, const struct classfs_devi
 /* order of attribute paths: by first component, then the rest ("x" before "x/y") */
 static int cmp_attr_path(const void *a, const void *b)
 {
-	const char *x = (*(const struct rattr *const *)a)->path;
-	const char *y = (*(const struct rattr *const *)b)->path;
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
 	size_t xl = strcspn(x, "/"), yl = strcspn(y, "/");
 	int r = strncmp(x, y, xl < yl ? xl : yl);
 
@@ -339,30 +338,44 @@ static bool reserved_name(const struct cfs_msg *m, const char *s, size_t len)
 #undef IS
 }
 
-/* every attribute's place in the directory its own: none twice, none the tree's */
-static int check_attr_names(struct rdev *rd, const struct cfs_msg *m, char *msg, size_t msgsz)
+/*
+ * Every attribute's place in the device's directory its own: none twice,
+ * none the tree's.  Asked first, so that a refused add makes nothing (not
+ * even its class).
+ */
+static int check_attr_names(const struct cfs_msg *m, char *msg, size_t msgsz)
 {
-	struct rattr **v = malloc(rd->nattrs * sizeof(*v));
+	const char **v;
+	const uint8_t *p;
+	size_t off = 0, len;
+	unsigned int n = 0;
 	int r = 0;
 
+	if (!m->nattrs)
+		return 0;
+	v = malloc(m->nattrs * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < rd->nattrs; i++)
-		v[i] = &rd->attrs[i];
-	qsort(v, rd->nattrs, sizeof(*v), cmp_attr_path);
-	for (unsigned int i = 0; i < rd->nattrs && !r; i++) {
-		const char *p = v[i]->path, *q = i ? v[i - 1]->path : NULL;
-		size_t pl = strcspn(p, "/");
+	while (n < m->nattrs && cfs_msg_next(m, &off, CFS_T_ATTR, &p, &len)) {
+		struct cfs_attr a;
 
-		if (reserved_name(m, p, pl)) {
-			snprintf(msg, msgsz, "attribute %s: the tree makes '%.*s' itself", p, (int)pl, p);
+		cfs_attr_decode(p, len, &a);	/* checked by the decoder */
+		v[n++] = a.name;
+	}
+	qsort(v, n, sizeof(*v), cmp_attr_path);
+	for (unsigned int i = 0; i < n && !r; i++) {
+		const char *a = v[i], *q = i ? v[i - 1] : NULL;
+		size_t al = strcspn(a, "/");
+
+		if (reserved_name(m, a, al)) {
+			snprintf(msg, msgsz, "attribute %s: the tree makes '%.*s' itself", a, (int)al, a);
 			r = -EEXIST;
-		} else if (q && !strcmp(p, q)) {
-			snprintf(msg, msgsz, "attribute %s given twice", p);
+		} else if (q && !strcmp(a, q)) {
+			snprintf(msg, msgsz, "attribute %s given twice", a);
 			r = -EEXIST;
-		} else if (q && strcspn(q, "/") == pl && !strncmp(p, q, pl) && (!q[pl] || !p[pl])) {
+		} else if (q && strcspn(q, "/") == al && !strncmp(a, q, al) && (!q[al] || !a[al])) {
 			snprintf(msg, msgsz, "attribute %s and directory %.*s/ share a name",
-				 p[pl] ? q : p, (int)pl, p);
+				 a[al] ? q : a, (int)al, a);
 			r = -EEXIST;
 		}
 	}
@@ -377,7 +390,6 @@ static int build_attrs(struct rdev *rd, const struct cfs_msg *m, char *msg, size
 	size_t off = 0, len, k = 0;
 	unsigned int n = 0;
 	char **dirs;
-	int r;
 
 	if (!m->nattrs)
 		return 0;
@@ -412,11 +424,6 @@ static int build_attrs(struct rdev *rd, const struct cfs_msg *m, char *msg, size
 			.show = rattr_show,
 			.store = !ra->remote || (a.flags & CFS_A_STORE) ? rattr_store : NULL,
 		};
-	}
-	r = check_attr_names(rd, m, msg, msgsz);
-	if (r < 0) {
-		free(dirs);
-		return r;
 	}
 	/* distinct directories: dirs[0] = NULL stands for the device's own */
 	rd->ngroups = 0;
@@ -513,6 +520,9 @@ int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg
 		snprintf(msg, msgsz, "PHYS_CLASS without PHYS");
 		return -EINVAL;
 	}
+	r = check_attr_names(m, msg, msgsz);
+	if (r < 0)
+		return r;
 	if (m->cls) {
 		rc = cfsd_class_lookup(m->cls);
 		if (!rc && (r = cfsd_class_create(m->cls, owner, NULL, &rc, msg, msgsz)) < 0)

@@ -37,6 +37,7 @@ sock=$tmp/a/sock
 "$classctl" --socket "$sock" mkclass v || exit 1
 chmod 0755 "$tmp/a"
 "$classctl" --socket "$sock" save >"$tmp/empty" || exit 1
+"$classctl" --socket "$sock" tree >"$tmp/tree0" || exit 1
 
 # refused WHO WHAT-THE-MESSAGE-SAYS CLASSCTL-ADD-ARGS...
 refused() {
@@ -61,9 +62,13 @@ for who in root nobody; do
 	refused "$who" "attribute x and directory x/ share a name" v Y --attr x=1 --attr x/y=2
 	refused "$who" "attribute x and directory x/ share a name" v Y --attr x/y=1 --attr x-1=2 --attr x=3
 	refused "$who" "attribute d/y given twice" v Y --attr d/y=1 --attr d/z=1 --attr d/y=2
+	# a class the add would make: not made either
+	refused "$who" "attribute a given twice" "new$who" Y --attr a=1 --attr a=2
 done
 "$classctl" --socket "$sock" save >"$tmp/after" || bad "save failed"
 cmp -s "$tmp/empty" "$tmp/after" || bad "refused adds changed the tree: $(diff "$tmp/empty" "$tmp/after")"
+"$classctl" --socket "$sock" tree >"$tmp/tree1" || bad "tree failed"
+cmp -s "$tmp/tree0" "$tmp/tree1" || bad "refused adds made a class: $(diff "$tmp/tree0" "$tmp/tree1")"
 
 # random class devices from both uids: attribute names from a pool that
 # holds the refused ones; parents, numbers and types
