@@ -399,6 +399,9 @@ static int random_tree(struct classfs_tree *t, struct classfs_class **classes,
 
 TEST(what_the_tree_accepts_saves_and_loads_back)
 {
+	size_t len;
+	char *machine = slurp("debian12-vm.umockdev", &len);
+
 	for (int round = 0; round < 200; round++) {
 		int layout = round & 1;
 		struct classfs_tree *t = classfs_tree_new(layout), *t2;
@@ -413,6 +416,9 @@ TEST(what_the_tree_accepts_saves_and_loads_back)
 
 		CHECK_INT(classfs_bus_register(t, &buses[0]), 0);
 		CHECK_INT(classfs_bus_register(t, &buses[1]), 0);
+		/* every fourth tree holds a real machine's devices too */
+		if (machine && round % 4 == 2)
+			CHECK_INT(load_text(t, machine, &err), 0);
 		n = random_tree(t, classes, buses, devs);
 		s1 = save(t);
 		CHECK(s1 != NULL);
@@ -428,10 +434,12 @@ TEST(what_the_tree_accepts_saves_and_loads_back)
 		for (int i = n; i-- > 0;)
 			if (classfs_device_is_added(devs[i]))
 				classfs_device_unregister(devs[i]);
+		classfs_record_unload(t);
 		for (int i = 0; i < 3; i++)
 			classfs_class_destroy(classes[i]);
 		classfs_bus_unregister(&buses[0]);
 		classfs_bus_unregister(&buses[1]);
 		CHECK_INT(classfs_tree_free(t), 0);
 	}
+	free(machine);
 }
