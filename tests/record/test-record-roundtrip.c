@@ -243,6 +243,29 @@ TEST(virtual_paths_that_are_no_device_are_refused)
 		}
 }
 
+/* one name both a file and a directory ("x" and "x/y"): Linux has no such device */
+TEST(entry_and_directory_of_one_name_refused)
+{
+	static const char *const bad[] = {
+		"P: /devices/a\nA: power=1\\n\nA: power/control=auto\\n\n",
+		"P: /devices/a\nA: x-1=1\\n\nA: x/y=2\\n\nA: x=1\\n\n",
+		"P: /devices/a\nH: x=00\nA: x/y=1\\n\n",
+		"P: /devices/a\nL: x=../b\nA: x/y/z=1\\n\n",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+		struct classfs_record_options opt = { .filename = "<bad>" };
+		struct classfs_record_error err;
+		size_t base = classfs_tree_node_count(t);
+
+		CHECK_INT(classfs_record_load(t, bad[i], strlen(bad[i]), &opt, &err), -EINVAL);
+		CHECK(strstr(err.reason, "is both an entry and the directory of") != NULL);
+		CHECK_INT((int)classfs_tree_node_count(t), (int)base);
+		teardown(t);
+	}
+}
+
 /* ---- random devices made as classfsd makes them ---- */
 
 #define MAXDEV 64
