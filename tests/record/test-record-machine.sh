@@ -29,10 +29,16 @@ bad() {
 }
 
 rec=$tmp/machine.umockdev
-umockdev-record --all >"$rec" 2>"$tmp/err" || {
-	echo "umockdev-record --all failed: $(cat "$tmp/err")"
-	exit 1
-}
+# devices that come and go while it reads (network namespaces of other
+# programs) make umockdev-record's udevadm fail now and then: three tries
+for try in 1 2 3; do
+	umockdev-record --all >"$rec" 2>"$tmp/err" && break
+	if ((try == 3)); then
+		echo "umockdev-record --all failed three times: $(cat "$tmp/err")"
+		exit 1
+	fi
+	sleep 1
+done
 grep '^P: ' "$rec" | sort >"$tmp/recorded"
 n=$(wc -l <"$tmp/recorded")
 echo "recorded: $n devices ($(uname -r))"
