@@ -516,13 +516,13 @@ int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg
 		snprintf(msg, msgsz, "a class device has no bus");
 		return -EINVAL;
 	}
+	r = check_attr_names(m, msg, msgsz);
+	if (r < 0)
+		return r;
 	if (m->phys_class && !m->phys) {
 		snprintf(msg, msgsz, "PHYS_CLASS without PHYS");
 		return -EINVAL;
 	}
-	r = check_attr_names(m, msg, msgsz);
-	if (r < 0)
-		return r;
 	if (m->cls) {
 		rc = cfsd_class_lookup(m->cls);
 		if (!rc && (r = cfsd_class_create(m->cls, owner, NULL, &rc, msg, msgsz)) < 0)
