@@ -8,6 +8,23 @@
 #include "internal.h"
 
 /*
+ * devices/virtual for the root of a virtual bus: the class layout has it
+ * while it holds devices, made now (*@glue: undone if the add fails).
+ */
+static int virtual_dir_get(struct classfs_tree *t, struct classfs_node **dirp,
+			   struct classfs_node **glue)
+{
+	if (!t->virtual_dir) {
+		t->virtual_dir = cfs_mkdir(t, t->devices_dir, "virtual");
+		if (!t->virtual_dir)
+			return -ENOMEM;
+		*glue = t->virtual_dir;
+	}
+	*dirp = t->virtual_dir;
+	return 0;
+}
+
+/*
  * Where the device's directory goes (under L): *@dirp.  In the `devices`
  * layout a class device without a parent of its class goes under its
  * physical device: directly below a class device, in a "CLASS" glue
@@ -24,18 +41,10 @@ int cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
 	*glue = NULL;
 	if (!dev->cls && dev->parent)
 		*dirp = &dev->parent->p.node;
-	else if (!dev->cls && !(dev->p.state & CFS_DS_VIRTUAL))
+	else if (!dev->cls && (dev->p.state & CFS_DS_VIRTUAL))
+		return virtual_dir_get(t, dirp, glue);
+	else if (!dev->cls)
 		*dirp = t->devices_dir;
-	else if (!dev->cls) {
-		/* the class layout has devices/virtual while it holds devices */
-		if (!t->virtual_dir) {
-			t->virtual_dir = cfs_mkdir(t, t->devices_dir, "virtual");
-			if (!t->virtual_dir)
-				return -ENOMEM;
-			*glue = t->virtual_dir;
-		}
-		*dirp = t->virtual_dir;
-	}
 	else if (dev->parent)
 		*dirp = &dev->parent->p.node;
 	else if (t->layout == CLASSFS_LAYOUT_CLASS)
@@ -287,10 +296,10 @@ static bool is_device(const struct classfs_node *x)
 /*
  * Would @dev, about to be added or renamed, named @name, take a place in
  * Linux's devices layout (its syspath, or a glue directory on its way)
- * that another device has (under L)?  The devices layout has real directories there and refuses
- * such a device by its names; the class layout keeps class devices under
- * their class, and a record saved from it would read two devices at one
- * path.  Refused in both layouts alike:
+ * that another device has (under L)?  The devices layout has real
+ * directories there and refuses such a device by its names; the class
+ * layout keeps class devices under their class, and a record saved from
+ * it would read two devices at one path.  Refused in both layouts alike:
  * - devices/virtual itself, for a physical device without parent;
  * - devices/virtual/A: the glue directory of class A (its devices without
  *   physical device) or the root of a virtual bus named A;
