@@ -2,10 +2,10 @@
 /*
  * test-find.c - classfs_tree_find_device(): every device of a tree with
  * every kind of placement (plain and bus devices, glue directories,
- * nested class devices, class devices below class devices, virtual ones,
- * a physical device named like a class) is found by its syspath in both
- * layouts; paths that name nothing, removed devices and bad arguments
- * give NULL.
+ * nested class devices, class devices below class devices, virtual ones)
+ * is found by its syspath in both layouts, and a physical device named
+ * like its siblings' glue directory is refused in both; paths that name
+ * nothing, removed devices and bad arguments give NULL.
  */
 #include <stdbool.h>
 #include <sys/sysmacros.h>
@@ -32,7 +32,7 @@ static void plain(struct classfs_device *d, const char *name, struct classfs_bus
 	d->parent = parent;
 }
 
-static void build(struct classfs_tree *t, struct machine *m, bool named_like_glue)
+static void build(struct classfs_tree *t, struct machine *m)
 {
 	struct classfs_device *sda, *nvme0, *nvme0n1, *spi0;
 
@@ -51,15 +51,15 @@ static void build(struct classfs_tree *t, struct machine *m, bool named_like_glu
 	m->v[m->n++] = &m->root;
 	m->v[m->n++] = &m->ctrl;
 	/*
-	 * A physical device named like the class of its sibling's glue
-	 * directory (the class layout has no glue directories: both fit).
+	 * A physical device named like the glue directory of its sibling
+	 * class devices: refused in both layouts, as a record would read
+	 * .../0000:00:1f.2/block as both (tried once sda is there).
 	 */
 	plain(&m->blockdir, "block", NULL, &m->ctrl);
-	if (named_like_glue)
-		CHECK_INT(classfs_device_add(&m->blockdir), 0);
-	m->v[m->n++] = named_like_glue ? &m->blockdir : NULL;
+	m->v[m->n++] = NULL;
 	/* .../0000:00:1f.2/block/sda (glue), .../sda/sda1 (nested) */
 	m->v[m->n++] = sda = classfs_device_create(m->blk, NULL, makedev(8, 0), &m->ctrl, NULL, "sda");
+	CHECK_INT(classfs_device_add(&m->blockdir), -EEXIST);
 	m->v[m->n++] = classfs_device_create(m->blk, sda, makedev(8, 1), NULL, NULL, "sda1");
 	/* /devices/virtual/nvme/nvme0/nvme0n1 (class below class)/nvme0n1p1 */
 	m->v[m->n++] = nvme0 = classfs_device_create(m->nvme, NULL, makedev(241, 0), NULL, NULL,
@@ -113,7 +113,7 @@ static void layout(enum classfs_layout lay)
 	struct machine m;
 	char sda1[4096];
 
-	build(t, &m, lay == CLASSFS_LAYOUT_CLASS);
+	build(t, &m);
 	check_all_found(t, &m);
 	CHECK_INT(classfs_device_syspath(m.v[4], sda1, sizeof(sda1)) > 0, 1);
 	CHECK_STR(sda1, "/devices/pci0000:00/0000:00:1f.2/block/sda/sda1");

@@ -479,10 +479,23 @@ CLASSFS_PUBLIC const char *classfs_device_name(const struct classfs_device *dev)
  * every default attribute, the reverse link in the physical device's
  * directory, all visible at once; sends ADD; joins the class; calls every
  * matching interface's add().
+ * The names of the entries the device computes must be distinct: an
+ * attribute of the class's or type's groups named like an entry the tree
+ * makes in the directory (`uevent`; `dev` with a device number;
+ * `subsystem` with a class or bus; `device` with a physical device), like
+ * another attribute or like a named group, is refused with -EEXIST, as is
+ * a device whose glue directory or "CLASS:NAME" link in its physical
+ * device would take the name of one of that device's attributes.
  * Return: 0, -EINVAL (no name, no class and no tree, parent of another
- * class or not added, bad name), -EEXIST (name taken in the class or in
- * the directory), -ENODEV (parent being removed), -ENOMEM.  On error
- * nothing is changed.
+ * class or not added, bad name, an attribute or group with an invalid
+ * name), -EEXIST (name taken in the class or in the directory; a place
+ * in Linux's devices layout that another device has, in either layout: a
+ * physical device without parent named "virtual", a physical device named
+ * like the glue directory of its siblings (P/block beside P/block/sda),
+ * the root of a virtual bus named like a class with devices in
+ * devices/virtual, two devices at one path in a class device; a
+ * duplicate or reserved entry name, see above), -ENODEV (parent being
+ * removed), -ENOMEM.  On error nothing is changed.
  */
 CLASSFS_PUBLIC int classfs_device_add(struct classfs_device *dev);
 /**
@@ -491,6 +504,15 @@ CLASSFS_PUBLIC int classfs_device_add(struct classfs_device *dev);
  * the default tree for those).
  */
 CLASSFS_PUBLIC int classfs_device_add_to(struct classfs_tree *tree, struct classfs_device *dev);
+/**
+ * classfs_device_add_virtual() - classfs_device_add_to() for the root
+ * device of a virtual bus (Linux's subsys_virtual_register()): placed in
+ * devices/virtual (syspath "/devices/virtual/NAME"), in either layout.
+ * The bus's devices have it as parent.  Return: as classfs_device_add();
+ * -EINVAL for a device with a class, bus, parent or physical device.
+ */
+CLASSFS_PUBLIC int classfs_device_add_virtual(struct classfs_tree *tree,
+					      struct classfs_device *dev);
 /**
  * classfs_device_del() - unpublish a device
  *
@@ -536,7 +558,11 @@ CLASSFS_PUBLIC void classfs_device_put(struct classfs_device *dev);
 CLASSFS_PUBLIC bool classfs_device_is_added(const struct classfs_device *dev);
 /**
  * classfs_device_rename() - rename; sends MOVE with DEVPATH_OLD
- * Return: 0, -EINVAL (bad name, not added), -EEXIST, -ENOMEM.
+ * A bus device's link in bus/BUS/devices follows the name.
+ * Return: 0, -EINVAL (bad name, not added), -EEXIST (the new name is
+ * taken where an add of it would be refused: in the class, the directory,
+ * on the bus, or a place in Linux's devices layout, see
+ * classfs_device_add()), -ENOMEM.
  */
 CLASSFS_PUBLIC int classfs_device_rename(struct classfs_device *dev, const char *new_name);
 /** classfs_device_create_file() - add an attribute file after add */

@@ -358,6 +358,77 @@ static ssize_t rattr_store(struct classfs_device *dev, const struct classfs_devi
 	return (ssize_t)count;
 }
 
+/* order of attribute paths: by first component, then the rest ("x" before "x/y") */
+static int cmp_attr_path(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	size_t xl = strcspn(x, "/"), yl = strcspn(y, "/");
+	int r = strncmp(x, y, xl < yl ? xl : yl);
+
+	if (r || xl != yl)
+		return r ? r : xl < yl ? -1 : 1;
+	return strcmp(x + xl, y + xl);
+}
+
+/*
+ * Names the tree makes in a device's directory: `uevent`; `dev` (a
+ * record reads a `dev` attribute as the device number, so none without
+ * one either); `subsystem` with a class or bus; `device` with a physical
+ * device.  The core refuses them too; this says which.
+ */
+static bool reserved_name(const struct cfs_msg *m, const char *s, size_t len)
+{
+#define IS(lit) (len == sizeof(lit) - 1 && !memcmp(s, lit, len))
+	return IS("uevent") || IS("dev") || (IS("subsystem") && (m->cls || m->bus)) ||
+	       (IS("device") && m->cls && m->phys);
+#undef IS
+}
+
+/*
+ * Every attribute's place in the device's directory its own: none twice,
+ * none the tree's.  Asked first, so that a refused add makes nothing (not
+ * even its class).
+ */
+static int check_attr_names(const struct cfs_msg *m, char *msg, size_t msgsz)
+{
+	const char **v;
+	const uint8_t *p;
+	size_t off = 0, len;
+	unsigned int n = 0;
+	int r = 0;
+
+	if (!m->nattrs)
+		return 0;
+	v = malloc(m->nattrs * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	while (n < m->nattrs && cfs_msg_next(m, &off, CFS_T_ATTR, &p, &len)) {
+		struct cfs_attr a;
+
+		cfs_attr_decode(p, len, &a);	/* checked by the decoder */
+		v[n++] = a.name;
+	}
+	qsort(v, n, sizeof(*v), cmp_attr_path);
+	for (unsigned int i = 0; i < n && !r; i++) {
+		const char *a = v[i], *q = i ? v[i - 1] : NULL;
+		size_t al = strcspn(a, "/");
+
+		if (reserved_name(m, a, al)) {
+			snprintf(msg, msgsz, "attribute %s: the tree makes '%.*s' itself", a, (int)al, a);
+			r = -EEXIST;
+		} else if (q && !strcmp(a, q)) {
+			snprintf(msg, msgsz, "attribute %s given twice", a);
+			r = -EEXIST;
+		} else if (q && strcspn(q, "/") == al && !strncmp(a, q, al) && (!q[al] || !a[al])) {
+			snprintf(msg, msgsz, "attribute %s and directory %.*s/ share a name",
+				 a[al] ? q : a, (int)al, a);
+			r = -EEXIST;
+		}
+	}
+	free(v);
+	return r;
+}
+
 /* the attribute records of @m into groups (own directory, then one per subdirectory) */
 static int build_attrs(struct rdev *rd, const struct cfs_msg *m, char *msg, size_t msgsz)
 {
@@ -491,6 +562,9 @@ int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg
 		snprintf(msg, msgsz, "a class device has no bus");
 		return -EINVAL;
 	}
+	r = check_attr_names(m, msg, msgsz);
+	if (r < 0)
+		return r;
 	if (m->phys_class && !m->phys) {
 		snprintf(msg, msgsz, "PHYS_CLASS without PHYS");
 		return -EINVAL;

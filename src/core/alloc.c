@@ -113,6 +113,30 @@ uint32_t cfs_hash_devt(dev_t devt)
 	return fmix32((uint32_t)v ^ fmix32((uint32_t)(v >> 32) + 0x9e3779b9u));
 }
 
+/*
+ * cfs_name_hash_valid() - cfs_hash_name() of @name into *@hash, in the
+ * same pass as the checks of classfs_name_valid(): 0 or -EINVAL.
+ */
+int cfs_name_hash_valid(const char *name, uint32_t *hash)
+{
+	uint32_t h = 2166136261u;
+	size_t len;
+
+	if (!name || !*name)
+		return -EINVAL;
+	if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+		return -EINVAL;
+	for (len = 0; name[len]; len++) {
+		unsigned char c = (unsigned char)name[len];
+
+		if (c == '/' || c < 0x20 || c == 0x7f || len >= NAME_MAX)
+			return -EINVAL;
+		h = (h ^ c) * 16777619u;
+	}
+	*hash = fmix32(h);
+	return 0;
+}
+
 /**
  * classfs_name_valid() - check an entry name
  * Return: 0, or -EINVAL for NULL, empty, ".", "..", a '/', a control
@@ -120,17 +144,7 @@ uint32_t cfs_hash_devt(dev_t devt)
  */
 int classfs_name_valid(const char *name)
 {
-	size_t len;
+	uint32_t h;
 
-	if (!name || !*name)
-		return -EINVAL;
-	if (!strcmp(name, ".") || !strcmp(name, ".."))
-		return -EINVAL;
-	for (len = 0; name[len]; len++) {
-		unsigned char c = (unsigned char)name[len];
-
-		if (c == '/' || c < 0x20 || c == 0x7f || len >= NAME_MAX)
-			return -EINVAL;
-	}
-	return 0;
+	return cfs_name_hash_valid(name, &h);
 }

@@ -264,6 +264,10 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	if ((dev->parent && classfs_device_tree(dev->parent) != t) ||
 	    (dev->phys && classfs_device_tree(dev->phys) != t))
 		return -EINVAL;
+	/* its computed entries: distinct, none named like one the tree makes */
+	r = cfs_device_names_check(dev);
+	if (r < 0)
+		return r;
 
 	/* the event is made first: with it, publishing cannot fail */
 	if (cfs_event_needed(dev)) {
@@ -309,6 +313,8 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	/* the class directory lists every device of the class beside its files */
 	if (dev->cls && (cfs_class_lookup_locked(dev->cls, name) ||
 			 cfs_dir_lookup(&dev->cls->p.node, name)))
+		goto out_unlock;
+	if (cfs_layout_clash_locked(t, dev, name))
 		goto out_unlock;
 	r = cfs_placement_locked(t, dev, &dir, &glue);
 	if (r < 0)
@@ -422,6 +428,28 @@ int classfs_device_add_to(struct classfs_tree *tree, struct classfs_device *dev)
 	if (!tree)
 		return -EINVAL;
 	return device_add(tree, dev);
+}
+
+/**
+ * classfs_device_add_virtual() - publish a physical device without bus,
+ * class or parent in @tree's devices/virtual, as Linux places the root
+ * device of a bus registered with subsys_virtual_register()
+ * (/devices/virtual/workqueue); the devices below it have it as parent.
+ * Return: as classfs_device_add(); -EINVAL also for a device with a bus,
+ * class, parent or physical device.
+ */
+int classfs_device_add_virtual(struct classfs_tree *tree, struct classfs_device *dev)
+{
+	int r;
+
+	if (!tree || !dev || dev->cls || dev->bus || dev->parent || dev->phys ||
+	    !cfs_dev_state(dev, CFS_DS_INIT) || cfs_dev_state(dev, CFS_DS_ADDED))
+		return -EINVAL;
+	state_set(dev, CFS_DS_VIRTUAL);
+	r = device_add(tree, dev);
+	if (r < 0)
+		state_clear(dev, CFS_DS_VIRTUAL);
+	return r;
 }
 
 /** classfs_device_register() - initialize and add @dev */

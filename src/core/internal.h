@@ -56,6 +56,7 @@ void cfs_free(void *p);
 
 /* ---- hashing and names (alloc.c) ---- */
 uint32_t cfs_hash_name(const char *name);
+int cfs_name_hash_valid(const char *name, uint32_t *hash);
 uint32_t cfs_hash_devt(dev_t devt);
 
 /* ---- hashed, hash-ordered tables (htab.c) ---- */
@@ -280,6 +281,7 @@ enum {
 	CFS_DS_SUPPRESS = 0x40,	/* sends no uevents (dev_set_uevent_suppress) */
 	CFS_DS_ADD_SENT = 0x80,	/* its ADD was numbered: a REMOVE must follow */
 	CFS_DS_MARK = 0x100,	/* visited by a tree walk (under L) */
+	CFS_DS_VIRTUAL = 0x200,	/* a physical device in devices/virtual (add_virtual) */
 };
 
 extern const struct cfs_htab_ops cfs_name_htab_ops;
@@ -301,6 +303,8 @@ static inline bool cfs_dev_alive(const struct classfs_device *d)
 int cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
 			 struct classfs_node **dirp, struct classfs_node **glue);
 bool cfs_is_glue_dir(struct classfs_tree *t, const struct classfs_node *n);
+bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev,
+			     const char *name);
 void cfs_glue_put_locked(struct classfs_tree *t, struct classfs_node *g,
 			 struct classfs_node **freelist);
 bool cfs_wants_backlink(struct classfs_tree *t, const struct classfs_device *dev);
@@ -330,6 +334,7 @@ void cfs_entry_stat(const struct cfs_entry *e, struct classfs_stat *st);
 
 const struct classfs_attribute_group *cfs_vgroup(const struct classfs_device *dev, unsigned int g);
 bool cfs_name_is_virtual(const struct classfs_device *dev, const char *name);
+int cfs_device_names_check(const struct classfs_device *dev);
 
 /* ---- uevents (uevent.c) ---- */
 int cfs_env_device_vars(struct classfs_device *dev, struct classfs_uevent_env *env);

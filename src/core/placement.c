@@ -8,6 +8,23 @@
 #include "internal.h"
 
 /*
+ * devices/virtual for the root of a virtual bus: the class layout has it
+ * while it holds devices, made now (*@glue: undone if the add fails).
+ */
+static int virtual_dir_get(struct classfs_tree *t, struct classfs_node **dirp,
+			   struct classfs_node **glue)
+{
+	if (!t->virtual_dir) {
+		t->virtual_dir = cfs_mkdir(t, t->devices_dir, "virtual");
+		if (!t->virtual_dir)
+			return -ENOMEM;
+		*glue = t->virtual_dir;
+	}
+	*dirp = t->virtual_dir;
+	return 0;
+}
+
+/*
  * Where the device's directory goes (under L): *@dirp.  In the `devices`
  * layout a class device without a parent of its class goes under its
  * physical device: directly below a class device, in a "CLASS" glue
@@ -22,8 +39,12 @@ int cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
 	struct classfs_node *base, *g;
 
 	*glue = NULL;
-	if (!dev->cls)
-		*dirp = dev->parent ? &dev->parent->p.node : t->devices_dir;
+	if (!dev->cls && dev->parent)
+		*dirp = &dev->parent->p.node;
+	else if (!dev->cls && (dev->p.state & CFS_DS_VIRTUAL))
+		return virtual_dir_get(t, dirp, glue);
+	else if (!dev->cls)
+		*dirp = t->devices_dir;
 	else if (dev->parent)
 		*dirp = &dev->parent->p.node;
 	else if (t->layout == CLASSFS_LAYOUT_CLASS)
@@ -33,6 +54,9 @@ int cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
 	else {
 		base = dev->phys ? &dev->phys->p.node : t->virtual_dir;
 		g = cfs_dir_lookup(base, dev->cls->name);
+		/* an attribute of the physical device of that name: no room */
+		if (!g && dev->phys && cfs_name_is_virtual(dev->phys, dev->cls->name))
+			return -EEXIST;
 		if (g) {
 			if (g->type != CFS_NT_DIR || (g->flags & CFS_NF_DEVICE))
 				return -EEXIST;
@@ -54,12 +78,18 @@ bool cfs_is_glue_dir(struct classfs_tree *t, const struct classfs_node *n)
 	       (n->parent == t->virtual_dir || (n->parent->flags & CFS_NF_DEVICE));
 }
 
-/* remove an empty glue directory (under L) */
+/* remove an empty glue directory, or the class layout's devices/virtual (under L) */
 void cfs_glue_put_locked(struct classfs_tree *t, struct classfs_node *g,
 			 struct classfs_node **freelist)
 {
-	if (g && cfs_is_glue_dir(t, g) && (!g->u.dir || !g->u.dir->count))
+	if (!g || (g->u.dir && g->u.dir->count))
+		return;
+	if (g == t->virtual_dir && t->layout == CLASSFS_LAYOUT_CLASS) {
 		cfs_subtree_unlink(t, g, freelist);
+		t->virtual_dir = NULL;
+	} else if (cfs_is_glue_dir(t, g)) {
+		cfs_subtree_unlink(t, g, freelist);
+	}
 }
 
 /* the link "CLASS:NAME" a class device leaves in its physical device (class layout) */
@@ -95,7 +125,9 @@ int cfs_reserve_link(struct classfs_tree *t, struct classfs_node *dir, struct cl
 {
 	int r;
 
-	if (cfs_dir_lookup(dir, n->name))
+	/* a device's directory also holds its computed entries */
+	if (cfs_dir_lookup(dir, n->name) ||
+	    ((dir->flags & CFS_NF_DEVICE) && cfs_name_is_virtual(cfs_node_device(dir), n->name)))
 		return -EEXIST;
 	r = cfs_dir_reserve(dir);
 	if (r < 0)
@@ -134,7 +166,8 @@ static int syspath_locked(struct classfs_device *dev, char *buf, size_t size, si
 		if (!dev->phys->cls)
 			glue = dev->cls->name;
 	} else {
-		r = snprintf(buf, size, "/devices%s", dev->cls ? "/virtual" : "");
+		r = snprintf(buf, size, "/devices%s",
+			     dev->cls || (dev->p.state & CFS_DS_VIRTUAL) ? "/virtual" : "");
 		*len = (size_t)r;
 		glue = dev->cls ? dev->cls->name : NULL;
 		r = *len < size ? 0 : -ERANGE;
@@ -216,6 +249,12 @@ static struct classfs_device *find_locked(struct classfs_tree *t, struct classfs
 	if (x && (x->flags & CFS_NF_DEVICE) && (d = placed(cfs_node_device(x), cur, NULL)) &&
 	    (found = find_locked(t, d, c, i + 1, n)))
 		return found;
+	/* a physical device in devices/virtual: the root of a virtual bus */
+	if (!cur && i + 1 < n && t->virtual_dir && !strcmp(c[i], "virtual") &&
+	    (x = cfs_dir_lookup(t->virtual_dir, c[i + 1])) && (x->flags & CFS_NF_DEVICE) &&
+	    (d = placed(cfs_node_device(x), NULL, NULL)) && !d->cls &&
+	    (found = find_locked(t, d, c, i + 2, n)))
+		return found;
 	if (cur && cur->cls) {
 		/* a class device of another class whose physical device is @cur */
 		for (struct classfs_class *k = t->classes; k; k = k->p.next)
@@ -233,6 +272,70 @@ static struct classfs_device *find_locked(struct classfs_tree *t, struct classfs
 					return found;
 	}
 	return NULL;
+}
+
+/* has the class named @name a device without parent whose physical device is @phys? */
+static bool class_has_child(struct classfs_tree *t, const char *name, struct classfs_device *phys)
+{
+	for (struct classfs_class *k = t->classes; k; k = k->p.next) {
+		if (strcmp(k->name, name))
+			continue;
+		for (struct classfs_device *d = cfs_htab_first_from(&k->p.names, &cfs_name_htab_ops, 0);
+		     d; d = cfs_htab_next(&k->p.names, &cfs_name_htab_ops, d))
+			if (!d->parent && d->phys == phys)
+				return true;
+	}
+	return false;
+}
+
+static bool is_device(const struct classfs_node *x)
+{
+	return x && (x->flags & CFS_NF_DEVICE);
+}
+
+/*
+ * Would @dev, about to be added or renamed, named @name, take a place in
+ * Linux's devices layout (its syspath, or a glue directory on its way)
+ * that another device has (under L)?  The devices layout has real
+ * directories there and refuses such a device by its names; the class
+ * layout keeps class devices under their class, and a record saved from
+ * it would read two devices at one path.  Refused in both layouts alike:
+ * - devices/virtual itself, for a physical device without parent;
+ * - devices/virtual/A: the glue directory of class A (its devices without
+ *   physical device) or the root of a virtual bus named A;
+ * - P/K below a physical device P: the glue directory of class K, or a
+ *   device named K;
+ * - Q/NAME in a class device Q: its children, and the class devices whose
+ *   physical device it is.
+ */
+bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev,
+			     const char *name)
+{
+	struct classfs_device *at = dev->cls && !dev->parent ? dev->phys : dev->parent;
+
+	/* devices/virtual is no device's (a save would read it as one) */
+	if (!dev->cls && !dev->parent && !strcmp(name, "virtual"))
+		return true;
+	if (t->layout != CLASSFS_LAYOUT_CLASS)
+		return false;
+	if (dev->cls && !dev->parent && !dev->phys)
+		return t->virtual_dir && is_device(cfs_dir_lookup(t->virtual_dir, dev->cls->name));
+	if (dev->p.state & CFS_DS_VIRTUAL)
+		return class_has_child(t, name, NULL);
+	if (!at)
+		return false;
+	if (!at->cls)
+		return dev->cls && !dev->parent ? is_device(cfs_dir_lookup(&at->p.node, dev->cls->name))
+						 : !dev->cls && class_has_child(t, name, at);
+	if (dev->cls && !dev->parent && is_device(cfs_dir_lookup(&at->p.node, name)))
+		return true;
+	for (struct classfs_class *k = t->classes; k; k = k->p.next) {
+		struct classfs_device *d = cfs_class_lookup_locked(k, name);
+
+		if (d && d != dev && !d->parent && d->phys == at && cfs_dev_alive(d))
+			return true;
+	}
+	return false;
 }
 
 /**

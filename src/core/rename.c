@@ -28,6 +28,7 @@ static struct cfs_move *move_of(struct classfs_tree *t, const struct classfs_dev
 int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 {
 	struct classfs_node *backlink = NULL, *oldlink = NULL, *dir, *freelist = NULL;
+	struct classfs_node *buslink = NULL, *oldbus = NULL;
 	char old_path[PATH_MAX];
 	struct classfs_tree *t;
 	struct cfs_event *ev;
@@ -41,7 +42,9 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 	t = cfs_device_tree_of(dev);
 	copy = cfs_strdup(new_name);
 	ev = cfs_event_alloc();
-	if (!copy || !ev || (cfs_wants_backlink(t, dev) && !(backlink = cfs_backlink_new(t, dev, new_name)))) {
+	if (!copy || !ev ||
+	    (cfs_wants_backlink(t, dev) && !(backlink = cfs_backlink_new(t, dev, new_name))) ||
+	    (dev->bus && !(buslink = cfs_node_new(t, new_name, CFS_NT_LNK, 0777)))) {
 		r = -ENOMEM;
 		goto out_free;
 	}
@@ -65,11 +68,18 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 	if ((dev->cls && (cfs_class_lookup_locked(dev->cls, new_name) ||
 			  cfs_dir_lookup(&dev->cls->p.node, new_name))) ||
 	    cfs_dir_lookup(dir, new_name) ||
-	    (dir->flags & CFS_NF_DEVICE && cfs_name_is_virtual(cfs_node_device(dir), new_name)))
+	    (dir->flags & CFS_NF_DEVICE && cfs_name_is_virtual(cfs_node_device(dir), new_name)) ||
+	    cfs_layout_clash_locked(t, dev, new_name))
 		goto out_unlock;
 	if (backlink) {
 		oldlink = cfs_backlink_find(dev);
 		if ((r = cfs_reserve_link(t, &dev->phys->p.node, backlink)) < 0)
+			goto out_unlock;
+	}
+	/* a bus device's name is also its link in bus/BUS/devices: unique there */
+	if (buslink) {
+		oldbus = cfs_dir_lookup(dev->bus->p.devices, dev->p.node.name);
+		if ((r = cfs_reserve_link(t, dev->bus->p.devices, buslink)) < 0)
 			goto out_unlock;
 	}
 	r = cfs_node_path(&dev->p.node, old_path, sizeof(old_path));
@@ -99,6 +109,13 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 		backlink = NULL;
 		if (oldlink)
 			cfs_subtree_unlink(t, oldlink, &freelist);
+	}
+	if (buslink) {
+		buslink->u.target = &dev->p.node;
+		cfs_dir_link(dev->bus->p.devices, buslink);
+		buslink = NULL;
+		if (oldbus)
+			cfs_subtree_unlink(t, oldbus, &freelist);
 	}
 	cfs_watch_device_locked(t, dev);
 	cfs_unlock(t);
@@ -138,6 +155,8 @@ out_free:
 	cfs_free(copy);
 	if (backlink)
 		cfs_node_free(backlink);
+	if (buslink)
+		cfs_node_free(buslink);
 	cfs_event_discard(ev);
 	return r;
 }

@@ -107,6 +107,8 @@ uint32_t cfs_rec_lookup_tree(struct rec_load *l, const char *path, size_t len)
 	d->subsys = cfs_rec_subsystem(dev);
 	d->subsyslen = d->subsys ? (uint32_t)strlen(d->subsys) : 0;
 	d->placeholder = rd && (rd->flags & REC_F_PLACEHOLDER);
+	d->vroot = !dev->cls && !dev->bus && !dev->parent && len > 17 &&
+		   !memcmp(path, "/devices/virtual/", 17);
 	return idx;
 nomem:
 	classfs_device_put(dev);
@@ -114,7 +116,13 @@ nomem:
 	return REC_NONE - 1;
 }
 
-/* the device at @path, made as an unrecorded plain device when missing */
+/*
+ * The device at @path, made as an unrecorded plain device when missing.
+ * Right below /devices/virtual that is the root of a bus Linux registers
+ * with subsys_virtual_register() (/devices/virtual/workqueue, which
+ * umockdev-record does not record: it has no subsystem), its devices
+ * below it.  /devices/virtual itself is no device.
+ */
 static uint32_t ensure(struct rec_load *l, const char *path, size_t len, uint32_t lineno)
 {
 	uint32_t idx = cfs_rec_lookup_tree(l, path, len), up = REC_NONE;
@@ -124,13 +132,20 @@ static uint32_t ensure(struct rec_load *l, const char *path, size_t len, uint32_
 		return REC_NONE;	/* no memory */
 	if (idx != REC_NONE)
 		return idx;
-	if (len >= 16 && !memcmp(path, "/devices/virtual", 16) &&
-	    (len == 16 || path[16] == '/')) {
-		cfs_rec_error(&l->p, lineno, "physical device %.*s under /devices/virtual",
-			      (int)len, path);
+	if (is_path(path, len, "/devices/virtual")) {
+		cfs_rec_error(&l->p, lineno, "/devices/virtual is not a device");
 		return REC_NONE - 1;
 	}
 	plen = cfs_rec_parent_len(path, len);
+	if (is_path(path, plen, "/devices/virtual")) {
+		idx = cfs_rec_add_placeholder(&l->p, path, len);
+		if (idx == REC_NONE)
+			return REC_NONE;
+		l->p.devs[idx].vroot = true;
+		l->p.devs[idx].lineno = lineno;
+		l->p.devs[idx].depth = 3;
+		return idx;
+	}
 	if (!is_path(path, plen, "/devices")) {
 		up = ensure(l, path, plen, lineno);
 		if (up >= REC_NONE - 1)
@@ -162,6 +177,16 @@ static int link_dev(struct rec_load *l, uint32_t i)
 		d->misplaced = d->kind == REC_CLASS;
 		return 0;
 	}
+	if (d->kind != REC_CLASS && is_path(path, plen, "/devices/virtual")) {
+		/* the root of a virtual bus, recorded: a plain device, as in Linux */
+		if (d->kind == REC_PLAIN) {
+			d->vroot = true;
+			return 0;
+		}
+		return cfs_rec_error(&l->p, lineno, "bus device %.*s right below /devices/virtual: "
+				     "a virtual bus's devices are below its root "
+				     "(/devices/virtual/BUS/NAME)", (int)d->pathlen, path);
+	}
 	if (d->kind != REC_CLASS) {
 		cand = ensure(l, path, plen, lineno);
 		if (cand >= REC_NONE - 1)
@@ -177,6 +202,11 @@ static int link_dev(struct rec_load *l, uint32_t i)
 	if (cand != REC_NONE) {
 		struct rec_pdev *c = &l->p.devs[cand];
 
+		if (c->vroot && c->subsyslen == 0 && plen - 17 == d->subsyslen &&
+		    !memcmp(path + 17, d->subsys, d->subsyslen))
+			return cfs_rec_error(&l->p, lineno, "%.*s is both a device and the '%.*s' "
+					     "glue directory of %.*s", (int)plen, path,
+					     (int)d->subsyslen, d->subsys, (int)d->pathlen, path);
 		if (c->kind == REC_CLASS && c->subsyslen == d->subsyslen &&
 		    !memcmp(c->subsys, d->subsys, d->subsyslen))
 			d->parent = cand;
@@ -265,7 +295,8 @@ static bool in_virtual(const struct rec_load *l, uint32_t idx)
 		const struct rec_pdev *c = &l->p.devs[idx];
 
 		if (c->existing)	/* its path is where the tree has it */
-			return c->pathlen > 17 && !memcmp(c->path, "/devices/virtual/", 17);
+			return c->kind == REC_CLASS && c->pathlen > 17 &&
+			       !memcmp(c->path, "/devices/virtual/", 17);
 		if (c->kind != REC_CLASS)
 			return false;
 		if (c->parent == REC_NONE)
@@ -318,9 +349,16 @@ static bool may_overlap(struct rec_load *l, size_t nrecorded)
 		const char *first = d->path + 9;	/* after "/devices/" */
 		const char *end = memchr(first, '/', d->pathlen - 9);
 		size_t n = end ? (size_t)(end - first) : d->pathlen - 9;
-		char rel[NAME_MAX + 16];
+		char rel[2 * NAME_MAX + 16];
 		struct classfs_stat st;
 
+		if (n == 7 && !memcmp(first, "virtual", 7) && end) {
+			/* devices/virtual/X: the root of a virtual bus, or a glue directory */
+			const char *second = end + 1;
+			const char *end2 = memchr(second, '/', d->pathlen - (size_t)(second - d->path));
+
+			n = end2 ? (size_t)(end2 - first) : d->pathlen - 9;
+		}
 		if ((n == 7 && !memcmp(first, "virtual", 7)) ||
 		    (last && n == lastlen && !memcmp(first, last, n)))
 			continue;

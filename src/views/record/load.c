@@ -607,7 +607,9 @@ static int build_one(struct rec_load *l, uint32_t idx)
 		return r;
 	}
 	classfs_device_set_uevent_suppress(&rd->dev, true);
-	if (!rd->dev.cls && !rd->dev.bus && !rd->dev.parent)
+	if (d->vroot)
+		r = classfs_device_add_virtual(l->tree, &rd->dev);
+	else if (!rd->dev.cls && !rd->dev.bus && !rd->dev.parent)
 		r = classfs_device_add_to(l->tree, &rd->dev);
 	else
 		r = classfs_device_add(&rd->dev);

@@ -318,21 +318,34 @@ static bool key_is(const struct rec_parse *p, const struct rec_line *l, const ch
 }
 
 /* properties (E:) and files (A:, H:, L:) are names of their own */
+/*
+ * Lines by tag (E: last) and name, a '/' before any other byte: an entry
+ * "x" is followed by the entries of its directory "x/..." if there are any.
+ */
 static int cmp_linename(const void *a, const void *b, void *parse)
 {
 	const struct rec_line *x = *(const struct rec_line *const *)a;
 	const struct rec_line *y = *(const struct rec_line *const *)b;
 	const struct rec_parse *p = parse;
+	const unsigned char *kx = (const unsigned char *)cfs_rec_key(p, x);
+	const unsigned char *ky = (const unsigned char *)cfs_rec_key(p, y);
 	size_t n = x->keylen < y->keylen ? x->keylen : y->keylen;
 	int r = (x->tag == 'E') - (y->tag == 'E');
 
 	if (r)
 		return r;
-	r = memcmp(cfs_rec_key(p, x), cfs_rec_key(p, y), n);
-
-	if (r)
-		return r;
+	for (size_t i = 0; i < n; i++)
+		if (kx[i] != ky[i])
+			return (kx[i] == '/' ? 0 : kx[i]) < (ky[i] == '/' ? 0 : ky[i]) ? -1 : 1;
 	return (x->keylen > y->keylen) - (x->keylen < y->keylen);
+}
+
+/* is attribute or link @x the directory of @y ("x" and "x/y")? */
+static bool is_dir_of(const struct rec_parse *p, const struct rec_line *x, const struct rec_line *y)
+{
+	return x->tag != 'E' && y->tag != 'E' && y->keylen > x->keylen &&
+	       cfs_rec_key(p, y)[x->keylen] == '/' &&
+	       !memcmp(cfs_rec_key(p, x), cfs_rec_key(p, y), x->keylen);
 }
 
 /* the end of a device's paragraph: duplicate names, and what its lines say */
@@ -392,7 +405,16 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 			names[k] = names[k - 1];
 		names[k] = x;
 	}
-	for (size_t i = 1; i < nnames; i++)
+	for (size_t i = 1; i < nnames; i++) {
+		if (is_dir_of(p, names[i - 1], names[i])) {
+			const struct rec_line *l = names[i] > names[i - 1] ? names[i] : names[i - 1];
+
+			r = cfs_rec_error(p, cfs_rec_lineno(p, d, l), "'%.*s' is both an entry and the "
+					  "directory of '%.*s' in device %.*s", (int)names[i - 1]->keylen,
+					  cfs_rec_key(p, names[i - 1]), (int)names[i]->keylen,
+					  cfs_rec_key(p, names[i]), (int)d->pathlen, d->path);
+			goto out;
+		}
 		if (!cmp_linename(&names[i - 1], &names[i], p)) {
 			const struct rec_line *l = names[i] > names[i - 1] ? names[i] : names[i - 1];
 
@@ -401,6 +423,7 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 					  cfs_rec_key(p, l), (int)d->pathlen, d->path);
 			goto out;
 		}
+	}
 
 	d->kind = REC_PLAIN;
 	if (sub) {

@@ -63,6 +63,7 @@ struct rec_pdev {
 	bool glued;			/* its parent path is a glue directory */
 	bool moved;			/* it or an ancestor is not where recorded */
 	bool existing;			/* already in the tree (path owned) */
+	bool vroot;			/* a plain device right below /devices/virtual */
 	struct rec_dev *built;		/* made by this load */
 	struct classfs_device *dev;	/* in the tree: built or existing */
 };

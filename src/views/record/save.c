@@ -315,6 +315,17 @@ static void lines_api(struct classfs_tree *tree, struct classfs_device *dev, con
 		sb_str(b, subsystem);
 		sb_eol(b);
 	}
+	/*
+	 * A load takes a SUBSYSTEM in keys.c's list of buses for a bus, any
+	 * other for a class; where that would misread the device, its
+	 * `subsystem` link says which, as Linux's does.
+	 */
+	if (subsystem && (dev->bus != NULL) != cfs_rec_is_bus(subsystem, strlen(subsystem))) {
+		snprintf(path, sizeof(path), "/%s/%s", dev->bus ? "bus" : "class", subsystem);
+		sb_str(b, "L: subsystem=");
+		link_text(b, syspath, path);
+		sb_eol(b);
+	}
 	snprintf(path, sizeof(path), "%s/uevent", devpath + 1);
 	n = classfs_path_read(tree, path, uev, sizeof(uev) - 1);
 	if (n > 0) {
