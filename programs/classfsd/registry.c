@@ -552,6 +552,7 @@ static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct conn *c,
 int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg, size_t msgsz)
 {
 	struct rclass *rc = NULL;
+	bool made_class;
 	int r;
 
 	if (!m->cls && (m->phys || m->phys_class || m->devtype)) {
@@ -580,14 +581,22 @@ int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg
 	if (r < 0)
 		return r;
 	cfsd_quota_uncharge(owner, CFSD_Q_OBJ, 1 + (m->cls && !rc));
-	if (m->cls && !rc && (r = cfsd_class_create(m->cls, owner, NULL, &rc, msg, msgsz)) < 0)
+	made_class = m->cls && !rc;
+	if (made_class && (r = cfsd_class_create(m->cls, owner, NULL, &rc, msg, msgsz)) < 0)
 		return r;
 	r = cfsd_quota_charge(owner, CFSD_Q_OBJ, 1, msg, msgsz);	/* the room is there */
 	if (r < 0)
-		return r;
+		goto out_class;
 	r = dev_add_charged(m, owner, c, rc, msg, msgsz);
-	if (r < 0)
+	if (r < 0) {
 		cfsd_quota_uncharge(owner, CFSD_Q_OBJ, 1);
+		goto out_class;
+	}
+	return 0;
+out_class:
+	/* a refused add leaves nothing behind, not even the class made for it */
+	if (made_class)
+		cfsd_class_remove(rc);
 	return r;
 }
 

@@ -96,6 +96,9 @@ unchanged "add a name taken" "block/sda exists" ctl add block sda
 unchanged "add bad name" "'a/b' is not a valid device name" ctl add block a/b
 unchanged "add bad name ." "'\\.' is not a valid device name" ctl add block .
 unchanged "add unknown parent" "nosuch not found" ctl add block sdz --parent nosuch
+unchanged "add into a new class, unknown parent: no class left" "nosuch not found" \
+	ctl add newcls x --parent nosuch
+check "  no class directory" test ! -e "$mnt/class/newcls"
 unchanged "add parent of another class" "input0" ctl add block sdz --parent input0
 for bad in 8 a:b 0:1 8:1x 5000:1 8:-1 "" 8:1048576; do
 	unchanged "add --dev '$bad'" "--dev '$bad' is not MAJOR:MINOR" ctl add block sdz --dev "$bad"
@@ -191,7 +194,11 @@ next=$(( $(ctl tree --json | "$json_get" seqnum) + 1 ))
 check "trigger with variables" ctl trigger block sda change FOO=bar LD_PRELOAD=/tmp/x.so
 "$classctl" --socket "$sock" monitor --since $next >"$tmp/mon" 2>&1 &
 mon=$!
-for _ in $(seq 100); do grep -q '^SEQNUM=' "$tmp/mon" && break; sleep 0.05; done
+# the whole event: its SEQNUM line and the blank line that ends it
+for _ in $(seq 200); do
+	awk '/^SEQNUM=/ { s = 1 } s && /^$/ { e = 1 } END { exit !e }' "$tmp/mon" && break
+	sleep 0.05
+done
 kill -INT $mon; wait $mon
 check "  they arrive as SYNTH_ARG_" [ "$(grep -E '^[A-Z_]*(FOO|LD_PRELOAD)=' "$tmp/mon" | paste -sd' ')" \
 	= "SYNTH_ARG_FOO=bar SYNTH_ARG_LD_PRELOAD=/tmp/x.so" ]
