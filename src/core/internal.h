@@ -292,6 +292,16 @@ static inline bool cfs_dev_state(const struct classfs_device *dev, unsigned int 
 	return __atomic_load_n(&dev->p.state, __ATOMIC_ACQUIRE) & bit;
 }
 
+static inline void cfs_dev_state_set(struct classfs_device *dev, unsigned int bits)
+{
+	__atomic_or_fetch(&dev->p.state, bits, __ATOMIC_RELEASE);
+}
+
+static inline void cfs_dev_state_clear(struct classfs_device *dev, unsigned int bits)
+{
+	__atomic_and_fetch(&dev->p.state, ~bits, __ATOMIC_RELEASE);
+}
+
 struct classfs_tree *cfs_device_tree_of(const struct classfs_device *dev);
 
 static inline bool cfs_dev_alive(const struct classfs_device *d)
