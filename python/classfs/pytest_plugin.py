@@ -5,7 +5,8 @@ In a conftest.py:
 
     pytest_plugins = ["classfs.pytest_plugin"]
 
-then a test takes `testbed` (a classfs.Testbed).  Where no testbed can be
+then a test takes `testbed` (a classfs.Testbed) or `umockdev_testbed`
+(the same through classfs.umockdev's names).  Where no testbed can be
 made (not root and no unprivileged environments here), the test is
 skipped with the reason.
 """
@@ -31,3 +32,13 @@ def testbed():
     finally:
         tb.close()
 
+
+@pytest.fixture
+def umockdev_testbed():
+    """A classfs.umockdev.Testbed of its own for the test, closed after it."""
+    from . import umockdev
+    tb = _make(umockdev.Testbed.new)
+    try:
+        yield tb
+    finally:
+        tb.close()
