@@ -114,6 +114,27 @@ static PyObject *run_get_socket(struct cfs_py_run *self, void *unused)
 	return PyUnicode_FromString(classfs_run_socket(self->run));
 }
 
+/* the process whose namespaces enter() joins: the holder's, else the daemon's */
+static PyObject *run_get_pid(struct cfs_py_run *self, void *unused)
+{
+	if (!self->run)
+		Py_RETURN_NONE;
+#ifdef CFS_PY_HAVE_HOLDER_PID
+	return PyLong_FromLong(classfs_run_holder_pid(self->run));
+#else
+	/* the daemon the holder started runs in its namespaces, with its root */
+	{
+		PyObject *args = Py_BuildValue("(s)", classfs_run_socket(self->run)), *pid;
+
+		if (!args)
+			return NULL;
+		pid = cfs_py_peer_pid(NULL, args);
+		Py_DECREF(args);
+		return pid;
+	}
+#endif
+}
+
 static PyMethodDef run_methods[] = {
 	{ "stop", (PyCFunction)run_stop, METH_NOARGS,
 	  "stop(): tear the environment down (its daemon, mounts, namespaces)" },
@@ -122,6 +143,8 @@ static PyMethodDef run_methods[] = {
 
 static PyGetSetDef run_getset[] = {
 	{ "socket", (getter)run_get_socket, NULL, "the control socket of its classfsd", NULL },
+	{ "pid", (getter)run_get_pid, NULL,
+	  "a process in the environment's namespaces, with its root (for enter())", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 

@@ -138,7 +138,7 @@ class Testbed:
                                  daemon=daemon or os.environ.get("CLASSFSD"), verbose=verbose)
         socket = self._run.socket
         cwd = os.getcwd()
-        self._saved = _classfs.enter(_classfs.peer_pid(socket))
+        self._saved = _classfs.enter(self._run.pid)
         try:
             os.chdir(cwd)
         except OSError:
