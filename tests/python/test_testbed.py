@@ -234,3 +234,15 @@ def test_close_stops_what_it_started(tmp_path):
     assert os.stat("/sys").st_dev == host_sys
     assert "CLASSFS_SOCKET" not in os.environ
     assert not os.path.exists(tb.socket)
+
+
+def test_partitions_nested_in_a_virtual_disk_added_before_them(testbed):
+    # a disk without a bus device lives in /devices/virtual; its partitions,
+    # added by later calls, nest in it (the record loader finds it in the tree)
+    loop = testbed.add_device("block", "loop0", dev=(7, 0), devtype="disk")
+    p1 = testbed.add_device("block", "loop0p1", parent=loop, dev=(259, 0), devtype="partition")
+    assert p1 == "/sys/devices/virtual/block/loop0/loop0p1"
+    part = pyudev.Devices.from_device_file(pyudev.Context(), "/dev/loop0p1")
+    assert part.find_parent("block", "disk").sys_path == loop
+    with pytest.raises(FileExistsError):
+        testbed.add_device("block", "loop0p1", parent=loop, dev=(259, 1))

@@ -302,11 +302,28 @@ static int check_virtual(struct rec_load *l, uint32_t i)
  * before anything is built.
  */
 /*
+ * For "virtual/CLASS/NAME/CHILD...": the length of "virtual/CLASS/NAME",
+ * a class device the recorded one may be nested in; 0 for a path with
+ * fewer components (a device right in virtual/CLASS/).
+ */
+static size_t nested_virtual_len(const char *rel, size_t len)
+{
+	int slashes = 0;
+
+	for (size_t i = 0; i < len; i++)
+		if (rel[i] == '/' && ++slashes == 3)
+			return i;
+	return 0;
+}
+
+/*
  * Can the tree hold a device at one of the record's paths?  Physical
  * devices are below devices/ in both layouts: when no recorded path's
  * first component (/devices/pci0000:00/...) is there, none can be, and the
  * lookups in the tree are skipped.  /devices/virtual holds class devices only,
- * whose names their class checks when they are added.
+ * whose names their class checks when they are added; only a device
+ * nested in one of them (virtual/block/sda/sda1 loaded after sda) needs
+ * the tree's device at that path.
  */
 static bool may_overlap(struct rec_load *l, size_t nrecorded)
 {
@@ -321,8 +338,9 @@ static bool may_overlap(struct rec_load *l, size_t nrecorded)
 		char rel[NAME_MAX + 16];
 		struct classfs_stat st;
 
-		if ((n == 7 && !memcmp(first, "virtual", 7)) ||
-		    (last && n == lastlen && !memcmp(first, last, n)))
+		if (n == 7 && !memcmp(first, "virtual", 7))
+			n = nested_virtual_len(first, d->pathlen - 9);
+		if (!n || (last && n == lastlen && !memcmp(first, last, n)))
 			continue;
 		snprintf(rel, sizeof(rel), "devices/%.*s", (int)n, first);
 		if (classfs_path_stat(l->tree, rel, &st) == 0)
