@@ -250,22 +250,34 @@ PyObject *cfs_py_enter(PyObject *self, PyObject *args)
 	return Py_BuildValue("(iiii)", here[NS_USER], here[NS_MNT], here[NS_NET], here[NS_ROOT]);
 }
 
+/*
+ * leave(saved) -> bool: back to the network and mount namespaces and the
+ * root directory enter() left; False (nothing changed) when enter() also
+ * joined a user namespace, since no process can go back to an ancestor's.
+ */
 PyObject *cfs_py_leave(PyObject *self, PyObject *args)
 {
-	int fd[NS_N], r;
+	int fd[NS_N], now, r = 0;
+	bool same;
 
 	if (!PyArg_ParseTuple(args, "(iiii)", &fd[NS_USER], &fd[NS_MNT], &fd[NS_NET],
 			      &fd[NS_ROOT]))
 		return NULL;
-	/* the user namespace stays: one cannot go back to an ancestor's */
-	r = 0;
-	if (setns(fd[NS_NET], CLONE_NEWNET) < 0 || setns(fd[NS_MNT], CLONE_NEWNS) < 0 ||
-	    fchdir(fd[NS_ROOT]) < 0 || chroot(".") < 0)
+	now = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	if (now < 0) {
+		r = -errno;
+		close_all(fd);
+		return cfs_py_error(r, "/proc/self/ns/user", NULL);
+	}
+	same = same_file(now, fd[NS_USER]);
+	close(now);
+	if (same && (setns(fd[NS_NET], CLONE_NEWNET) < 0 || setns(fd[NS_MNT], CLONE_NEWNS) < 0 ||
+		     fchdir(fd[NS_ROOT]) < 0 || chroot(".") < 0))
 		r = -errno;
 	close_all(fd);
 	if (r < 0)
 		return cfs_py_error(r, "cannot leave the environment", NULL);
-	Py_RETURN_NONE;
+	return PyBool_FromLong(same);
 }
 
 PyObject *cfs_py_peer_pid(PyObject *self, PyObject *args)

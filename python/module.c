@@ -66,7 +66,8 @@ static PyMethodDef module_methods[] = {
 	  "enter(pid) -> saved: join the user (when another), mount and network "
 	  "namespaces and the root directory of process pid; saved is for leave()" },
 	{ "leave", cfs_py_leave, METH_VARARGS,
-	  "leave(saved): back to the namespaces and root enter() left" },
+	  "leave(saved) -> bool: back to the namespaces and root enter() left; False "
+	  "(nothing changed) when enter() joined a user namespace: there is no way back" },
 	{ "peer_pid", cfs_py_peer_pid, METH_VARARGS,
 	  "peer_pid(socket) -> the pid of the process listening on a classfsd "
 	  "control socket (SO_PEERCRED)" },

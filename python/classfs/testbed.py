@@ -182,7 +182,9 @@ class Testbed:
         self._sync = None
         if self._saved is not None:
             saved, self._saved = self._saved, None
-            _classfs.leave(saved)
+            # from a user namespace (an unprivileged environment) there is
+            # no way back: the process stays, its /sys no longer served
+            self.left = _classfs.leave(saved)
             try:
                 os.chdir(self._cwd)
             except OSError:

@@ -28,7 +28,26 @@ if ! ls "$pydir"/classfs/_classfs*.so >/dev/null 2>&1; then
 	echo "SKIP: the extension was not built (python3-dev missing at setup)"
 	exit 77
 fi
-cmd=("$py" -m pytest -q -rs -p no:cacheprovider "$here" "$@")
+tests=$here
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+if [[ -n $uid ]]; then
+	# Root may have cloned where no other uid can enter (/root is 0700):
+	# the uid runs copies of the tests, the package and the libclassfs its
+	# run path ($ORIGIN/../..) names, in a directory every uid can read.
+	chmod 755 "$out"
+	mkdir -p "$out/stage/tests/python" "$out/stage/data" "$out/stage/build/python"
+	cp "$here"/*.py "$here"/lsan.supp "$out/stage/tests/python/"
+	cp "$here/../../data/sample.umockdev" "$out/stage/data/"
+	cp -r "$pydir/classfs" "$out/stage/build/python/"
+	cp -L "$pydir/../libclassfs.so.0" "$out/stage/build/"
+	mkdir -p "$out/stage/build/programs/classfsd"
+	cp "$classfsd" "$out/stage/build/programs/classfsd/"
+	chmod -R a+rX "$out/stage"
+	tests=$out/stage/tests/python pydir=$out/stage/build/python here=$tests
+	classfsd=$out/stage/build/programs/classfsd/classfsd
+fi
+cmd=("$py" -m pytest -q -rs -p no:cacheprovider "$tests" "$@")
 [[ -n $join ]] && cmd=("$join" --layout devices -- "${cmd[@]}")
 if [[ -n $uid ]]; then
 	if ((EUID != 0)); then
@@ -51,13 +70,11 @@ if [[ -n $asan ]]; then
 	     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_context_size=2"
 	     LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}")
 fi
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
 cd /tmp || exit 1
 env "${san[@]}" PYTHONPATH="$pydir" CLASSFSD="$classfsd" PYTHONDONTWRITEBYTECODE=1 \
-	"${cmd[@]}" 2>&1 | tee "$out"
+	"${cmd[@]}" 2>&1 | tee "$out/log"
 rc=${PIPESTATUS[0]}
-if ((rc == 0)) && ! grep -q ' passed' "$out"; then
+if ((rc == 0)) && ! grep -q ' passed' "$out/log"; then
 	echo "SKIP: every test skipped (reasons above)"
 	exit 77
 fi
