@@ -4,7 +4,6 @@
 database, and every change reaches libudev monitors (docs/python.md)."""
 
 import os
-import select
 import subprocess
 import time
 

@@ -3,7 +3,6 @@
 found through pyudev, /dev nodes, properties, attribute changes, events
 seen by a pyudev.Monitor, records; errors that change nothing."""
 import os
-import select
 import subprocess
 
 import pyudev
