@@ -169,13 +169,15 @@ class Testbed:
         self._seqnum = seqnum
 
     def close(self):
-        """Remove what this testbed added and stop what it started."""
+        """Remove what this testbed added and stop what it started; a
+        failure to do so is raised once everything is closed."""
+        failure = None
         if self._client is not None:
-            if self._run is None:
+            if self._run is None and self._batch is None:
                 try:
                     self.clear()
-                except OSError:
-                    pass
+                except OSError as e:
+                    failure = e
             self._client.close()
             self._client = None
         self._sync = None
@@ -197,6 +199,8 @@ class Testbed:
         if self._run is not None:
             run, self._run = self._run, None
             run.stop()
+        if failure is not None:
+            raise failure
 
     def __enter__(self):
         return self
@@ -397,14 +401,19 @@ class Testbed:
         return sorted(missing - set(paths))
 
     def remove_device(self, path):
-        """Remove a device, the devices below it first (REMOVE events)."""
+        """Remove a device, the devices below it first (REMOVE events);
+        returns once their nodes and database entries are gone."""
         cls, name = self.identity(path)
+        left = self._made_for([path])
         self._client.device_remove(cls, name)
         self._settle()
+        self._wait_gone(left)
 
     def clear(self):
         """Remove every device this testbed added (children first)."""
-        for devpath in sorted(set(self._added), key=lambda p: -p.count("/")):
+        added = [p for p in set(self._added) if os.path.isdir(self._sys(p))]
+        left = self._made_for(added)
+        for devpath in sorted(added, key=lambda p: -p.count("/")):
             try:
                 cls, name = self.identity(devpath)
                 self._client.device_remove(cls, name)
@@ -412,6 +421,55 @@ class Testbed:
                 pass
         self._added = []
         self._settle()
+        self._wait_gone(left)
+
+    def _made_for(self, paths):
+        """The /dev nodes (with their number) and udev database entries of
+        the devices at `paths` and below them: the environment removes
+        them after it broadcast their REMOVE events."""
+        if self._sync is None:
+            return []
+        made = set()
+        # the environment's /dev; host nodes bound into it (tty, null) stay
+        devfs = os.stat("/dev").st_dev
+        for path in paths:
+            for top, dirs, files in os.walk(self._sys(self._rel(path))):
+                if "uevent" not in files:
+                    continue
+                own = self._uevent_vars(top)
+                number = (own.get("MAJOR"), own.get("MINOR"))
+                if own.get("DEVNAME") and None not in number:
+                    node = "/dev/" + own["DEVNAME"]
+                    try:
+                        st = os.lstat(node)
+                        if st.st_dev == devfs and \
+                                st.st_rdev == os.makedev(int(number[0]), int(number[1])):
+                            made.add((node, st.st_rdev))
+                    except (OSError, ValueError):
+                        pass
+                try:
+                    db = self._db_file(top)
+                    if os.path.exists(db):
+                        made.add((db, None))
+                except OSError:
+                    pass
+        return made
+
+    def _wait_gone(self, made):
+        """Wait until the environment removed what _made_for() found (a
+        node of another number at the same name, made since, counts as gone)."""
+        end = time.monotonic() + SYNC_TIMEOUT_MS / 1000
+        for name, rdev in made:
+            while True:
+                try:
+                    st = os.lstat(name)
+                    if rdev is not None and st.st_rdev != rdev:
+                        break
+                except FileNotFoundError:
+                    break
+                if time.monotonic() > end:
+                    raise TimeoutError(f"the environment did not remove {name}")
+                time.sleep(0.0005)
 
     # -- attributes and properties ----------------------------------------
 
@@ -510,8 +568,10 @@ class Testbed:
         offline, bind, unbind); `variables` arrive as SYNTH_ARG_KEY=VALUE."""
         cls, name = self.identity(path)
         extra = [f"{k}={v}" for k, v in variables.items()] or None
+        left = self._made_for([path]) if action == "remove" else ()
         self._client.trigger(cls, name, action, extra)
         self._settle()
+        self._wait_gone(left)
 
     def monitor(self):
         """A Monitor of every event from now on, in SEQNUM order."""
