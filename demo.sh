@@ -6,7 +6,9 @@
 #   3. the real lsblk and udevadm read it, bound over /sys in a private
 #      mount namespace (the machine's own /sys is never touched);
 #   4. a hotplug: classctl adds a USB stick (disk + partition) while
-#      classctl monitor follows the events, lsblk sees it, it goes again.
+#      classctl monitor follows the events, lsblk sees it, it goes again;
+#   5. a Python test's testbed (examples/python-testbed.py, pyudev) as
+#      root, then the same as the unprivileged uid 65534.
 # Stops the daemon and leaves nothing mounted or running, however it ends.
 # Needs root (mount namespaces, FUSE). CLASSFS_BUILD_DIR names another
 # build directory than build/.
@@ -149,4 +151,20 @@ if is_mounted "$mnt"; then
 	echo "demo.sh: $mnt is still mounted" >&2
 	exit 1
 fi
+step "Python: a test's testbed, as root and as uid 65534 (examples/python-testbed.py)"
+if ls "$build"/python/classfs/_classfs*.so >/dev/null 2>&1 &&
+	/usr/bin/python3 -c 'import pyudev' 2>/dev/null; then
+	# the package and the example staged where every uid can read them
+	mkdir -p "$work/py/classfs"
+	cp "$build"/python/classfs/*.py "$build"/python/classfs/_classfs*.so "$work/py/classfs/"
+	cp examples/python-testbed.py "$build"/libclassfs.so.0 "$work/py/"
+	chmod -R a+rX "$work"
+	pyenv=(env PYTHONPATH="$work/py" LD_LIBRARY_PATH="$work/py" CLASSFSD="$PWD/$classfsd")
+	show "${pyenv[@]}" /usr/bin/python3 "$work/py/python-testbed.py"
+	show setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"${pyenv[@]}" /usr/bin/python3 "$work/py/python-testbed.py"
+else
+	echo "(skipped: the Python package needs python3-dev at setup and python3-pyudev)"
+fi
+
 echo "done: nothing left mounted or running"

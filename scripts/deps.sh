@@ -12,9 +12,10 @@ CLASSFS_BUILD_DEPS=(build-essential meson ninja-build pkg-config
 # graphviz (the DOT printer's output is checked by rendering it); libudev
 # (a libudev program runs under classfs-run) and a static busybox (a
 # statically linked program sees the tree too); libabigail's abidw and
-# abidiff (the ABI check against abi/libclassfs.abi)
+# abidiff (the ABI check against abi/libclassfs.abi); Debian's python3
+# headers, pytest and pyudev (the Python package and its tests)
 CLASSFS_CHECK_DEPS=(clang libclang-rt-14-dev graphviz libudev-dev busybox-static
-                    abigail-tools)
+                    abigail-tools python3-dev python3-pytest python3-pyudev)
 
 # classfs_install_missing PKG... - apt-get install the PKGs not yet installed
 classfs_install_missing() {

@@ -822,6 +822,41 @@ TEST(records_sharing_ancestors_load_together)
 	teardown(t);
 }
 
+/* a record of a partition after the record of its virtual disk: nested in it */
+TEST(virtual_class_device_of_the_tree_holds_a_later_records_child)
+{
+	static const char disk[] = "P: /devices/virtual/block/loop0\n"
+				   "E: SUBSYSTEM=block\nE: DEVTYPE=disk\nA: dev=7:0\n";
+	static const char part[] = "P: /devices/virtual/block/loop0/loop0p1\n"
+				   "E: SUBSYSTEM=block\nE: DEVTYPE=partition\nA: dev=259:0\n";
+	static const char orphan[] = "P: /devices/virtual/block/loop9/loop9p1\n"
+				     "E: SUBSYSTEM=block\nA: dev=259:9\n";
+	struct classfs_record_options opt = { .filename = "part", .warning = on_warning };
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_record_error err;
+	struct classfs_stat st;
+	char buf[256];
+	size_t base;
+	ssize_t n;
+
+	CHECK_INT(classfs_record_load(t, disk, sizeof(disk) - 1, &opt, &err), 0);
+	CHECK_INT(classfs_record_load(t, part, sizeof(part) - 1, &opt, &err), 0);
+	CHECK_INT(classfs_path_stat(t, "devices/virtual/block/loop0/loop0p1", &st), 0);
+	CHECK_INT(st.type, CLASSFS_FT_DIR);
+	n = classfs_path_read(t, "devices/virtual/block/loop0/loop0p1/uevent", buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK(strstr(buf, "DEVTYPE=partition") != NULL);
+	/* the same record again: the device is there, nothing changes */
+	base = classfs_tree_node_count(t);
+	CHECK_INT(classfs_record_load(t, part, sizeof(part) - 1, &opt, &err), -EEXIST);
+	CHECK_INT(classfs_tree_node_count(t), base);
+	/* a parent neither recorded nor in the tree is still refused */
+	CHECK_INT(classfs_record_load(t, orphan, sizeof(orphan) - 1, &opt, &err), -EINVAL);
+	CHECK(strstr(err.reason, "under /devices/virtual") != NULL);
+	CHECK_INT(classfs_tree_node_count(t), base);
+	teardown(t);
+}
+
 /* fail the Nth allocation of the library during a load: all or nothing */
 static long alloc_budget = -1;
 

@@ -336,8 +336,10 @@ static int check_virtual(struct rec_load *l, uint32_t i)
  * Can the tree hold a device at one of the record's paths?  Physical
  * devices are below devices/ in both layouts: when no recorded path's
  * first component (/devices/pci0000:00/...) is there, none can be, and the
- * lookups in the tree are skipped.  /devices/virtual holds class devices only,
- * whose names their class checks when they are added.
+ * lookups in the tree are skipped.  Below /devices/virtual the first two
+ * components count (virtual/block, virtual/workqueue): a virtual bus's
+ * root, or a class's glue directory holding class devices a recorded one
+ * may be nested in (virtual/block/sda/sda1 loaded after sda).
  */
 static bool may_overlap(struct rec_load *l, size_t nrecorded)
 {

@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""classfs for Python tests: devices in a private /sys, /dev and /run/udev.
+
+    import classfs
+    with classfs.Testbed() as tb:
+        sda = tb.add_device("block", "sda", dev=(8, 0), devtype="disk")
+        ...
+
+docs/python.md has the whole API; classfs.umockdev has umockdev's names.
+"""
+
+from . import _classfs
+from .testbed import Event, Monitor, Testbed
+
+_classfs.SOCKET_ENV = "CLASSFS_SOCKET"
+
+__all__ = ["Testbed", "Monitor", "Event", "in_environment"]
+
+
+def in_environment():
+    """Whether this process runs inside a classfs environment (classfs-run)."""
+    import os
+    return bool(os.environ.get(_classfs.SOCKET_ENV))

@@ -1,0 +1,624 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""classfs.Testbed: devices for tests, in a private environment where
+/sys is a classfs tree, /dev holds their nodes and /run/udev their udev
+database, and every change reaches libudev monitors (docs/python.md)."""
+
+import os
+import subprocess
+import time
+
+from . import _classfs
+import contextlib
+
+from .record import paragraph, record_paths, record_properties
+
+__all__ = ["Testbed", "Monitor", "Event"]
+
+# how long an operation waits for the environment to apply its events
+SYNC_TIMEOUT_MS = 10000
+
+
+class Event:
+    """One uevent: seqnum, action, devpath (below /sys), subsystem,
+    properties (a dict of every KEY=VALUE it carried)."""
+
+    __slots__ = ("seqnum", "action", "devpath", "subsystem", "properties")
+
+    def __init__(self, seqnum, action, devpath, subsystem, properties):
+        self.seqnum = seqnum
+        self.action = action
+        self.devpath = devpath
+        self.subsystem = subsystem
+        self.properties = properties
+
+    @property
+    def sys_path(self):
+        return "/sys" + self.devpath
+
+    def __repr__(self):
+        return f"Event({self.seqnum}, {self.action!r}, {self.devpath!r}, {self.subsystem!r})"
+
+
+class Monitor:
+    """Every event of the tree from the moment it was made, in SEQNUM
+    order, none lost: a subscription of its own to the daemon."""
+
+    def __init__(self, socket):
+        self._client = _classfs.Client(socket)
+        self._pending = []
+        try:
+            self._client.subscribe(0)
+        except BaseException:
+            self._client.close()
+            raise
+
+    def fileno(self):
+        return self._client.fileno()
+
+    def _fetch(self, timeout_ms):
+        events, gaps = self._client.dispatch(timeout_ms)
+        if gaps:
+            first, last = gaps[0]
+            raise RuntimeError(f"classfs monitor fell behind: events {first}..{last} skipped")
+        self._pending.extend(Event(*e) for e in events)
+
+    def poll(self, timeout=None):
+        """The next event, or None after `timeout` seconds (None: wait forever)."""
+        if not self._pending:
+            end = None if timeout is None else time.monotonic() + timeout
+            while not self._pending:
+                left = -1 if end is None else max(0, int((end - time.monotonic()) * 1000))
+                self._fetch(left)
+                if end is not None and time.monotonic() >= end:
+                    break
+        return self._pending.pop(0) if self._pending else None
+
+    def events(self, timeout=0.0):
+        """The events that arrive until none came for `timeout` seconds."""
+        while True:
+            ev = self.poll(timeout)
+            if ev is None:
+                return
+            yield ev
+
+    def __iter__(self):
+        return self.events(None)
+
+    def close(self):
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Testbed:
+    """A tree of devices that code in this process and its children see
+    as /sys, /dev and /run/udev.
+
+    Outside an environment it makes one (as classfs-run does, in the
+    `devices` layout: /sys/devices/... paths) and moves this process into
+    it; inside one (CLASSFS_SOCKET set: `classfs-run -- python3 -m pytest`)
+    it joins it.  close() removes what it added and stops what it started.
+    """
+
+    def __init__(self, records=(), sample=False, socket=None, daemon=None, verbose=False):
+        self._run = None
+        self._saved = None
+        self._client = None
+        self._sync = None
+        self._added = []          # devpaths this testbed made, in order
+        self._batch = None        # record paragraphs waiting for the end of batch()
+        self._batch_props = {}    # their properties, by devpath
+        self._batch_class = {}    # their class (None: bus device), by devpath
+        self._batch_names = {}    # their udev database files, by devpath
+        self._env = {}
+        socket = socket or os.environ.get(_classfs.SOCKET_ENV)
+        try:
+            if socket:
+                self._join(socket)
+                for f in records:
+                    self.load(f)
+            else:
+                self._start(records, sample, daemon, verbose)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- making and joining the environment ------------------------------
+
+    def _start(self, records, sample, daemon, verbose):
+        self._run = _classfs.Run(records=list(records) or None, sample=sample,
+                                 layout=_classfs.LAYOUT_DEVICES,
+                                 daemon=daemon or os.environ.get("CLASSFSD"), verbose=verbose)
+        socket = self._run.socket
+        cwd = os.getcwd()
+        self._saved = _classfs.enter(self._run.pid)
+        try:
+            os.chdir(cwd)
+        except OSError:
+            os.chdir("/")
+        self._cwd = cwd
+        for key, value in ((_classfs.SOCKET_ENV, socket), ("SYSTEMD_DEVICE_VERIFY_SYSFS", "0")):
+            self._env[key] = os.environ.get(key)
+            os.environ[key] = value
+        self._connect(socket)
+
+    def _join(self, socket):
+        self._connect(socket)
+
+    def _connect(self, socket):
+        self.socket = socket
+        self._client = _classfs.Client(socket)
+        _, layout, seqnum, mountpoint = self._client.status()
+        self.layout = "devices" if layout == _classfs.LAYOUT_DEVICES else "class"
+        if self.layout != "devices":
+            raise OSError(95, f"the tree of {socket} is in the class layout: a Testbed "
+                              "needs the devices layout (classfs-run --layout devices)")
+        self.sys_dir = "/sys"
+        if mountpoint and os.path.isdir(mountpoint) and not _same_fs("/sys", mountpoint):
+            # a daemon mounted beside the host's /sys (classfsd --mount DIR)
+            self.sys_dir = mountpoint
+        if self.sys_dir == "/sys" and not os.path.exists("/sys/devices"):
+            raise OSError(f"/sys here is not the tree of {socket}")
+        self._sync = _classfs.Sync() if self.sys_dir == "/sys" else None
+        self._seqnum = seqnum
+
+    def close(self):
+        """Remove what this testbed added and stop what it started; a
+        failure to do so is raised once everything is closed."""
+        failure = None
+        if self._client is not None:
+            if self._run is None and self._batch is None:
+                try:
+                    self.clear()
+                except OSError as e:
+                    failure = e
+            self._client.close()
+            self._client = None
+        self._sync = None
+        if self._saved is not None:
+            saved, self._saved = self._saved, None
+            # from a user namespace (an unprivileged environment) there is
+            # no way back: the process stays, its /sys no longer served
+            self.left = _classfs.leave(saved)
+            try:
+                os.chdir(self._cwd)
+            except OSError:
+                pass
+        for key, value in self._env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._env = {}
+        if self._run is not None:
+            run, self._run = self._run, None
+            run.stop()
+        if failure is not None:
+            raise failure
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # -- waiting for the environment --------------------------------------
+
+    def _settle(self):
+        """Return once the environment applied every event made so far:
+        nodes, database entries exist and libudev monitors got them."""
+        _, _, seqnum, _ = self._client.status()
+        if seqnum > self._seqnum and self._sync is not None:
+            if not self._sync.wait(seqnum, SYNC_TIMEOUT_MS):
+                raise TimeoutError(f"the environment did not apply event {seqnum} "
+                                   f"within {SYNC_TIMEOUT_MS} ms")
+        self._seqnum = seqnum
+
+    # -- paths and identities ---------------------------------------------
+
+    def _sys(self, devpath):
+        return self.sys_dir + devpath
+
+    def _rel(self, path):
+        """`/devices/...` of a path given as /sys/..., or as the tree's
+        relative path ("devices/...")."""
+        path = os.fspath(path)
+        if path.startswith(self.sys_dir + "/"):
+            return path[len(self.sys_dir):]
+        if path.startswith("/sys/"):
+            return path[4:]
+        if path.startswith(("/devices/", "/class/", "/bus/")):
+            return path
+        if not path.startswith("/"):
+            return "/" + path
+        raise ValueError(f"{path} is not below {self.sys_dir}")
+
+    def identity(self, path):
+        """(class, name) of the device at `path` (class None: a physical
+        device), as the client library names it."""
+        full = self._sys(self._rel(path))
+        try:
+            link = os.readlink(full + "/subsystem")
+        except FileNotFoundError:
+            # a plain device has no subsystem; a glue directory is no device
+            if not os.path.exists(full + "/uevent"):
+                raise FileNotFoundError(2, "no such device", full) from None
+            return None, os.path.basename(full)
+        kind = os.path.basename(os.path.dirname(link))
+        if kind == "class":
+            return os.path.basename(link), os.path.basename(full)
+        return None, os.path.basename(full)
+
+    def _place(self, subsystem, name, parent):
+        """(devpath for the record, whether a bus device)."""
+        bus = _classfs.is_bus(subsystem) if subsystem else True
+        if parent is None:
+            base = "/devices" if bus else "/devices/virtual/" + subsystem
+            return f"{base}/{name}", bus
+        prel = self._rel(parent)
+        if prel in self._batch_class:
+            pcls = self._batch_class[prel]
+        else:
+            pcls, _ = self.identity(prel)
+        if bus or pcls is not None:
+            # a bus device below anything; a class device below a class device
+            return f"{prel}/{name}", bus
+        # a class device of a physical device: in the glue directory named after its class
+        return f"{prel}/{subsystem}/{name}", bus
+
+    # -- devices ----------------------------------------------------------
+
+    def add_device(self, subsystem, name, parent=None, attributes=None, properties=None,
+                   dev=None, devtype=None, node=None):
+        """Add a device; return its path below sys_dir.
+
+        `subsystem`: a bus type (pci, usb, ...: a physical device) or a
+        class (block, input, net, ...: a class device, nested in `parent`
+        when that is a device of the same class).  `attributes` and
+        `properties`: dicts of str or bytes.  `dev`: (major, minor) or
+        "M:m", which gives the device its number and a /dev node (`node`,
+        else DEVNAME, else `name`).  Raises OSError (EEXIST, ENOENT, ...)
+        or ValueError; on error nothing is added.
+        """
+        attributes = dict(attributes or {})
+        properties = dict(properties or {})
+        if not name or "/" in name:
+            raise ValueError(f"bad device name {name!r}")
+        if devtype is not None:
+            properties["DEVTYPE"] = devtype
+        if dev is not None:
+            attributes["dev"] = dev if isinstance(dev, str) else "%d:%d" % tuple(dev)
+        if "dev" in attributes and node is None:
+            node = properties.get("DEVNAME", name)
+        if node and node.startswith("/dev/"):
+            node = node[5:]
+        devpath, bus = self._place(subsystem, name, parent)
+        rec = paragraph(devpath, subsystem, attributes, properties, node=node)
+        props = {devpath: dict(properties, SUBSYSTEM=subsystem)}
+        names = {devpath: _db_name(subsystem, name, attributes)}
+        if self._batch is not None:
+            if devpath in self._batch_class:
+                raise FileExistsError(17, "already added in this batch", self._sys(devpath))
+            self._batch.append(rec)
+            self._batch_props.update(props)
+            self._batch_names.update(names)
+            self._batch_class[devpath] = None if bus else subsystem
+            return self._path_of(devpath)
+        self._client.load(rec, f"add_device({subsystem}, {name})")
+        self._added.append(devpath)
+        self._settle()
+        self._put_properties(props, names)
+        return self._path_of(devpath)
+
+    @contextlib.contextmanager
+    def batch(self):
+        """Add many devices at once: add_device() calls inside the block
+        return their paths at once, and the devices are loaded together
+        (one record, all or nothing) when it ends; they are visible after
+        it.  An exception in the block adds none."""
+        if self._batch is not None:
+            raise RuntimeError("batch() is not reentrant")
+        self._batch, self._batch_props, self._batch_class = [], {}, {}
+        self._batch_names = {}
+        try:
+            yield self
+            data = b"".join(self._batch)
+            props, names = self._batch_props, self._batch_names
+        finally:
+            self._batch, self._batch_props, self._batch_class = None, {}, {}
+            self._batch_names = {}
+        if data:
+            self._client.load(data, "Testbed.batch()")
+            self._added.extend(props)
+            self._settle()
+            self._put_properties(props, names)
+
+    def _put_properties(self, props, names=None):
+        """Give loaded devices, by devpath, the properties udev adds (ID_*,
+        ...) in their udev database entry, as udev would have: the
+        environment writes only what their ADD event carried, and the
+        record loader puts only the kernel's keys in it.  `names`: the
+        entries' file names when known, else read from the tree."""
+        if self._sync is None:
+            return
+        for devpath, p in props.items():
+            subsystem = p.get("SUBSYSTEM")
+            extra = {k: v for k, v in p.items() if _classfs.udev_key(subsystem, k)}
+            if not extra:
+                continue
+            try:
+                db = names[devpath] if names else self._db_file(devpath)
+                self._write_db(db, extra)
+            except FileNotFoundError:
+                pass    # gone already, or no entry: its name is another device's
+
+    def _path_of(self, devpath):
+        return self._sys(devpath)
+
+    def load(self, path):
+        """Load a umockdev record file; ValueError (file:line: reason) for a bad one."""
+        with open(path, "rb") as f:
+            data = f.read()
+        return self._load(data, os.fspath(path))
+
+    def load_string(self, text, name="<string>"):
+        """Load a umockdev record given as str or bytes."""
+        if isinstance(text, str):
+            text = text.encode("utf-8", "surrogateescape")
+        return self._load(text, name)
+
+    def _load(self, data, name):
+        paths = record_paths(data)
+        made = self._missing_ancestors(paths)
+        self._client.load(data, name)
+        self._added.extend(made)
+        self._added.extend(paths)
+        self._settle()
+        self._put_properties(record_properties(data))
+        return [self._path_of(p) for p in paths]
+
+    def _missing_ancestors(self, paths):
+        """Directories above `paths` not in the tree yet: the loader makes
+        them plain devices (/devices/pci0000:00), which clear() removes too."""
+        missing = set()
+        for p in paths:
+            d = os.path.dirname(p)
+            while d.count("/") > 1 and d not in missing and not os.path.isdir(self._sys(d)):
+                missing.add(d)
+                d = os.path.dirname(d)
+        return sorted(missing - set(paths))
+
+    def remove_device(self, path):
+        """Remove a device, the devices below it first (REMOVE events);
+        returns once their nodes and database entries are gone."""
+        cls, name = self.identity(path)
+        left = self._made_for([path])
+        self._client.device_remove(cls, name)
+        self._settle()
+        self._wait_gone(left)
+
+    def clear(self):
+        """Remove every device this testbed added (children first)."""
+        added = [p for p in set(self._added) if os.path.isdir(self._sys(p))]
+        left = self._made_for(added)
+        for devpath in sorted(added, key=lambda p: -p.count("/")):
+            try:
+                cls, name = self.identity(devpath)
+                self._client.device_remove(cls, name)
+            except FileNotFoundError:
+                pass
+        self._added = []
+        self._settle()
+        self._wait_gone(left)
+
+    def _made_for(self, paths):
+        """The /dev nodes (with their number) and udev database entries of
+        the devices at `paths` and below them: the environment removes
+        them after it broadcast their REMOVE events."""
+        if self._sync is None:
+            return []
+        made = set()
+        # the environment's /dev; host nodes bound into it (tty, null) stay
+        devfs = os.stat("/dev").st_dev
+        for path in paths:
+            for top, dirs, files in os.walk(self._sys(self._rel(path))):
+                if "uevent" not in files:
+                    continue
+                own = self._uevent_vars(top)
+                number = (own.get("MAJOR"), own.get("MINOR"))
+                if own.get("DEVNAME") and None not in number:
+                    node = "/dev/" + own["DEVNAME"]
+                    try:
+                        st = os.lstat(node)
+                        if st.st_dev == devfs and \
+                                st.st_rdev == os.makedev(int(number[0]), int(number[1])):
+                            made.add((node, st.st_rdev))
+                    except (OSError, ValueError):
+                        pass
+                try:
+                    db = self._db_file(top)
+                    if os.path.exists(db):
+                        made.add((db, None))
+                except OSError:
+                    pass
+        return made
+
+    def _wait_gone(self, made):
+        """Wait until the environment removed what _made_for() found (a
+        node of another number at the same name, made since, counts as gone)."""
+        end = time.monotonic() + SYNC_TIMEOUT_MS / 1000
+        for name, rdev in made:
+            while True:
+                try:
+                    st = os.lstat(name)
+                    if rdev is not None and st.st_rdev != rdev:
+                        break
+                except FileNotFoundError:
+                    break
+                if time.monotonic() > end:
+                    raise TimeoutError(f"the environment did not remove {name}")
+                time.sleep(0.0005)
+
+    # -- attributes and properties ----------------------------------------
+
+    def get_attribute(self, path, name, binary=False):
+        """An attribute's value: str (bytes with binary=True)."""
+        cls, dev = self.identity(path)
+        value = self._client.attr_get(cls, dev, name)
+        return value if binary else value.decode("utf-8", "surrogateescape")
+
+    def set_attribute(self, path, name, value):
+        """Write an existing attribute (one store() with the whole value, as write(2))."""
+        cls, dev = self.identity(path)
+        if isinstance(value, str):
+            value = value.encode("utf-8", "surrogateescape")
+        elif isinstance(value, int):
+            value = str(value).encode()
+        self._client.attr_set(cls, dev, name, bytes(value))
+
+    def _db_file(self, path):
+        """The device's file in /run/udev/data, as libudev names it."""
+        full = self._sys(self._rel(path))
+        subsystem = os.path.basename(os.readlink(full + "/subsystem"))
+        try:
+            with open(full + "/dev") as f:
+                number = f.read().strip()
+        except FileNotFoundError:
+            number = None
+        if number and ":" in number and not number.startswith("0:"):
+            return "/run/udev/data/" + ("b" if subsystem == "block" else "c") + number
+        if subsystem == "net":
+            try:
+                with open(full + "/ifindex") as f:
+                    return "/run/udev/data/n" + f.read().strip()
+            except FileNotFoundError:
+                pass
+        return f"/run/udev/data/+{subsystem}:{os.path.basename(full)}"
+
+    def get_property(self, path, key):
+        """A property as libudev sees it: the udev database's, else the
+        `uevent` file's; None when the device has none."""
+        props = self.properties(path)
+        return props.get(key)
+
+    def properties(self, path):
+        """Every property of a device: its `uevent` file, then its udev database."""
+        full = self._sys(self._rel(path))
+        props = self._uevent_vars(full)
+        try:
+            with open(self._db_file(path), "rb") as f:
+                for line in f.read().decode("utf-8", "surrogateescape").splitlines():
+                    if line.startswith("E:"):
+                        key, sep, value = line[2:].partition("=")
+                        if sep:
+                            props[key] = value
+        except FileNotFoundError:
+            pass
+        return props
+
+    @staticmethod
+    def _uevent_vars(full):
+        props = {}
+        with open(full + "/uevent", "rb") as f:
+            for line in f.read().decode("utf-8", "surrogateescape").splitlines():
+                key, sep, value = line.partition("=")
+                if sep:
+                    props[key] = value
+        return props
+
+    def set_property(self, path, key, value):
+        """Set a property in the device's udev database entry: libudev
+        (pyudev, GUdev) reports it from now on; no event is sent (call
+        uevent() for one) and the `uevent` file keeps the kernel's keys."""
+        if self._sync is None:
+            raise OSError(95, "set_property needs the environment's /run/udev "
+                              "(this process is not inside it)")
+        if not key or any(c in key for c in "=\n\0") or "\n" in str(value):
+            raise ValueError(f"bad property {key}={value!r}")
+        self._write_db(self._db_file(path), {key: value})
+
+    def _write_db(self, db, props):
+        """Set `props` in the udev database entry `db` (the file the
+        environment made for the device: it also removes it)."""
+        with open(db, encoding="utf-8", errors="surrogateescape") as f:
+            lines = [line for line in f.read().splitlines()
+                     if not line.startswith("E:") or line.partition("=")[0][2:] not in props]
+        lines[0:0] = [f"E:{k}={v}" for k, v in props.items()]
+        tmp = db + ".tmp"
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write("\n".join(lines) + "\n")
+        os.rename(tmp, db)
+
+    # -- events -----------------------------------------------------------
+
+    def uevent(self, path, action, **variables):
+        """Send an event for a device (add, remove, change, move, online,
+        offline, bind, unbind); `variables` arrive as SYNTH_ARG_KEY=VALUE."""
+        cls, name = self.identity(path)
+        extra = [f"{k}={v}" for k, v in variables.items()] or None
+        left = self._made_for([path]) if action == "remove" else ()
+        self._client.trigger(cls, name, action, extra)
+        self._settle()
+        self._wait_gone(left)
+
+    def monitor(self):
+        """A Monitor of every event from now on, in SEQNUM order."""
+        return Monitor(self.socket)
+
+    # -- programs ---------------------------------------------------------
+
+    def run(self, args, **kw):
+        """subprocess.run inside the environment."""
+        self._check_inside()
+        return subprocess.run(args, **kw)
+
+    def popen(self, args, **kw):
+        """subprocess.Popen inside the environment."""
+        self._check_inside()
+        return subprocess.Popen(args, **kw)
+
+    def _check_inside(self):
+        if self._sync is None:
+            raise OSError(95, "this process is not inside the environment "
+                              f"(its tree is mounted on {self.sys_dir})")
+
+    def save(self, path=None):
+        """The tree (or one device and its parents) as a umockdev record."""
+        return self._client.save(None if path is None else self._rel(path)).decode(
+            "utf-8", "surrogateescape")
+
+
+def _db_name(subsystem, name, attributes):
+    """The /run/udev/data file of a device as libudev names it."""
+    dev = attributes.get("dev")
+    if isinstance(dev, bytes):
+        dev = dev.decode()
+    if dev:
+        number = str(dev).strip()
+        if ":" in number and not number.startswith("0:"):
+            return "/run/udev/data/" + ("b" if subsystem == "block" else "c") + number
+    if subsystem == "net" and "ifindex" in attributes:
+        ifindex = attributes["ifindex"]
+        if isinstance(ifindex, bytes):
+            ifindex = ifindex.decode()
+        return "/run/udev/data/n" + str(ifindex).strip()
+    return f"/run/udev/data/+{subsystem}:{name}"
+
+
+def _same_fs(a, b):
+    try:
+        return os.stat(a).st_dev == os.stat(b).st_dev
+    except OSError:
+        return False

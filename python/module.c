@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * module.c - classfs._classfs: the C half of the Python package.  Thin
+ * wrappers over <classfs/client.h> and <classfs/run.h>; the Python half
+ * (python/classfs/) gives them the shape of a testbed.
+ */
+#include "_classfs.h"
+
+#include <classfs/classfs.h>
+
+#include "../src/views/record/record-internal.h"
+
+PyObject *cfs_py_error(int neg_errno, const char *what, const char *message)
+{
+	int e = neg_errno < 0 ? -neg_errno : neg_errno;
+	char text[1024];
+	PyObject *args;
+
+	/* a message that names its object already needs no prefix */
+	if (what && message && strstr(message, what))
+		what = NULL;
+	snprintf(text, sizeof(text), "%s%s%s", what ? what : "", what ? ": " : "",
+		 message && *message ? message : strerror(e));
+	args = Py_BuildValue("(is)", e, text);
+	if (args) {
+		/* OSError's constructor picks the subclass (FileNotFoundError, ...) */
+		PyErr_SetObject(PyExc_OSError, args);
+		Py_DECREF(args);
+	}
+	return NULL;
+}
+
+/* is_bus(subsystem): is it one of Linux's bus types, as the record loader decides? */
+static PyObject *py_is_bus(PyObject *self, PyObject *args)
+{
+	const char *name;
+	Py_ssize_t len;
+
+	if (!PyArg_ParseTuple(args, "s#", &name, &len))
+		return NULL;
+	return PyBool_FromLong(cfs_rec_is_bus(name, (size_t)len));
+}
+
+/* udev_key(subsystem, key): does a recorded property go only to the udev database? */
+static PyObject *py_udev_key(PyObject *self, PyObject *args)
+{
+	const char *subsystem, *key;
+	Py_ssize_t len;
+
+	if (!PyArg_ParseTuple(args, "zs#", &subsystem, &key, &len))
+		return NULL;
+	return PyBool_FromLong(!cfs_rec_uevent_key(subsystem, key, (size_t)len) &&
+			       !cfs_rec_udev_only_key(key) && strcmp(key, "SUBSYSTEM") &&
+			       strcmp(key, "DEVPATH") && strcmp(key, "ACTION") &&
+			       strcmp(key, "SEQNUM"));
+}
+
+static PyMethodDef module_methods[] = {
+	{ "udev_key", py_udev_key, METH_VARARGS,
+	  "udev_key(subsystem, key) -> whether a recorded property of that key is one "
+	  "udev adds (an E: line of the udev database, not in `uevent`)" },
+	{ "is_bus", py_is_bus, METH_VARARGS,
+	  "is_bus(subsystem) -> whether a record's device of that subsystem is a bus "
+	  "(physical) device rather than a class device" },
+	{ "enter", cfs_py_enter, METH_VARARGS,
+	  "enter(pid) -> saved: join the user (when another), mount and network "
+	  "namespaces and the root directory of process pid; saved is for leave()" },
+	{ "leave", cfs_py_leave, METH_VARARGS,
+	  "leave(saved) -> bool: back to the namespaces and root enter() left; False "
+	  "(nothing changed) when enter() joined a user namespace: there is no way back" },
+	{ "peer_pid", cfs_py_peer_pid, METH_VARARGS,
+	  "peer_pid(socket) -> the pid of the process listening on a classfsd "
+	  "control socket (SO_PEERCRED)" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef module_def = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "classfs._classfs",
+	.m_doc = "libclassfs's client and private environments (use the classfs package)",
+	.m_size = -1,
+	.m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit__classfs(void);
+
+PyMODINIT_FUNC PyInit__classfs(void)
+{
+	PyObject *m;
+
+	if (PyType_Ready(&cfs_py_client_type) < 0 || PyType_Ready(&cfs_py_run_type) < 0 ||
+	    PyType_Ready(&cfs_py_sync_type) < 0)
+		return NULL;
+	m = PyModule_Create(&module_def);
+	if (!m)
+		return NULL;
+	if (PyModule_AddObjectRef(m, "Client", (PyObject *)&cfs_py_client_type) < 0 ||
+	    PyModule_AddObjectRef(m, "Run", (PyObject *)&cfs_py_run_type) < 0 ||
+	    PyModule_AddObjectRef(m, "Sync", (PyObject *)&cfs_py_sync_type) < 0 ||
+	    PyModule_AddIntConstant(m, "LAYOUT_CLASS", CLASSFS_LAYOUT_CLASS) < 0 ||
+	    PyModule_AddIntConstant(m, "LAYOUT_DEVICES", CLASSFS_LAYOUT_DEVICES) < 0) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}

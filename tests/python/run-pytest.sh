@@ -1,0 +1,81 @@
+#!/bin/bash
+# run-pytest.sh BUILD_PYTHON_DIR CLASSFSD [--join CLASSFS_RUN] [--uid UID] [PYTEST ARGS...]
+# Runs the Python package's tests with Debian's python3 and pytest: in an
+# environment of the Testbed's own (default), or joined (--join: the whole
+# pytest runs under classfs-run), as root or as another uid (--uid).
+# Exit 77 (skipped, with the reason) when python3-dev's module, pytest or
+# pyudev are missing, or when every test skipped.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+pydir=$1 classfsd=$2
+shift 2
+join="" uid=""
+while (($#)); do
+	case $1 in
+	--join) join=$2; shift 2 ;;
+	--uid) uid=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
+py=/usr/bin/python3
+for mod in pytest pyudev; do
+	if ! "$py" -c "import $mod" 2>/dev/null; then
+		echo "SKIP: $py has no $mod (apt-get install python3-pytest python3-pyudev)"
+		exit 77
+	fi
+done
+if ! ls "$pydir"/classfs/_classfs*.so >/dev/null 2>&1; then
+	echo "SKIP: the extension was not built (python3-dev missing at setup)"
+	exit 77
+fi
+tests=$here
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+if [[ -n $uid ]]; then
+	# Root may have cloned where no other uid can enter (/root is 0700):
+	# the uid runs copies of the tests, the package and the libclassfs its
+	# run path ($ORIGIN/../..) names, in a directory every uid can read.
+	chmod 755 "$out"
+	mkdir -p "$out/stage/tests/python" "$out/stage/data" "$out/stage/build/python"
+	cp "$here"/*.py "$here"/lsan.supp "$out/stage/tests/python/"
+	cp "$here/../../data/sample.umockdev" "$out/stage/data/"
+	cp -r "$pydir/classfs" "$out/stage/build/python/"
+	cp -L "$pydir/../libclassfs.so.0" "$out/stage/build/"
+	mkdir -p "$out/stage/build/programs/classfsd"
+	cp "$classfsd" "$out/stage/build/programs/classfsd/"
+	chmod -R a+rX "$out/stage"
+	tests=$out/stage/tests/python pydir=$out/stage/build/python here=$tests
+	classfsd=$out/stage/build/programs/classfsd/classfsd
+fi
+cmd=("$py" -m pytest -q -rs -p no:cacheprovider "$tests" "$@")
+[[ -n $join ]] && cmd=("$join" --layout devices -- "${cmd[@]}")
+if [[ -n $uid ]]; then
+	if ((EUID != 0)); then
+		echo "SKIP: changing to uid $uid needs root"
+		exit 77
+	fi
+	cmd=(setpriv --reuid="$uid" --regid="$uid" --clear-groups -- "${cmd[@]}")
+fi
+# a sanitized extension in a python3 that is not: its runtime must load
+# first, and what leaks is ours only (python3's own allocations at exit
+# are not: lsan.supp)
+san=()
+ext=$(ls "$pydir"/classfs/_classfs*.so)
+asan=$(ldd "$ext" | awk '/libasan/ { print $3 }')
+if [[ -n $asan ]]; then
+	preload=$asan
+	ubsan=$(ldd "$ext" | awk '/libubsan/ { print $3 }')
+	[[ -n $ubsan ]] && preload="$preload:$ubsan"
+	san=(LD_PRELOAD="$preload"
+	     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_context_size=2"
+	     LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}")
+fi
+cd /tmp || exit 1
+env "${san[@]}" PYTHONPATH="$pydir" CLASSFSD="$classfsd" PYTHONDONTWRITEBYTECODE=1 \
+	"${cmd[@]}" 2>&1 | tee "$out/log"
+rc=${PIPESTATUS[0]}
+if ((rc == 0)) && ! grep -q ' passed' "$out/log"; then
+	echo "SKIP: every test skipped (reasons above)"
+	exit 77
+fi
+exit "$rc"

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""classfs.umockdev: a test written against umockdev's UMockdev.Testbed
+that moved by changing its import."""
+import os
+
+import pyudev
+import pytest
+
+from classfs import umockdev as UMockdev
+
+
+def test_usb_device_and_power_supply_as_umockdev_tests_add_them(umockdev_testbed):
+    tb = umockdev_testbed
+    assert UMockdev.in_mock_environment()
+    assert tb.get_sys_dir() == "/sys" and tb.get_root_dir() == "/"
+    usb = tb.add_device("usb", "1-2", None,
+                        ["idVendor", "0bda", "idProduct", "8153", "dev", "189:3"],
+                        ["ID_MODEL", "Fake_Ethernet", "DEVNAME", "/dev/bus/usb/001/004",
+                         "DEVTYPE", "usb_device"])
+    assert usb == "/sys/devices/1-2"
+    assert tb.get_attribute(usb, "idVendor") == "0bda"
+    assert tb.get_property(usb, "ID_MODEL") == "Fake_Ethernet"
+    dev = pyudev.Devices.from_device_file(pyudev.Context(), "/dev/bus/usb/001/004")
+    assert dev.sys_path == usb and dev.device_type == "usb_device"
+
+    bat = tb.add_devicev("power_supply", "BAT0", None,
+                         ["type", "Battery", "present", "1", "energy_full", "60000000",
+                          "energy_now", "48000000", "status", "Discharging"],
+                         ["POWER_SUPPLY_ONLINE", "1"])
+    assert bat == "/sys/devices/virtual/power_supply/BAT0"
+    assert tb.get_attribute_int(bat, "energy_full") == 60000000
+
+    mon = pyudev.Monitor.from_netlink(pyudev.Context())
+    mon.filter_by("power_supply")
+    mon.start()
+    tb.set_attribute_int(bat, "energy_now", 1500000)
+    tb.set_attribute(bat, "status", "Charging")
+    tb.uevent(bat, "change")
+    ev = mon.poll(timeout=5)
+    assert ev.action == "change" and ev.sys_path == bat
+    assert ev.attributes.asstring("status") == "Charging"
+    assert ev.attributes.asint("energy_now") == 1500000
+    with open(bat + "/energy_now") as f:
+        assert f.read() == "1500000"
+
+    tb.set_property(usb, "ID_VENDOR", "Realtek")
+    assert pyudev.Devices.from_sys_path(pyudev.Context(), usb).properties["ID_VENDOR"] \
+        == "Realtek"
+    tb.set_property_int(usb, "ID_NUM", 7)
+    assert tb.get_property_int(usb, "ID_NUM") == 7
+
+    tb.remove_device(usb)
+    assert not os.path.exists(usb) and not os.path.exists("/dev/bus/usb/001/004")
+    tb.clear()
+    assert not os.path.exists(bat)
+
+
+def test_nested_and_class_devices_below_a_bus_device(umockdev_testbed):
+    tb = umockdev_testbed
+    pci = tb.add_device("pci", "0000:00:14.0", None, ["vendor", "0x8086"], ["DRIVER", "xhci_hcd"])
+    inp = tb.add_device("input", "input5", pci, ["name", "Fake Keyboard"],
+                        ["ID_INPUT", "1", "ID_INPUT_KEYBOARD", "1"])
+    ev = tb.add_device("input", "event5", inp, ["dev", "13:69"], ["DEVNAME", "/dev/input/event5"])
+    # class devices go in the glue directory named after their class, nested in their parent
+    assert inp == pci + "/input/input5" and ev == inp + "/event5"
+    dev = pyudev.Devices.from_device_file(pyudev.Context(), "/dev/input/event5")
+    assert dev.parent.sys_path == inp and dev.find_parent("pci").sys_path == pci
+    assert dev.parent.properties["ID_INPUT_KEYBOARD"] == "1"
+
+
+def test_records_through_umockdev_names(umockdev_testbed, tmp_path):
+    tb = umockdev_testbed
+    assert tb.add_from_string("P: /devices/virtual/misc/uinput\nN: uinput\n"
+                              "E: SUBSYSTEM=misc\nA: dev=10:223\n")
+    assert os.path.exists("/dev/uinput")
+    f = tmp_path / "rfkill.umockdev"
+    f.write_text("P: /devices/virtual/rfkill/rfkill0\nE: SUBSYSTEM=rfkill\n"
+                 "E: RFKILL_TYPE=wlan\nA: soft=0\n")
+    assert tb.add_from_file(str(f))
+    assert tb.get_property("/sys/devices/virtual/rfkill/rfkill0", "RFKILL_TYPE") == "wlan"
+    with pytest.raises(ValueError, match="<string>:2"):
+        tb.add_from_string("P: /devices/virtual/misc/x\nbogus\n")
+
+
+def test_what_classfs_cannot_do_says_so(umockdev_testbed):
+    tb = umockdev_testbed
+    dev = tb.add_device("tty", "ttyACM0", None, ["dev", "166:0"], [])
+    for call, args in (("load_ioctl", (dev, "x.ioctl")), ("load_script", (dev, "x.script")),
+                       ("load_evemu_events", (dev, "x.evemu")), ("get_dev_fd", ("/dev/ttyACM0",)),
+                       ("set_attribute_link", (dev, "driver", "../../bus/usb"))):
+        with pytest.raises(NotImplementedError, match=call):
+            getattr(tb, call)(*args)
+    with pytest.raises(ValueError, match="even length"):
+        tb.add_device("tty", "ttyACM1", None, ["dev"], [])
+    assert not os.path.exists("/sys/devices/virtual/tty/ttyACM1")
