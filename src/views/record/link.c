@@ -236,6 +236,25 @@ static int link_dev(struct rec_load *l, uint32_t i)
 			d->misplaced = true;
 			return 0;
 		}
+		/*
+		 * In its own class's glue directory in /devices/virtual
+		 * (virtual/block/loop9/loop9p1) the parent can only be a class
+		 * device, and none is recorded or in the tree: not the root
+		 * of a virtual bus named like the class.
+		 */
+		if (glen > 17 + d->subsyslen && !memcmp(path, "/devices/virtual/", 17) &&
+		    !memcmp(path + 17, d->subsys, d->subsyslen) && path[17 + d->subsyslen] == '/') {
+			cand = cfs_rec_lookup_tree(l, path, glen);
+			if (cand == REC_NONE - 1)
+				return -ENOMEM;
+			d = &l->p.devs[i];
+			if (cand == REC_NONE)
+				return cfs_rec_error(&l->p, lineno, "parent %.*s of %.*s is neither "
+						     "recorded nor in the tree, and a physical device "
+						     "cannot be under /devices/virtual/%.*s",
+						     (int)glen, path, (int)d->pathlen, path,
+						     (int)d->subsyslen, d->subsys);
+		}
 		cand = ensure(l, path, glen, lineno);
 		if (cand >= REC_NONE - 1)
 			return cand == REC_NONE ? -ENOMEM : -EINVAL;
