@@ -251,8 +251,12 @@ ssize_t cfsd_remote_call(struct conn *c, struct rattr *ra, unsigned int kind, ch
 	later = k->reply != NULL;
 	k->kind = kind;
 	k->c = cfsd_conn_get(c);
-	snprintf(k->what, sizeof(k->what), "%s of %s/%s by pid %d",
-		 kind == CFS_CALL_SHOW ? "show" : "store", ra->d->key, ra->path, (int)c->pid);
+	/* the name, not the registry key: a rename replaces the key without D.vlock */
+	pthread_mutex_lock(&D.vlock);
+	snprintf(k->what, sizeof(k->what), "%s of %s%s%s/%s by pid %d",
+		 kind == CFS_CALL_SHOW ? "show" : "store", ra->d->cls_name ? ra->d->cls_name : "",
+		 ra->d->cls_name ? "/" : "", ra->d->name, ra->path, (int)c->pid);
+	pthread_mutex_unlock(&D.vlock);
 
 	pthread_mutex_lock(&calls_lock);
 	e = atomic_load(&c->dead) ? -EIO : 0;
