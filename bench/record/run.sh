@@ -55,7 +55,7 @@ trap cleanup EXIT
 # load_ms FILE mount|plain - ms of `classctl load FILE` into a fresh classfsd
 load_ms() {
 	local opts=() t0 t1 ok=1
-	rm -rf "$work/mnt" "$work/sock"
+	rm -rf "${work:?}/mnt" "${work:?}/sock"
 	if [[ $2 == mount ]]; then
 		mkdir "$work/mnt"
 		opts=(--mount "$work/mnt")
