@@ -124,7 +124,8 @@ monitors_run() {
 	kill "${mon_pids[@]}" 2>/dev/null
 	kill "$daemon"
 	wait 2>/dev/null
-	daemon= mon_pids=()
+	daemon=''
+	mon_pids=()
 	((worst == ndev && ordered == nmon && gaps == 0)) || status=1
 	echo "| $nmon | $ndev | $(((t1 - t0) / 1000000)) | $worst | $ordered of $nmon | $gaps | $( ((worst == ndev && ordered == nmon && gaps == 0)) && echo yes || echo "**no**") |"
 }
@@ -132,7 +133,7 @@ monitors_run() {
 echo
 echo "| classctl monitors | devices loaded (classctl load) | load ms | adds, fewest of the monitors | in SEQNUM order | told of missed events | every add everywhere? |"
 echo "|---:|---:|---:|---:|---|---:|---|"
-for run in 1 2 3; do
+for _ in 1 2 3; do
 	monitors_run 4 30000
 	monitors_run 8 100000
 done
