@@ -26,7 +26,7 @@
 struct cfs_inval {
 	struct cfs_inval *next;
 	uint64_t dir;
-	bool dir_only;		/* no entry of @dir is cached: the directory alone */
+	bool dir_only;		/* the entry is not cached: the directory alone */
 	char name[];
 };
 
@@ -41,20 +41,22 @@ struct cfs_poller {
 struct cfs_known_ent {
 	uint64_t ino;			/* 0: empty */
 	uint64_t nlookup;		/* lookup replies the kernel has not forgotten */
-	bool looked_in;			/* a lookup in it was answered: entries cached */
 };
 
 enum cfs_known_state {
 	CFS_KNOWN_NOTHING,		/* the kernel does not hold the directory */
-	CFS_KNOWN_DIR,			/* the directory, no entry below it */
-	CFS_KNOWN_ENTRIES,		/* entries below it too */
+	CFS_KNOWN_DIR,			/* the directory, not the entry */
+	CFS_KNOWN_ENTRY,		/* the entry too (a lookup of its name was answered) */
 };
 
 struct cfs_known {
 	pthread_mutex_t lock;
 	struct cfs_known_ent *ents;
 	size_t size, count;		/* size: a power of two, or 0 */
+	uint64_t *names;		/* hashes of (directory, name) answered; 0: empty */
+	size_t nsize, ncount;
 	bool all;			/* out of memory once: every directory counts as held */
+	bool all_names;			/* too many names once: every name counts as cached */
 };
 
 struct cfs_open_file {
@@ -103,8 +105,8 @@ void cfs_fuse_notify_free(struct classfs_mount *m);
 /* known.c */
 void cfs_fuse_known_get(struct classfs_mount *m, uint64_t ino);
 void cfs_fuse_known_put(struct classfs_mount *m, uint64_t ino, uint64_t nlookup);
-void cfs_fuse_known_look_in(struct classfs_mount *m, uint64_t dir);
-enum cfs_known_state cfs_fuse_known(struct classfs_mount *m, uint64_t ino);
+void cfs_fuse_known_look_in(struct classfs_mount *m, uint64_t dir, const char *name);
+enum cfs_known_state cfs_fuse_known(struct classfs_mount *m, uint64_t ino, const char *name);
 void cfs_fuse_known_free(struct classfs_mount *m);
 
 /* loop.c */

@@ -8,12 +8,16 @@
  * (every dentry pins its parent's), positive or negative, or a cached
  * listing.  So a change in a directory the kernel does not hold needs no
  * invalidation: notify.c drops it before it is queued, and a bulk load
- * into a subtree nobody has looked at costs the kernel nothing.  And
- * entries below a held directory exist only once a lookup in it was
- * answered: until then a change there needs the directory invalidated
- * (its listing, its attributes), not each entry.  That mark is set
- * before the lookup reads the tree, so a change the lookup did not see
- * is pushed entry by entry.
+ * into a subtree nobody has looked at costs the kernel nothing.  And an
+ * entry below a held directory is cached only once a lookup of its name
+ * was answered (readdir makes no entries): the names answered are kept
+ * too, as hashes of (directory, name), so a change of any other name
+ * needs the directory invalidated (its listing, its attributes), not the
+ * entry.  A name is added before the lookup reads the tree, so a change
+ * the lookup did not see is pushed by name.  Names stay (the kernel may
+ * look a name up again at any time): hashes that collide, and names the
+ * kernel dropped since, only cost an invalidation; past NAMES_MAX names,
+ * every name counts as cached.
  *
  * The count is taken before the lookup's reply is sent, so a change
  * recorded after that is pushed; one recorded before it cannot concern
@@ -29,6 +33,7 @@
 #include "fuse-internal.h"
 
 #define KNOWN_MIN 64		/* slots at first; a power of two */
+#define NAMES_MAX (256 * 1024)	/* names kept; more: every name counts */
 
 static size_t slot_of(const struct cfs_known *k, uint64_t ino)
 {
@@ -88,14 +93,62 @@ static void remove_at(struct cfs_known *k, size_t i)
 	k->count--;
 }
 
+/* ---- the names answered: a set of hashes, linear probing ---- */
+
+static uint64_t name_key(uint64_t dir, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	h ^= dir * 0x9e3779b97f4a7c15ull;
+	return h ? h : 1;	/* 0 marks an empty slot */
+}
+
+static size_t name_slot(const struct cfs_known *k, uint64_t key)
+{
+	size_t i = (size_t)(key >> 17) & (k->nsize - 1);
+
+	while (k->names[i] && k->names[i] != key)
+		i = (i + 1) & (k->nsize - 1);
+	return i;
+}
+
+static int names_grow(struct cfs_known *k)
+{
+	size_t size = k->nsize ? k->nsize * 2 : KNOWN_MIN, osize = k->nsize;
+	uint64_t *old = k->names;
+
+	k->names = calloc(size, sizeof(*k->names));
+	if (!k->names) {
+		k->names = old;
+		return -ENOMEM;
+	}
+	k->nsize = size;
+	for (size_t i = 0; i < osize; i++)
+		if (old[i])
+			k->names[name_slot(k, old[i])] = old[i];
+	free(old);
+	return 0;
+}
+
+/* every name counts as cached from now on (under lock) */
+static void names_give_up(struct cfs_known *k)
+{
+	__atomic_store_n(&k->all_names, true, __ATOMIC_RELAXED);
+	free(k->names);
+	k->names = NULL;
+	k->nsize = k->ncount = 0;
+}
+
 /**
  * cfs_fuse_known_get() - directory @ino is about to be handed to the kernel
  * @m: the mount.
  * @ino: the directory's inode number.
  *
- * Call before the lookup reply is sent.  Out of memory, the directory is
- * counted as known from then on (m->all_known): invalidations are sent as
- * if nothing were tracked, never skipped wrongly.
+ * Call before the lookup reply is sent.  Out of memory, every directory
+ * counts as held from then on (k->all): invalidations are sent as if
+ * nothing were tracked, never skipped wrongly.
  */
 void cfs_fuse_known_get(struct classfs_mount *m, uint64_t ino)
 {
@@ -112,7 +165,6 @@ void cfs_fuse_known_get(struct classfs_mount *m, uint64_t ino)
 	if (!e->ino) {
 		e->ino = ino;
 		e->nlookup = 0;
-		e->looked_in = false;
 		k->count++;
 	}
 	e->nlookup++;
@@ -142,48 +194,62 @@ void cfs_fuse_known_put(struct classfs_mount *m, uint64_t ino, uint64_t nlookup)
 }
 
 /**
- * cfs_fuse_known_look_in() - a lookup in directory @dir is about to be
- * answered; call before it reads the tree
+ * cfs_fuse_known_look_in() - a lookup of @name in directory @dir is about
+ * to be answered; call before it reads the tree
  * @m: the mount.
- * @dir: the lookup's parent (held by the kernel, or it could not ask).
+ * @dir: the lookup's parent.
+ * @name: the name looked up.
  */
-void cfs_fuse_known_look_in(struct classfs_mount *m, uint64_t dir)
+void cfs_fuse_known_look_in(struct classfs_mount *m, uint64_t dir, const char *name)
 {
 	struct cfs_known *k = &m->known;
-	struct cfs_known_ent *e;
+	uint64_t key = name_key(dir, name);
+	size_t i;
 
-	if (dir == FUSE_ROOT_ID)
+	if (__atomic_load_n(&k->all_names, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&k->lock);
-	if (k->size) {
-		e = find(k, dir);
-		if (e->ino)
-			e->looked_in = true;
+	if (k->all_names)
+		goto out;
+	if (k->ncount + 1 > NAMES_MAX ||
+	    ((k->ncount + 1) * 4 > k->nsize * 3 && names_grow(k) < 0 && k->ncount + 1 >= k->nsize)) {
+		names_give_up(k);
+		goto out;
 	}
+	i = name_slot(k, key);
+	if (!k->names[i]) {
+		k->names[i] = key;
+		k->ncount++;
+	}
+out:
 	pthread_mutex_unlock(&k->lock);
 }
 
 /**
- * cfs_fuse_known() - what the kernel may have cached of directory @ino
+ * cfs_fuse_known() - what the kernel may have cached of entry @name of
+ * directory @ino, which is about to be invalidated
  * @m: the mount.
  * @ino: a directory's inode number.
+ * @name: the entry that appeared or went.
  *
- * Return: %CFS_KNOWN_NOTHING, %CFS_KNOWN_DIR (the directory: its listing
- * and attributes) or %CFS_KNOWN_ENTRIES (entries below it too).  The
- * root, and every directory once the table could not grow, count as
- * %CFS_KNOWN_ENTRIES.
+ * Return: %CFS_KNOWN_NOTHING (the kernel does not hold the directory),
+ * %CFS_KNOWN_DIR (only the directory: its listing and attributes) or
+ * %CFS_KNOWN_ENTRY (the entry too).  The root, and every directory once
+ * the table could not grow, are held.
  */
-enum cfs_known_state cfs_fuse_known(struct classfs_mount *m, uint64_t ino)
+enum cfs_known_state cfs_fuse_known(struct classfs_mount *m, uint64_t ino, const char *name)
 {
 	struct cfs_known *k = &m->known;
 	enum cfs_known_state r = CFS_KNOWN_NOTHING;
-	struct cfs_known_ent *e;
 
-	if (ino == FUSE_ROOT_ID || __atomic_load_n(&k->all, __ATOMIC_RELAXED))
-		return CFS_KNOWN_ENTRIES;
 	pthread_mutex_lock(&k->lock);
-	if (k->size && (e = find(k, ino))->ino == ino)
-		r = e->looked_in ? CFS_KNOWN_ENTRIES : CFS_KNOWN_DIR;
+	if (ino == FUSE_ROOT_ID || k->all || (k->size && find(k, ino)->ino == ino))
+		r = CFS_KNOWN_DIR;
+	if (r == CFS_KNOWN_DIR && k->all_names) {
+		r = CFS_KNOWN_ENTRY;
+	} else if (r == CFS_KNOWN_DIR && k->nsize && k->names[name_slot(k, name_key(ino, name))]) {
+		r = CFS_KNOWN_ENTRY;
+	}
 	pthread_mutex_unlock(&k->lock);
 	return r;
 }
@@ -192,6 +258,9 @@ enum cfs_known_state cfs_fuse_known(struct classfs_mount *m, uint64_t ino)
 void cfs_fuse_known_free(struct classfs_mount *m)
 {
 	free(m->known.ents);
+	free(m->known.names);
 	m->known.ents = NULL;
+	m->known.names = NULL;
 	m->known.size = m->known.count = 0;
+	m->known.nsize = m->known.ncount = 0;
 }

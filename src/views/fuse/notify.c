@@ -17,8 +17,8 @@
  * Only changes in directories the kernel holds are queued (known.c): the
  * kernel has nothing cached below any other, so a subtree loaded where
  * nobody has looked costs no invalidation and its API calls no wait; in
- * a held directory where no lookup was answered yet, only the directory
- * itself is invalidated (once per batch), not each entry.
+ * a held directory, an entry whose name no lookup was answered for is not
+ * cached: only the directory itself is invalidated (once per batch).
  *
  * Poll (sysfs_notify): a notification counts on the attribute's poller and
  * wakes a waiting poll; an open file reports POLLERR|POLLPRI until it
@@ -53,7 +53,7 @@ static void watch_changed(void *data, uint64_t dir, const char *name)
 {
 	struct classfs_mount *m = data;
 	size_t len = strlen(name) + 1;
-	enum cfs_known_state known = cfs_fuse_known(m, dir);
+	enum cfs_known_state known = cfs_fuse_known(m, dir, name);
 	struct cfs_inval *iv;
 
 	__atomic_add_fetch(&m->changes, 1, __ATOMIC_RELAXED);

@@ -80,7 +80,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int r;
 
 	/* before reading the tree: a change it does not see is pushed by name */
-	cfs_fuse_known_look_in(m_of(req), parent);
+	cfs_fuse_known_look_in(m_of(req), parent, name);
 	r = classfs_lookup(m_of(req)->tree, parent, name, &cs);
 	if (r == -ENOENT) {
 		/* a negative entry, cached too: additions are pushed */
