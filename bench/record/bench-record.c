@@ -222,6 +222,19 @@ int main(int argc, char **argv)
 			fprintf(stderr, "load: %d %s:%lu: %s\n", r, err.file, err.line, err.reason);
 		return r < 0;
 	}
+	/* --write N FILE: the record of N devices, for run.sh's daemon rows */
+	if (argc == 4 && !strcmp(argv[1], "--write")) {
+		size_t len, n = strtoul(argv[2], NULL, 10);
+		char *data = generate(n, &len);
+		FILE *f = fopen(argv[3], "w");
+
+		if (!data || !f || fwrite(data, 1, len, f) != len || fclose(f)) {
+			perror(argv[3]);
+			return 1;
+		}
+		free(data);
+		return 0;
+	}
 	static const size_t sizes[] = { 10000, 100000, 1000000 };
 	size_t nsizes = quick ? 2 : 3;
 	int fails = 0;

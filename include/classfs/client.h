@@ -358,14 +358,17 @@ CLASSFS_PUBLIC int classfs_client_trigger(struct classfs_client *c, const char *
 typedef void (*classfs_client_event_fn)(const struct classfs_uevent *ev, void *data);
 
 /**
- * typedef classfs_client_gap_fn - told that events were skipped
+ * typedef classfs_client_gap_fn - told that events were lost
  * @first: first missed SEQNUM.
  * @last: last missed SEQNUM (inclusive).
  * @data: the subscriber's data.
  *
- * The subscriber fell behind by more than its queue allows (or asked for
- * events older than the replay ring holds); classfs_client_replay() gets
- * those still in the ring.
+ * Called only for events the daemon's replay ring no longer holds: the
+ * subscriber fell behind by more than the ring's size, or asked for older
+ * events than it holds.  A subscriber that merely lags more than its
+ * queue allows is sent a gap notice by the daemon, which the library
+ * answers itself by replaying the range from the ring, in order, before
+ * the events after it: @fn sees every event the ring still had.
  */
 typedef void (*classfs_client_gap_fn)(uint64_t first, uint64_t last, void *data);
 
@@ -378,8 +381,11 @@ typedef void (*classfs_client_gap_fn)(uint64_t first, uint64_t last, void *data)
  * @data: passed to @fn and @gap.
  *
  * Events travel on a second connection of their own, so a subscriber
- * that is slow never delays the client's requests.  One subscription
- * per client.
+ * that is slow never delays the client's requests.  A gap notice is
+ * filled from the replay ring on the client's request connection, within
+ * classfs_client_dispatch(), before any later event is delivered; only
+ * what the ring no longer holds reaches @gap.  One subscription per
+ * client.
  * Return: 0, -EBUSY (already subscribed), -EMFILE (the uid holds as many
  * subscriptions, or connections, as the daemon allows it), or -errno.
  */

@@ -44,7 +44,7 @@ static const struct cmd cmds[] = {
 	{ "tree", "[--json|--dot]", cmd_tree },
 	{ "info", "CLASS NAME [--json]", cmd_info },
 	{ "trigger", "CLASS NAME [ACTION [KEY=VALUE]...]", cmd_trigger },
-	{ "monitor", "[--since SEQNUM] [--json]", cmd_monitor },
+	{ "monitor", "[--since SEQNUM] [--json] [--lossy]", cmd_monitor },
 	{ "load", "FILE", cmd_load },
 	{ "save", "[FILE]", cmd_save },
 	{ "mount", "", cmd_mount },

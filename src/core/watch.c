@@ -13,6 +13,8 @@
 
 int cfs_watchers_active;	/* any tree has watchers: skip the work otherwise */
 
+static __thread unsigned int deferred;	/* cfs_watch_defer() depth of this thread */
+
 /**
  * classfs_tree_watch_add() - observe @tree's changes (for views)
  * Return: a watch id (> 0), -EINVAL, or -ENOSPC.
@@ -116,18 +118,40 @@ static int watch_snapshot(struct classfs_tree *t, struct cfs_watch *w)
 	return n;
 }
 
-/* without locks, at the end of a call that changed @t */
+/* without locks, at the end of a call that changed @t (held while deferred) */
 void cfs_watch_sync(struct classfs_tree *t)
 {
 	struct cfs_watch w[CFS_MAX_WATCHES];
 	int n;
 
-	if (!watched())
+	if (!watched() || deferred)
 		return;
 	n = watch_snapshot(t, w);
 	for (int i = 0; i < n; i++)
 		if (w[i].ops->sync)
 			w[i].ops->sync(w[i].data);
+}
+
+/**
+ * cfs_watch_defer() - hold this thread's syncs until cfs_watch_resume()
+ *
+ * For one API call made of many (a record load builds thousands of
+ * devices, each an API call of its own, before it announces any): the
+ * views keep pushing what they record as it comes, and the call waits for
+ * them once, at cfs_watch_resume(), instead of after every device.  The
+ * contract stays that of the outer call: when it returns, every view has
+ * pushed what it changed.  Nests.
+ */
+void cfs_watch_defer(void)
+{
+	deferred++;
+}
+
+/** cfs_watch_resume() - end a cfs_watch_defer(); the outermost one syncs @t */
+void cfs_watch_resume(struct classfs_tree *t)
+{
+	if (deferred && !--deferred)
+		cfs_watch_sync(t);
 }
 
 /* without locks: attribute @ino was notified (sysfs_notify) */

@@ -3,6 +3,13 @@
  * client-events.c - following a daemon's events: the subscription
  * (a connection of its own), the one-pass decoding of EVENTS messages,
  * gap notices and replay.
+ *
+ * A gap notice is not a loss yet: the daemon sends one when a subscriber
+ * lags more than its queue allows and goes on from the head, but its
+ * replay ring usually still holds the range.  The library fetches the
+ * range with REPLAY before it reads on, so the caller sees every event in
+ * SEQNUM order, and its gap callback hears only of what the ring no
+ * longer has.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -202,6 +209,65 @@ int classfs_client_unsubscribe(struct classfs_client *c)
 	}
 	c->subscribed = false;
 	return 0;
+}
+
+/* a gap being filled from the ring: the next SEQNUM owed to the caller */
+struct fill_ctx {
+	struct classfs_client *c;
+	uint64_t next;
+};
+
+static bool still_subscribed(const struct classfs_client *c)
+{
+	return c->subscribed && c->sub_fd >= 0;
+}
+
+static void fill_event(const struct classfs_uevent *ev, void *data)
+{
+	struct fill_ctx *f = data;
+	struct classfs_client *c = f->c;
+
+	/* unsubscribed from a callback: the rest of the reply is read, not delivered */
+	if (!still_subscribed(c) || ev->seqnum < f->next)
+		return;
+	if (ev->seqnum > f->next && c->gap_fn)
+		c->gap_fn(f->next, ev->seqnum - 1, c->ev_data);
+	f->next = ev->seqnum + 1;
+	c->ev_fn(ev, c->ev_data);
+}
+
+/**
+ * cfs_client_fill_gap() - a gap notice for @first..@last came on the
+ * subscription: deliver what the replay ring still holds of the range, in
+ * order, and tell the gap callback of each part it no longer has.
+ *
+ * Runs before the next message of the subscription is read, so the order
+ * of SEQNUMs is kept (the daemon goes on after @last).
+ * Return: 0, or -errno when the replay failed other than for a range the
+ * ring does not hold (the undelivered rest is reported as a gap first).
+ */
+int cfs_client_fill_gap(struct classfs_client *c, uint64_t first, uint64_t last)
+{
+	struct fill_ctx f = { c, first };
+	unsigned int flags = c->flags;
+	int r = 0;
+
+	if (first == 0 || first > last)
+		return 0;
+	/*
+	 * No reconnect inside: a new daemon numbers its events afresh, so its
+	 * ring's @first..@last are other events.  A lost connection is the
+	 * dispatcher's to handle (it reconnects and subscribes again).
+	 */
+	c->flags &= ~CLASSFS_CLIENT_RECONNECT;
+	if (c->ev_fn)
+		r = classfs_client_replay(c, first, last, fill_event, &f);
+	c->flags = flags;
+	if (last > c->last_seqnum)
+		c->last_seqnum = last;
+	if (f.next <= last && c->gap_fn && still_subscribed(c))
+		c->gap_fn(f.next, last, c->ev_data);
+	return r < 0 && r != -ENOENT ? r : 0;
 }
 
 struct replay_ctx {

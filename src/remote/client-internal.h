@@ -82,5 +82,6 @@ int cfs_client_open_sub(struct classfs_client *c, uint64_t from);
 int cfs_client_deliver_events(struct classfs_client *c, const struct cfs_msg *m,
 			      classfs_client_event_fn fn, void *data, bool live);
 int cfs_client_fast_events(struct classfs_client *c, const uint8_t *p, size_t len);
+int cfs_client_fill_gap(struct classfs_client *c, uint64_t first, uint64_t last);
 
 #endif

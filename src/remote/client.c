@@ -422,10 +422,10 @@ static int dispatch_fd(struct classfs_client *c, int fd)
 		if (fd == c->sub_fd && m.op == CFS_OP_EVENTS && c->ev_fn)
 			cfs_client_deliver_events(c, &m, c->ev_fn, c->ev_data, true);
 		else if (fd == c->sub_fd && m.op == CFS_OP_GAP) {
-			if (m.seqnum_last > c->last_seqnum)
-				c->last_seqnum = m.seqnum_last;
-			if (c->gap_fn)
-				c->gap_fn(m.seqnum, m.seqnum_last, c->ev_data);
+			int r = cfs_client_fill_gap(c, m.seqnum, m.seqnum_last);
+
+			if (r < 0)
+				return r;
 		} else if (fd == c->fd)
 			handle_async(c, &m);
 		if (fd != c->fd && fd != c->sub_fd)

@@ -240,12 +240,21 @@ sock=$tmp/b/sock
 unchanged "load a bad record" "bad.umockdev" ctl load "$tmp/bad.umockdev"
 unchanged "load a missing file" "nofile" ctl load "$tmp/nofile"
 
-# a subscriber asking for more than the replay ring holds is told of the gap
+# a subscriber asking for more than the replay ring holds is told of the
+# gap, and stops there unless --lossy
 start_daemon c --ring-size 16
 sock=$tmp/c/sock
 for i in $(seq 12); do ctl add gap "g$i" && ctl rm gap "g$i" || fail=1; done
 timeout -s INT 2 "$classctl" --socket "$sock" monitor --since 1 >"$tmp/gap.out" 2>"$tmp/gap.err"
-check "monitor gap notice on stderr" grep -Eqx 'classctl: monitor: missed events 1-[0-9]+' "$tmp/gap.err"
+rc=$?
+check "monitor past the replay ring: gap notice on stderr" \
+	grep -Eqx 'classctl: monitor: missed events 1-[0-9]+' "$tmp/gap.err"
+check "  and exit status 1 at once" [ "$rc" = 1 ]
+check "  no event after the gap" [ ! -s "$tmp/gap.out" ]
+timeout -s INT 2 "$classctl" --socket "$sock" monitor --lossy --since 1 >"$tmp/gap.out" \
+	2>"$tmp/gap.err"
+check "monitor --lossy: gap notice on stderr" \
+	grep -Eqx 'classctl: monitor: missed events 1-[0-9]+' "$tmp/gap.err"
 check "  then the events still in the ring" [ "$(grep -c '^KERNEL\[' "$tmp/gap.out")" -ge 8 ]
 first=$(grep -m1 '^SEQNUM=' "$tmp/gap.out" | cut -d= -f2)
 last_missed=$(sed -E 's/.*-([0-9]+)$/\1/' "$tmp/gap.err")

@@ -5,7 +5,9 @@
 # each fault, against live classfsd daemons in a private mount namespace:
 #   - a publishing client killed (-9) in the middle of its batches;
 #   - a driver whose show() hangs, and one whose show() crashes it;
-#   - a subscriber that never reads while events pour in;
+#   - a subscriber that never reads while events pour in (it catches up
+#     from the replay ring), one that lags past the ring (told, and stops
+#     unless --lossy);
 #   - the daemon killed (-9) and restarted under a reconnecting client;
 #   - allocation failures injected in the core (every N of a scenario);
 #   - the disk filling up while a record is saved;
@@ -14,6 +16,7 @@
 #     read may end with as it is);
 #   - a dozen readers waiting on a publisher that never answers (the rest
 #     of the mount is served meanwhile; a killed reader is freed at once).
+#   - four monitors while a 30,000-device record loads (every event each).
 # Each case asserts what must hold and adds a row to
 # $CLASSFS_RELIABILITY_DIR/faults.tsv (case, expected, got, ok|FAIL).
 set -uo pipefail
@@ -36,6 +39,12 @@ row() {
 }
 
 entries() { find "$1" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+# seq_order FILE - "N events, in order" when the SEQNUMs of a monitor's
+# output follow each other one by one, else where they do not
+seq_order() {
+	awk -F= '$1 == "SEQNUM" { n++; if (p && $2 != p + 1 && !bad) bad = p " then " $2; p = $2 }
+		END { print n + 0 " events, " (bad ? "out of order at " bad : "in order") }' "$1"
+}
 # ms COMMAND... - run it; print how long it took in milliseconds
 ms() {
 	local t0 t1
@@ -144,10 +153,46 @@ wait_for 10 test "$(grep -c '^KERNEL' "$tmp/slow/fast")" -ge 12000
 row "subscriber that never reads: another subscriber" "12000 events, no gap" \
 	"$(grep -c '^KERNEL' "$tmp/slow/fast") events, $(grep -q "missed event" "$tmp/slow/fast.err" && echo gap || echo "no gap")"
 kill -CONT "$stalled"
-wait_for 10 grep -q "missed event" "$tmp/slow/stalled.err"
-row "subscriber that never reads: told of what it missed" "gap notice" \
-	"$(grep -q "missed event" "$tmp/slow/stalled.err" && echo "gap notice" || echo none)"
+# it lagged past its queue: it catches up from the replay ring, losing nothing
+wait_for 20 test "$(grep -c '^KERNEL' "$tmp/slow/stalled")" -ge 12000
+row "subscriber that never reads, once it reads: from the replay ring" \
+	"12000 events, in order, no gap" \
+	"$(seq_order "$tmp/slow/stalled"), $(grep -q "missed event" "$tmp/slow/stalled.err" && echo gap || echo "no gap")"
 kill "$stalled" "$fast" 2>/dev/null
+
+# ---- 4b. a subscriber that lags past the replay ring ----
+start_daemon ring --subscriber-queue 100 --ring-size 1024
+sock=$tmp/ring/sock mnt=$tmp/ring/mnt
+"$classctl" --socket "$sock" monitor >"$tmp/ring/strict" 2>"$tmp/ring/strict.err" &
+cfs_track $!
+strict=$!
+"$classctl" --socket "$sock" monitor --lossy >"$tmp/ring/lossy" 2>"$tmp/ring/lossy.err" &
+cfs_track $!
+lossy=$!
+sleep 0.3
+kill -STOP "$strict" "$lossy"
+# 20,000 events: more than the ring and the stopped monitors' sockets hold
+"$driver" "$sock" bulk 10000 >"$tmp/ring/driver.out" 2>&1 &
+cfs_track $!
+drv=$!
+wait_for 30 grep -q ready "$tmp/ring/driver.out"
+kill -CONT "$strict" "$lossy"
+if wait_for 10 bash -c '! kill -0 "$1" 2>/dev/null' _ "$strict"; then
+	wait "$strict" 2>/dev/null
+	rc=$?
+else
+	rc="none, still running"
+fi
+row "subscriber past the replay ring: monitor" "told, exit 1" \
+	"$(grep -q "missed event" "$tmp/ring/strict.err" && grep -q "stopping" "$tmp/ring/strict.err" &&
+		echo told || echo "not told"), exit $rc"
+"$classctl" --socket "$sock" trigger fault bulk0 change >/dev/null
+wait_for 10 grep -q ' change ' "$tmp/ring/lossy"
+row "subscriber past the replay ring: monitor --lossy" "told, goes on" \
+	"$(grep -q "missed events" "$tmp/ring/lossy.err" && echo told || echo "not told"), $(kill -0 "$lossy" 2>/dev/null && echo "goes on" || echo ended)"
+kill -9 "$drv"
+wait "$drv" 2>/dev/null
+kill "$lossy" 2>/dev/null
 
 # ---- 5. the daemon killed and restarted ----
 start_daemon restart
@@ -288,5 +333,27 @@ for i in "${!readers[@]}"; do
 done
 row "12 readers waiting on a publisher that never answers: their reads" "12 EIO" "$eio EIO"
 kill -9 "$drv"
+# ---- 10. four monitors while a 30,000-device record loads ----
+# a queue of 1,000 events: each lags past it in the burst, and all catch up
+# from the replay ring (65,536 events)
+start_daemon burst --subscriber-queue 1000
+sock=$tmp/burst/sock mnt=$tmp/burst/mnt
+awk 'BEGIN { for (i = 0; i < 30000; i++)
+	printf "P: /devices/virtual/burst/b%d\nE: SUBSYSTEM=burst\nA: size=%d\n\n", i, i }' \
+	>"$tmp/burst/record"
+mons=()
+for i in 1 2 3 4; do
+	"$classctl" --socket "$sock" monitor >"$tmp/burst/mon$i" 2>"$tmp/burst/mon$i.err" &
+	cfs_track $!
+	mons+=($!)
+done
+sleep 0.3
+"$classctl" --socket "$sock" load "$tmp/burst/record"
+for i in 1 2 3 4; do
+	wait_for 60 test "$(grep -c '^KERNEL.* add .*(burst)$' "$tmp/burst/mon$i")" -ge 30000
+	row "4 monitors, 30,000-device load: monitor $i" "30000 events, in order, no gap" \
+		"$(seq_order "$tmp/burst/mon$i"), $([[ -s $tmp/burst/mon$i.err ]] && head -c 200 "$tmp/burst/mon$i.err" || echo "no gap")"
+done
+kill "${mons[@]}" 2>/dev/null
 
 exit $fail

@@ -2,7 +2,8 @@
 /*
  * fuse-internal.h - what the files of the FUSE view share: the mount, the
  * request handlers (ops.c), answers to reads and writes (reply.c),
- * invalidation and poll (notify.c), the session loop (loop.c) and
+ * invalidation and poll (notify.c), the directories the kernel holds
+ * (known.c), the session loop (loop.c) and
  * mounting (mount.c).
  */
 #ifndef CLASSFS_FUSE_INTERNAL_H
@@ -26,6 +27,7 @@
 struct cfs_inval {
 	struct cfs_inval *next;
 	uint64_t dir;
+	bool dir_only;		/* the entry is not cached: the directory alone */
 	char name[];
 };
 
@@ -34,6 +36,28 @@ struct cfs_poller {
 	uint64_t ino;
 	uint64_t events;		/* notifications so far */
 	struct fuse_pollhandle *ph;	/* waiting poll, or NULL */
+};
+
+/* the directories the kernel holds (known.c) */
+struct cfs_known_ent {
+	uint64_t ino;			/* 0: empty */
+	uint64_t nlookup;		/* lookup replies the kernel has not forgotten */
+};
+
+enum cfs_known_state {
+	CFS_KNOWN_NOTHING,		/* the kernel does not hold the directory */
+	CFS_KNOWN_DIR,			/* the directory, not the entry */
+	CFS_KNOWN_ENTRY,		/* the entry too (a lookup of its name was answered) */
+};
+
+struct cfs_known {
+	pthread_mutex_t lock;
+	struct cfs_known_ent *ents;
+	size_t size, count;		/* size: a power of two, or 0 */
+	uint64_t *names;		/* hashes of (directory, name) answered; 0: empty */
+	size_t nsize, ncount;
+	bool all;			/* out of memory once: every directory counts as held */
+	bool all_names;			/* too many names once: every name counts as cached */
 };
 
 struct cfs_open_file {
@@ -55,8 +79,11 @@ struct classfs_mount {
 	pthread_cond_t qwork, qdone;
 	struct cfs_inval *qhead, **qtail;
 	uint64_t queued, pushed;
+	bool push_now;			/* a sync waits, or the queue is long: no lingering */
 	uint64_t changes;		/* entries gained or lost: directories' mtime */
 	bool stopping;
+
+	struct cfs_known known;		/* directories the kernel holds */
 
 	pthread_mutex_t plock;		/* pollers, open files */
 	struct cfs_poller *pollers;
@@ -96,6 +123,13 @@ struct cfs_poller *cfs_fuse_poller_get(struct classfs_mount *m, uint64_t ino, bo
 void cfs_fuse_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		   struct fuse_pollhandle *ph);
 void cfs_fuse_notify_free(struct classfs_mount *m);
+
+/* known.c */
+void cfs_fuse_known_get(struct classfs_mount *m, uint64_t ino);
+void cfs_fuse_known_put(struct classfs_mount *m, uint64_t ino, uint64_t nlookup);
+void cfs_fuse_known_look_in(struct classfs_mount *m, uint64_t dir, const char *name);
+enum cfs_known_state cfs_fuse_known(struct classfs_mount *m, uint64_t ino, const char *name);
+void cfs_fuse_known_free(struct classfs_mount *m);
 
 /* loop.c */
 struct cfs_fuse_loop;

@@ -68,10 +68,12 @@ static void mount_free(struct classfs_mount *m)
 	}
 	cfs_fuse_loop_free(m->loop);
 	cfs_fuse_notify_free(m);
+	cfs_fuse_known_free(m);
 	pthread_mutex_destroy(&m->qlock);
 	pthread_mutex_destroy(&m->plock);
 	pthread_mutex_destroy(&m->dlock);
 	pthread_cond_destroy(&m->dempty);
+	pthread_mutex_destroy(&m->known.lock);
 	pthread_cond_destroy(&m->qwork);
 	pthread_cond_destroy(&m->qdone);
 	free(m->mountpoint);
@@ -114,6 +116,7 @@ struct classfs_mount *classfs_mount_tree(struct classfs_tree *tree, const char *
 	pthread_mutex_init(&m->plock, NULL);
 	pthread_mutex_init(&m->dlock, NULL);
 	pthread_cond_init(&m->dempty, NULL);
+	pthread_mutex_init(&m->known.lock, NULL);
 	pthread_cond_init(&m->qwork, NULL);
 	pthread_cond_init(&m->qdone, NULL);
 	m->mountpoint = strdup(mountpoint);

@@ -14,6 +14,12 @@
  * directory's mtime moves with every change, which the kernel checks when
  * a listing starts.
  *
+ * Only changes in directories the kernel holds are queued (known.c): the
+ * kernel has nothing cached below any other, so a subtree loaded where
+ * nobody has looked costs no invalidation and its API calls no wait; in
+ * a held directory, an entry whose name no lookup was answered for is not
+ * cached: only the directory itself is invalidated (once per batch).
+ *
  * Poll (sysfs_notify): a notification counts on the attribute's poller and
  * wakes a waiting poll; an open file reports POLLERR|POLLPRI until it
  * reads from offset 0 again.
@@ -24,27 +30,53 @@
 #include <time.h>
 
 #define SYNC_TIMEOUT_S 5
+#define LINGER_NS (1000 * 1000L)	/* changes of a call in progress wait this long for more */
+#define PUSH_BATCH 4096			/* ... or until this many are queued */
 
 /* ---- the tree's watch: record under its lock, push from our thread ---- */
+
+/* the last change queued (not yet taken) is directory @dir alone */
+static bool dir_queued(struct classfs_mount *m, uint64_t dir)
+{
+	const struct cfs_inval *last;
+	bool r;
+
+	pthread_mutex_lock(&m->qlock);
+	/* qtail points at the last one's next, its first member */
+	last = m->qhead ? (const struct cfs_inval *)(void *)m->qtail : NULL;
+	r = last && last->dir_only && last->dir == dir;
+	pthread_mutex_unlock(&m->qlock);
+	return r;
+}
 
 static void watch_changed(void *data, uint64_t dir, const char *name)
 {
 	struct classfs_mount *m = data;
 	size_t len = strlen(name) + 1;
+	enum cfs_known_state known = cfs_fuse_known(m, dir, name);
 	struct cfs_inval *iv;
 
 	__atomic_add_fetch(&m->changes, 1, __ATOMIC_RELAXED);
+	if (known == CFS_KNOWN_NOTHING)
+		return;	/* nothing of @dir is in the kernel's caches */
+	if (known == CFS_KNOWN_DIR && dir_queued(m, dir))
+		return;	/* the directory is invalidated anyway, the name is not needed */
 	iv = malloc(sizeof(*iv) + len);
 	if (!iv)
 		return;	/* the entry stays cached until its timeout */
 	iv->next = NULL;
 	iv->dir = dir;
+	iv->dir_only = known == CFS_KNOWN_DIR;
 	memcpy(iv->name, name, len);
 	pthread_mutex_lock(&m->qlock);
 	*m->qtail = iv;
 	m->qtail = &iv->next;
 	m->queued++;
-	pthread_cond_signal(&m->qwork);
+	if (m->queued - m->pushed >= PUSH_BATCH)
+		m->push_now = true;
+	/* the first wakes the notifier, which then lingers for the call's sync */
+	if (m->qhead == iv || m->push_now)
+		pthread_cond_signal(&m->qwork);
 	pthread_mutex_unlock(&m->qlock);
 }
 
@@ -58,6 +90,10 @@ static void watch_sync(void *data)
 	until.tv_sec += SYNC_TIMEOUT_S;
 	pthread_mutex_lock(&m->qlock);
 	target = m->queued;
+	if (m->pushed < target) {
+		m->push_now = true;
+		pthread_cond_signal(&m->qwork);
+	}
 	while (m->pushed < target && !m->stopping)
 		if (pthread_cond_timedwait(&m->qdone, &m->qlock, &until) == ETIMEDOUT) {
 			fprintf(stderr, "classfs: invalidations for %s late by %d s\n",
@@ -118,7 +154,9 @@ const struct classfs_watch_ops cfs_fuse_watch_ops = {
  *
  * Pushes in batches: every change recorded so far, each entry, then each
  * directory once (its cached listing and attributes: FOPEN_CACHE_DIR, and
- * the kernel compares the mtime, which moved, when a listing starts).
+ * the kernel compares the mtime, which moved, when a listing starts).  A
+ * batch goes when a call's sync asks for it, when PUSH_BATCH changes are
+ * queued, or LINGER_NS after the first change of a batch.
  * Ends once the mount is stopping and the queue is empty.
  */
 void *cfs_fuse_notifier_main(void *arg)
@@ -137,6 +175,25 @@ void *cfs_fuse_notifier_main(void *arg)
 			pthread_cond_wait(&m->qwork, &m->qlock);
 			continue;
 		}
+		if (!m->push_now && !m->stopping) {
+			/*
+			 * A call still making changes (a record load makes thousands
+			 * before its one sync): wait for its sync, or a little, so
+			 * they go in one batch and the caller is not preempted for each.
+			 */
+			struct timespec until;
+
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += LINGER_NS;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			if (pthread_cond_timedwait(&m->qwork, &m->qlock, &until) != ETIMEDOUT)
+				continue;
+			batch = m->qhead;
+		}
+		m->push_now = false;
 		m->qhead = NULL;
 		m->qtail = &m->qhead;
 		pthread_mutex_unlock(&m->qlock);
@@ -145,7 +202,9 @@ void *cfs_fuse_notifier_main(void *arg)
 
 			batch = iv->next;
 			/* the kernel may not know the entry: -ENOENT is fine */
-			fuse_lowlevel_notify_inval_entry(m->se, iv->dir, iv->name, strlen(iv->name));
+			if (!iv->dir_only)
+				fuse_lowlevel_notify_inval_entry(m->se, iv->dir, iv->name,
+								 strlen(iv->name));
 			while (i < ndirs && dirs[i] != iv->dir)
 				i++;
 			if (i == ndirs && ndirs < 16)

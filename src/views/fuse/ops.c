@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * ops.c - the FUSE requests: inode numbers are the tree's own (root 1;
- * generation in the number), so no node table is kept here and forget()
- * has nothing to do.  Lookups and attributes are cached by the kernel for
- * a day (notify.c pushes invalidations); negative entries too.
+ * generation in the number), so no node table is kept here; only the
+ * directories the kernel holds are counted (known.c: lookup adds, forget()
+ * takes back).  Lookups and attributes are cached by the kernel for a day
+ * (notify.c pushes invalidations); negative entries too.
  *
  * Attributes computed on every read use direct_io (the whole value in one
  * read, never a stale page); `dev` files never change for an inode and use
@@ -76,8 +77,11 @@ static void op_init(void *data, struct fuse_conn_info *conn)
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct classfs_stat cs;
-	int r = classfs_lookup(m_of(req)->tree, parent, name, &cs);
+	int r;
 
+	/* before reading the tree: a change it does not see is pushed by name */
+	cfs_fuse_known_look_in(m_of(req), parent, name);
+	r = classfs_lookup(m_of(req)->tree, parent, name, &cs);
 	if (r == -ENOENT) {
 		/* a negative entry, cached too: additions are pushed */
 		struct fuse_entry_param e = { .ino = 0, .entry_timeout = CFS_FUSE_TIMEOUT };
@@ -85,16 +89,19 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_entry(req, &e);
 		return;
 	}
-	if (r < 0)
+	if (r < 0) {
 		fuse_reply_err(req, -r);
-	else
-		reply_entry(req, &cs);
+		return;
+	}
+	/* before the reply: changes below it from now on are pushed */
+	if (cs.type == CLASSFS_FT_DIR)
+		cfs_fuse_known_get(m_of(req), cs.ino);
+	reply_entry(req, &cs);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	(void)ino;
-	(void)nlookup;
+	cfs_fuse_known_put(m_of(req), ino, nlookup);
 	fuse_reply_none(req);
 }
 

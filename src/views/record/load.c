@@ -15,6 +15,7 @@
  * the recorded properties, links, node and `dev` text, attribute names.
  */
 #include "record-internal.h"
+#include "../../core/internal.h"	/* cfs_watch_defer(): one wait for the views */
 
 #include <limits.h>
 #include <stdarg.h>
@@ -681,6 +682,7 @@ static void progress(struct rec_load *l, size_t done)
 int classfs_record_load(struct classfs_tree *tree, const char *data, size_t len,
 			const struct classfs_record_options *opt, struct classfs_record_error *err)
 {
+	bool deferred = false;
 	struct rec_load *l;
 	int r;
 
@@ -703,6 +705,9 @@ int classfs_record_load(struct classfs_tree *tree, const char *data, size_t len,
 	if (r < 0)
 		goto out;
 
+	/* quiet devices: the mounts catch up as they go, the load waits for them once */
+	cfs_watch_defer();
+	deferred = true;
 	for (size_t k = 0; k < l->p.ndevs; k++) {
 		if (l->p.devs[l->order[k]].existing)
 			continue;
@@ -722,6 +727,9 @@ int classfs_record_load(struct classfs_tree *tree, const char *data, size_t len,
 			goto fail;
 	}
 	progress(l, l->p.ndevs);
+	/* before any ADD: a listener may look at the new devices through a mount */
+	cfs_watch_resume(tree);
+	deferred = false;
 
 	/* everything exists: announce, parents first */
 	for (size_t k = 0; k < l->p.ndevs; k++) {
@@ -752,6 +760,8 @@ int classfs_record_load(struct classfs_tree *tree, const char *data, size_t len,
 fail:
 	unbuild(l);
 out:
+	if (deferred)
+		cfs_watch_resume(tree);
 	for (size_t i = 0; i < l->nsubs; i++)
 		classfs_class_put(l->subs[i].cls);
 	for (size_t i = 0; i < l->p.ndevs; i++)
