@@ -15,7 +15,7 @@
 #     reader would misread (its reader gets EIO at once, or an errno a
 #     read may end with as it is);
 #   - a dozen readers waiting on a publisher that never answers (the rest
-#     of the mount is served meanwhile; a killed reader is freed at once).
+#     of the mount is served meanwhile; a killed reader is freed at once);
 #   - four monitors while a 30,000-device record loads (every event each).
 # Each case asserts what must hold and adds a row to
 # $CLASSFS_RELIABILITY_DIR/faults.tsv (case, expected, got, ok|FAIL).
