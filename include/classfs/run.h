@@ -125,6 +125,37 @@ CLASSFS_PUBLIC int classfs_run_spawn(struct classfs_run *run, char *const argv[]
 CLASSFS_PUBLIC int classfs_run_call(struct classfs_run *run, int (*fn)(void *data), void *data);
 
 /**
+ * classfs_run_enter() - make the calling process join the environment
+ * @run: the environment.
+ *
+ * For a process that wants to be inside itself (a test runner forked for
+ * one test, a language binding's worker): it joins the environment's user
+ * namespace (when it has one), its network and mount namespaces and the
+ * holder's root directory, keeps its working directory when that exists
+ * inside (else "/"), and gets %CLASSFS_RUN_SOCKET_ENV and
+ * SYSTEMD_DEVICE_VERIFY_SYSFS=0 in its environment.  Inside a user
+ * namespace where it is not uid 0 it keeps no capability, as a program
+ * classfs_run_spawn() runs.  There is no way back: the caller keeps @run
+ * only to stop it (from its parent, usually).
+ *
+ * The caller must be single-threaded (the kernel refuses a multithreaded
+ * process a new mount or user namespace: -EINVAL).
+ * Return: 0; -EINVAL; -EXDEV when /sys inside is not the environment's
+ * tree (the process may then be half inside: it should exit); the -errno
+ * of setns(), chroot() or setenv().
+ */
+CLASSFS_PUBLIC int classfs_run_enter(struct classfs_run *run);
+
+/**
+ * classfs_run_holder_pid() - the pid of the process that holds the
+ * environment's namespaces (/proc/PID/ns/{user,mnt,net}, /proc/PID/root)
+ * @run: the environment.
+ *
+ * Return: the pid, or -EINVAL when @run is NULL.
+ */
+CLASSFS_PUBLIC pid_t classfs_run_holder_pid(const struct classfs_run *run);
+
+/**
  * classfs_run_wait() - reap a child of classfs_run_spawn()
  * @pid: the child.
  *

@@ -41,6 +41,7 @@ struct cfs_holder_args {
 struct classfs_run {
 	pid_t holder;
 	int ctl_fd;			/* write end of the holder's control pipe */
+	int ns_user;			/* the holder's user namespace; -1: none of its own */
 	int ns_mnt, ns_net;		/* the holder's namespaces, to join */
 	int root;			/* the holder's root directory (the caller's chroot) */
 	dev_t sys_dev;			/* what /sys must be inside (the tree's st_dev) */

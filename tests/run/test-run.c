@@ -295,6 +295,63 @@ TEST(recording_devices_layout_and_spawn)
 	CHECK_INT(classfs_run_stop(run), 0);
 }
 
+/*
+ * classfs_run_enter() in a forked child, as a language binding's worker
+ * does it: the child itself is inside (its /sys the tree, its /dev the
+ * environment's, the variables set), its parent is not.
+ */
+TEST(enter_from_a_forked_child)
+{
+	struct classfs_run *run = NULL;
+	struct stat host_sys, st;
+	int fds[2], status;
+	pid_t pid;
+
+	if (!can_run)
+		return;
+	CHECK_INT(classfs_run_start(&(struct classfs_run_options){ .sample = true }, &run, NULL), 0);
+	if (!run)
+		return;
+	CHECK(classfs_run_holder_pid(run) > 0);
+	CHECK_INT(classfs_run_holder_pid(NULL), -EINVAL);
+	CHECK_INT(classfs_run_enter(NULL), -EINVAL);
+	REQUIRE(stat("/sys", &host_sys) == 0 && pipe(fds) == 0);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char ns_here[64] = "", ns_holder[64] = "", p[64];
+		int bad = 0;
+
+		close(fds[0]);
+		if (classfs_run_enter(run) < 0)
+			_exit(100);
+		/* the node of the sample's disk, the tree's attribute, the holder's namespace */
+		if (stat("/dev/sda", &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != makedev(8, 0))
+			bad |= 1;
+		if (access("/sys/class/block/sda/size", R_OK) < 0)
+			bad |= 2;
+		if (strcmp(getenv(CLASSFS_RUN_SOCKET_ENV) ?: "", classfs_run_socket(run)) ||
+		    strcmp(getenv("SYSTEMD_DEVICE_VERIFY_SYSFS") ?: "", "0"))
+			bad |= 4;
+		snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)classfs_run_holder_pid(run));
+		if (readlink("/proc/self/ns/mnt", ns_here, sizeof(ns_here) - 1) < 0 ||
+		    readlink(p, ns_holder, sizeof(ns_holder) - 1) < 0 || strcmp(ns_here, ns_holder))
+			bad |= 8;
+		if (stat("/sys", &st) < 0 || st.st_dev == host_sys.st_dev)
+			bad |= 16;
+		_exit(bad);
+	}
+	close(fds[1]);
+	close(fds[0]);
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), 0);
+	/* the parent stayed where it was */
+	CHECK(stat("/sys", &st) == 0 && st.st_dev == host_sys.st_dev);
+	CHECK_INT(classfs_run_stop(run), 0);
+	CHECK(workdir_empty());
+}
+
 static int die_by_signal(void *data)
 {
 	raise(SIGKILL);
