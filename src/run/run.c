@@ -186,14 +186,20 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	for (const char *const *f = opt->records; f && *f; f++)
 		if (access(*f, R_OK) < 0)
 			return set_err(err, -errno, "cannot read %s: %s", *f, strerror(errno));
-	if (geteuid() != 0)
-		return set_err(err, -EPERM, "must run as root (namespaces, mounts, device nodes)");
+	/* another uid gets a user namespace; a daemon it joins could serve it no /dev */
+	if (geteuid() != 0 && opt->socket)
+		return set_err(err, -EPERM,
+			       "joining a running classfsd (--socket) needs root: as uid %u, "
+			       "classfs-run starts a classfsd of its own", (unsigned int)geteuid());
 
 	run = calloc(1, sizeof(*run));
 	if (!run)
 		return set_err(err, -ENOMEM, "out of memory");
 	run->ctl_fd = run->ns_user = run->ns_mnt = run->ns_net = run->root = -1;
 	a.opt = opt;
+	a.userns = geteuid() != 0;
+	a.uid = geteuid();
+	a.gid = getegid();
 	if (opt->socket) {
 		if (snprintf(run->socket, sizeof(run->socket), "%s", opt->socket) >=
 		    (int)sizeof(run->socket)) {
@@ -262,6 +268,15 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	{
 		char p[64];
 
+		if (a.userns) {
+			snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
+			run->ns_user = open(p, O_RDONLY | O_CLOEXEC);
+			if (run->ns_user < 0) {
+				r = set_err(err, -errno, "cannot open the user namespace of %d: %s",
+					    (int)pid, strerror(errno));
+				goto fail_holder;
+			}
+		}
 		snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
 		run->ns_mnt = open(p, O_RDONLY | O_CLOEXEC);
 		snprintf(p, sizeof(p), "/proc/%d/ns/net", (int)pid);

@@ -3,7 +3,8 @@
  * fuse-internal.h - what the files of the FUSE view share: the mount, the
  * request handlers (ops.c), answers to reads and writes (reply.c),
  * invalidation and poll (notify.c), the session loop (loop.c) and
- * mounting (mount.c).
+ * mounting (mount.c); the devtmpfs-style view has requests of its own
+ * (devview.c).
  */
 #ifndef CLASSFS_FUSE_INTERNAL_H
 #define CLASSFS_FUSE_INTERNAL_H
@@ -43,6 +44,7 @@ struct cfs_open_file {
 
 struct classfs_mount {
 	struct classfs_tree *tree;
+	struct cfs_devview *devview;	/* the devtmpfs-style view; NULL: the sysfs one */
 	struct fuse_session *se;
 	struct cfs_fuse_loop *loop;
 	char *mountpoint;
@@ -96,6 +98,13 @@ struct cfs_poller *cfs_fuse_poller_get(struct classfs_mount *m, uint64_t ino, bo
 void cfs_fuse_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		   struct fuse_pollhandle *ph);
 void cfs_fuse_notify_free(struct classfs_mount *m);
+
+/* devview.c: the devtmpfs-style view */
+struct cfs_devview;
+extern const struct fuse_lowlevel_ops cfs_devview_ops;
+extern const struct classfs_watch_ops cfs_devview_watch_ops;
+struct cfs_devview *cfs_devview_new(struct classfs_tree *tree);
+void cfs_devview_free(struct cfs_devview *dv);
 
 /* loop.c */
 struct cfs_fuse_loop;
