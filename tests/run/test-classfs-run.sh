@@ -515,5 +515,36 @@ expect_fail "S: stdout" "lnk.umockdev:3: link /dev/stdout" --load "$work/lnk.umo
 expect_fail "S: ptmx" "ptl.umockdev:3: link /dev/ptmx" --load "$work/ptl.umockdev" -- true
 check_clean "bad input"
 
+# ------------------------------------------------ user namespaces refused
+# A user namespace of root's (uids and gids 0-65535 mapped to themselves)
+# in which user.max_user_namespaces is 0: classfs-run run by uid U there
+# must say which setting refuses it and exit 125, running nothing.
+if [[ -n $as_uid ]]; then
+	cat >"$work/refused.sh" <<-'EOS'
+		read -r _ <"$1"
+		# an exec() as uid 0 of the mapped namespace: the capabilities that set the limit
+		exec sh -c 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$0" --sample -- echo ran' "$2"
+	EOS
+	mkfifo "$work/refused.fifo"
+	unshare --user sh "$work/refused.sh" "$work/refused.fifo" "$run" >"$work/refused.out" 2>&1 &
+	upid=$!
+	pids+=("$upid")
+	# its namespace exists once unshare made it
+	for i in $(seq 100); do
+		[[ $(readlink "/proc/$upid/ns/user") != "$(readlink /proc/self/ns/user)" ]] && break
+		sleep 0.05
+	done
+	echo '0 0 65536' >"/proc/$upid/uid_map" && echo '0 0 65536' >"/proc/$upid/gid_map" ||
+		bad "refused: cannot map the uids of the test's user namespace"
+	echo go >"$work/refused.fifo"
+	rc=0; wait "$upid" || rc=$?
+	out=$(cat "$work/refused.out")
+	((rc == 125)) && has "$out" "user.max_user_namespaces = 0" &&
+		has "$out" "sysctl -w user.max_user_namespaces=" && ! has "$out" "^ran" &&
+		ok "user namespaces refused (user.max_user_namespaces = 0): exit 125, the setting named, COMMAND not run" ||
+		bad "user namespaces refused: exit $rc: $out"
+	check_clean "user namespaces refused"
+fi
+
 echo "$fails failure(s)"
 ((fails == 0))
