@@ -189,8 +189,9 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	/* another uid gets a user namespace; a daemon it joins could serve it no /dev */
 	if (geteuid() != 0 && opt->socket)
 		return set_err(err, -EPERM,
-			       "joining a running classfsd (--socket) needs root: as uid %u, "
-			       "classfs-run starts a classfsd of its own", (unsigned int)geteuid());
+			       "joining a running classfsd (--socket %s) needs root: as uid %u, "
+			       "classfs-run starts a classfsd of its own", opt->socket,
+			       (unsigned int)geteuid());
 
 	run = calloc(1, sizeof(*run));
 	if (!run)

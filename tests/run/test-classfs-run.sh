@@ -306,7 +306,7 @@ check_clean "hotplug runs"
 # --------------------------------------------------- joining a running daemon
 if [[ -n $as_uid ]]; then
 	rc=0; out=$("$run" --socket "$work/none.sock" -- sh -c 'echo ran' 2>&1) || rc=$?
-	((rc == 125)) && has "$out" "joining a running classfsd (--socket) needs root" &&
+	((rc == 125)) && has "$out" "joining a running classfsd (--socket $work/none.sock) needs root" &&
 		! has "$out" "^ran" && ok "join as uid $as_uid: refused, exit 125, COMMAND not run" ||
 		bad "join as uid $as_uid: exit $rc: $out"
 	echo "note: joining a running daemon, a daemon mounted elsewhere, a chroot: root's (skipped as uid $as_uid)"
