@@ -3,16 +3,19 @@
 #
 # compare.sh BUILD-DIR [DOC] - the same libudev program (tests/run/udev-probe)
 # on the same recordings under umockdev-run (LD_PRELOAD, files for /sys)
-# and under classfs-run (namespaces, the FUSE tree as /sys): what each
-# sees and the wall time of each, for the sample machine, the real
-# recordings and generated recordings of 10, 1,000 and 10,000 devices.
+# and under classfs-run (namespaces, the FUSE tree as /sys), run by root
+# and by uid 65534 (a user namespace, /dev the devtmpfs-style view): what
+# each sees and the wall time of each, for the sample machine, the real
+# recordings and generated recordings of $SIZES devices (default 10,
+# 1,000 and 10,000).
 #
 # Prints a Markdown table; with DOC, also replaces the part of DOC between
 # "<!-- bench:begin -->" and "<!-- bench:end -->" with it.
 # Wall times, of the environment alone (COMMAND `true`) and with the probe:
 # median of $REPEAT runs (default 3; 1 for 10,000 devices);
 # umockdev-run is cut off after $UMOCKDEV_TIMEOUT seconds (default 300).
-# Needs root, umockdev and libudev-dev; leaves nothing behind.
+# Needs root (it switches to uid 65534 with setpriv), umockdev and
+# libudev-dev; leaves nothing behind.
 set -euo pipefail
 
 build=${1:?usage: $0 BUILD-DIR [DOC]}
@@ -25,6 +28,8 @@ export CLASSFSD=$build/programs/classfsd/classfsd
 repeat=${REPEAT:-3}
 umockdev_timeout=${UMOCKDEV_TIMEOUT:-300}
 recdir=${CLASSFS_RECORDINGS:-$src/../shared/testdata/umockdev}
+sizes=${SIZES:-10 1000 10000}
+unpriv_uid=65534
 
 for p in "$run" "$probe" "$CLASSFSD"; do
 	[[ -x $p ]] || { echo "missing $p: build first (ninja -C $build)" >&2; exit 1; }
@@ -34,6 +39,11 @@ command -v umockdev-run >/dev/null || { echo "umockdev-run missing (apt-get inst
 
 work=$(mktemp -d /tmp/classfs-bench-run.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# uid 65534 runs copies, and reads the generated recordings
+chmod 0755 "$work"
+. "$src/tests/stage.sh"
+urun=$run uclassfsd=$CLASSFSD uprobe=$probe
+cfs_stage "$work/stage" urun uclassfsd uprobe >/dev/null
 
 # N devices: a platform parent, then input devices each followed by its
 # event interface holding a node (13:K)
@@ -85,6 +95,10 @@ one() { # one TOOL FILE COMMAND...
 	umockdev) timeout "$umockdev_timeout" umockdev-run -d "$file" -- "$@" \
 			>"$work/out" 2>"$work/err" || rc=$? ;;
 	classfs) "$run" --load "$file" -- "$@" >"$work/out" 2>"$work/err" || rc=$? ;;
+	classfs-unpriv)
+		setpriv --reuid="$unpriv_uid" --regid="$unpriv_uid" --clear-groups \
+			env CLASSFSD="$uclassfsd" "$urun" --load "$file" -- "$@" \
+			>"$work/out" 2>"$work/err" || rc=$? ;;
 	esac
 	t1=$(now)
 	echo "$rc $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
@@ -112,9 +126,13 @@ field() { sed -n "s/^$1 //p" "$work/out" | head -1; }
 
 rows=()
 measure() { # measure LABEL FILE REPEAT
-	local label=$1 file=$2 reps=$3 tool start secs seen name rc
-	for tool in umockdev classfs; do
-		name=$([[ $tool == classfs ]] && echo classfs-run || echo umockdev-run)
+	local label=$1 file=$2 reps=$3 tool start secs seen name rc prb
+	for tool in umockdev classfs classfs-unpriv; do
+		case $tool in
+		umockdev) name=umockdev-run prb=$probe ;;
+		classfs) name="classfs-run (root)" prb=$probe ;;
+		classfs-unpriv) name="classfs-run (uid $unpriv_uid)" prb=$uprobe ;;
+		esac
 		# the environment alone (start, COMMAND `true`, teardown), then the probe
 		start=$(timed "$tool" "$file" "$reps" true)
 		if [[ $start == ">"* ]]; then
@@ -122,7 +140,7 @@ measure() { # measure LABEL FILE REPEAT
 			echo "${rows[-1]}" >&2
 			continue
 		fi
-		secs=$(timed "$tool" "$file" "$reps" "$probe" summary)
+		secs=$(timed "$tool" "$file" "$reps" "$prb" summary)
 		rc=$(cat "$work/rc")
 		if [[ $secs == ">"* ]]; then
 			seen="(cut off after ${umockdev_timeout} s: nothing seen)"
@@ -141,7 +159,7 @@ measure "sample machine" "$src/data/sample.umockdev" "$repeat"
 for rec in "$recdir"/*.umockdev; do
 	[[ -e $rec ]] && measure "$(basename "$rec")" "$rec" "$repeat"
 done
-for n in 10 1000 10000; do
+for n in $sizes; do
 	gen "$n" "$work/gen-$n.umockdev"
 	reps=$repeat
 	((n >= 10000)) && reps=1
@@ -155,7 +173,8 @@ table=$(
 	echo
 	echo "Measured $(date -u +%Y-%m-%d) on $(nproc) cores, $(uname -r), umockdev $(dpkg-query -W -f '${Version}' umockdev 2>/dev/null || echo '?');"
 	echo "Wall seconds, median of $repeat runs (one for 10,000 devices), not pinned (each runner is several processes);"
-	echo "start+stop: the environment alone (COMMAND \`true\`); umockdev-run cut off after ${umockdev_timeout} s."
+	echo "start+stop: the environment alone (COMMAND \`true\`); umockdev-run cut off after ${umockdev_timeout} s;"
+	echo "classfs-run (uid $unpriv_uid): started by that uid, in a user namespace of its own."
 )
 echo "$table"
 if [[ -n $doc ]]; then

@@ -963,6 +963,23 @@ CLASSFS_PUBLIC int classfs_unmount(void);
 CLASSFS_PUBLIC struct classfs_mount *classfs_mount_tree(struct classfs_tree *tree,
 							const char *mountpoint,
 							const char *options);
+/**
+ * classfs_mount_devtmpfs() - serve the devices of @tree as a devtmpfs at
+ * @mountpoint: each device with a number at its node name (DEVNAME, the
+ * type's devnode hook, a record's `N:`) as a character or block special
+ * file of that number, mode (DEVMODE; else 0600, a record's node 0666)
+ * and owner (DEVUID, DEVGID), a record's `S:` links, the links
+ * char/M:m and block/M:m, and what every /dev holds (null, zero, full,
+ * random, urandom, tty, fd, stdin, stdout, stderr, ptmx -> pts/ptmx, the
+ * directories pts and shm); current with the tree at every request.
+ * The mount is always nodev: a node stat()s as the device and cannot be
+ * opened (EACCES).  @options as classfs_mount_tree()'s, or "/dev/fd/N"
+ * as @mountpoint for a /dev/fuse descriptor already mounted.
+ * Return: the mount (classfs_mount_close() ends it) or NULL with errno.
+ */
+CLASSFS_PUBLIC struct classfs_mount *classfs_mount_devtmpfs(struct classfs_tree *tree,
+							    const char *mountpoint,
+							    const char *options);
 /** classfs_mount_close() - unmount and free; 0 or -EINVAL */
 CLASSFS_PUBLIC int classfs_mount_close(struct classfs_mount *m);
 /** classfs_mount_point() - the directory @m serves */

@@ -14,8 +14,15 @@
  * classfs_run_call() run a program or a function in a child that joins
  * those namespaces; classfs_run_stop() tears everything down.
  *
- * Needs root (CAP_SYS_ADMIN for the namespaces and mounts, CAP_MKNOD,
- * CAP_NET_ADMIN to broadcast).  Nothing stays mounted or running after
+ * As root, /dev is a nodev tmpfs holding device nodes made with mknod().
+ * Any other uid gets the same environment inside a user namespace of its
+ * own (the kernel must allow unprivileged user namespaces): its uid and
+ * gid mapped to themselves (or to 0, @root of the options), the holder
+ * mounting and broadcasting with the capabilities that namespace gives
+ * it, and /dev the daemon's devtmpfs-style view of the tree
+ * (classfs_mount_devtmpfs(): special files no mknod() made, nodev like
+ * the tmpfs).  Programs run there have the caller's uid and gid and no
+ * capabilities; joining a running daemon (@socket) needs root.  Nothing stays mounted or running after
  * classfs_run_stop(), nor after the caller dies (the holder and daemon
  * get SIGKILL/SIGTERM as parent-death signals and the namespaces die
  * with their last process).  Call from a process that is single-threaded
@@ -50,6 +57,9 @@ extern "C" {
  *          the running program (build tree or installed), else
  *          the installed one.
  * @verbose: log what the holder does to stderr.
+ * @root: for a caller who is not root: map the caller's uid and gid to 0
+ *        inside (for programs that insist on root; they have every
+ *        capability there, and none outside).  Ignored for root.
  */
 struct classfs_run_options {
 	const char *const *records;
@@ -58,6 +68,7 @@ struct classfs_run_options {
 	const char *socket;
 	const char *daemon;
 	bool verbose;
+	bool root;
 };
 
 /**
@@ -80,7 +91,9 @@ struct classfs_run;
  * filled, and events are followed.
  * Return: 0; -EINVAL (bad options, bad record: @err names file, line
  * and reason), -ENOENT (a record file, the daemon or its socket missing),
- * -EPERM (not root), -ENOMEM, or another -errno of a step.
+ * -EPERM (joining a daemon when not root; user namespaces refused to a
+ * caller who is not root: @err names the setting that refuses them and
+ * what to change), -ENOMEM, or another -errno of a step.
  */
 CLASSFS_PUBLIC int classfs_run_start(const struct classfs_run_options *opt,
 				     struct classfs_run **out, struct classfs_run_error *err);
@@ -123,6 +136,37 @@ CLASSFS_PUBLIC int classfs_run_spawn(struct classfs_run *run, char *const argv[]
  * not the environment's tree, @fn did not run).
  */
 CLASSFS_PUBLIC int classfs_run_call(struct classfs_run *run, int (*fn)(void *data), void *data);
+
+/**
+ * classfs_run_enter() - make the calling process join the environment
+ * @run: the environment.
+ *
+ * For a process that wants to be inside itself (a test runner forked for
+ * one test, a language binding's worker): it joins the environment's user
+ * namespace (when it has one), its network and mount namespaces and the
+ * holder's root directory, keeps its working directory when that exists
+ * inside (else "/"), and gets %CLASSFS_RUN_SOCKET_ENV and
+ * SYSTEMD_DEVICE_VERIFY_SYSFS=0 in its environment.  Inside a user
+ * namespace where it is not uid 0 it keeps no capability, as a program
+ * classfs_run_spawn() runs.  There is no way back: the caller keeps @run
+ * only to stop it (from its parent, usually).
+ *
+ * The caller must be single-threaded (the kernel refuses a multithreaded
+ * process a new mount or user namespace: -EINVAL).
+ * Return: 0; -EINVAL; -EXDEV when /sys inside is not the environment's
+ * tree (the process may then be half inside: it should exit); the -errno
+ * of setns(), chroot() or setenv().
+ */
+CLASSFS_PUBLIC int classfs_run_enter(struct classfs_run *run);
+
+/**
+ * classfs_run_holder_pid() - the pid of the process that holds the
+ * environment's namespaces (/proc/PID/ns/{user,mnt,net}, /proc/PID/root)
+ * @run: the environment.
+ *
+ * Return: the pid, or -EINVAL when @run is NULL.
+ */
+CLASSFS_PUBLIC pid_t classfs_run_holder_pid(const struct classfs_run *run);
 
 /**
  * classfs_run_wait() - reap a child of classfs_run_spawn()

@@ -5,7 +5,7 @@
  * its libudev monitors.
  *
  *   classfs-run [--sample | --load FILE]... [--layout class|devices]
- *               [--socket PATH] [--verbose] -- COMMAND [ARG...]
+ *               [--socket PATH] [--root] [--verbose] -- COMMAND [ARG...]
  *
  * The exit status is COMMAND's (128 + N when signal N killed it); 125
  * when classfs-run itself failed, 126/127 when COMMAND could not be
@@ -38,9 +38,13 @@ static void usage(FILE *out)
 		"  -L, --layout LAYOUT   class (default) or devices, for the daemon started here\n"
 		"  -s, --socket PATH     join the classfsd listening at PATH (its tree must\n"
 		"                        be mounted) instead of starting one\n"
+		"  -r, --root            not root: map the caller to uid 0 inside, for a\n"
+		"                        COMMAND that insists on root (default: COMMAND\n"
+		"                        keeps the caller's uid and gid, no capabilities)\n"
 		"  -v, --verbose         log what happens to the environment\n"
 		"  -h, --help            show this help\n\n"
 		"COMMAND gets CLASSFS_SOCKET (for classctl) and SYSTEMD_DEVICE_VERIFY_SYSFS=0.\n"
+		"Any uid may run it where the kernel allows unprivileged user namespaces.\n"
 		"Exit status: COMMAND's; 125 when classfs-run failed.\n");
 }
 
@@ -90,6 +94,7 @@ int main(int argc, char **argv)
 		{ "load", required_argument, NULL, 'l' },
 		{ "layout", required_argument, NULL, 'L' },
 		{ "socket", required_argument, NULL, 's' },
+		{ "root", no_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -110,7 +115,7 @@ int main(int argc, char **argv)
 		return EXIT_OWN_FAILURE;
 	}
 	/* '+': stop at the first non-option, COMMAND's options are its own */
-	while ((c = getopt_long(argc, argv, "+Sl:L:s:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+Sl:L:s:rvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'S': o.sample = true; break;
 		case 'l': records[nrec++] = optarg; break;
@@ -124,6 +129,7 @@ int main(int argc, char **argv)
 			layout_given = true;
 			break;
 		case 's': o.socket = optarg; break;
+		case 'r': o.root = true; break;
 		case 'v': o.verbose = true; break;
 		case 'h': usage(stdout); free(records); return 0;
 		default: usage(stderr); free(records); return EXIT_OWN_FAILURE;

@@ -324,7 +324,12 @@ int cfsd_conn_start(int fd)
 		return -ENOMEM;
 	}
 	c->fd = fd;
-	c->uid = cred.uid;
+	/*
+	 * A daemon run by another uid than root (classfs-run's, for a caller
+	 * who is not root, in a user namespace) is its uid's: that uid is
+	 * its root, as root is a system daemon's.
+	 */
+	c->uid = cred.uid == geteuid() ? 0 : cred.uid;
 	c->pid = cred.pid;
 	atomic_init(&c->refs, 1);
 	pthread_mutex_init(&c->send_lock, NULL);

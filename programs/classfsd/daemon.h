@@ -34,6 +34,7 @@ struct cfsd_config {
 	const char *socket_path;
 	const char *mountpoint;
 	const char *mount_options;
+	const char *dev_mountpoint;	/* the devtmpfs-style view of the tree; NULL: none */
 	enum classfs_layout layout;
 	const char *load_file;
 	bool sample;
@@ -105,6 +106,7 @@ struct cfsd {
 	struct cfsd_config cfg;
 	struct classfs_tree *tree;
 	struct classfs_mount *mount;
+	struct classfs_mount *dev_mount;
 	int listen_fd;
 	int netlink_fd;
 	/* registry: classes and devices, their owners and bindings */

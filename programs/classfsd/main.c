@@ -59,6 +59,8 @@ static void usage(FILE *out)
 		"  -m, --mount DIR           mount the tree at DIR (FUSE)\n"
 		"  -L, --layout LAYOUT       class (default) or devices\n"
 		"  -o, --mount-options OPTS  FUSE options (allow_other, ro, ...)\n"
+		"      --dev-mount DIR       also serve the devices as a devtmpfs at DIR\n"
+		"                            (always nodev; same FUSE options)\n"
 		"  -l, --load FILE           load a umockdev record at start\n"
 		"  -S, --sample              load the built-in sample machine\n"
 		"  -g, --group GROUP         group of the socket (mode 0660)\n"
@@ -98,7 +100,7 @@ static int parse_size(const char *opt, const char *s, size_t min, size_t max, si
 }
 
 enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_QUEUE, OPT_NETLINK, OPT_HELPER,
-       OPT_MAX_CONNS, OPT_MAX_OBJS, OPT_MAX_SUBS };
+       OPT_MAX_CONNS, OPT_MAX_OBJS, OPT_MAX_SUBS, OPT_DEV_MOUNT };
 
 static int parse_args(int argc, char **argv, const char **helper)
 {
@@ -107,6 +109,7 @@ static int parse_args(int argc, char **argv, const char **helper)
 		{ "mount", required_argument, NULL, 'm' },
 		{ "layout", required_argument, NULL, 'L' },
 		{ "mount-options", required_argument, NULL, 'o' },
+		{ "dev-mount", required_argument, NULL, OPT_DEV_MOUNT },
 		{ "load", required_argument, NULL, 'l' },
 		{ "sample", no_argument, NULL, 'S' },
 		{ "group", required_argument, NULL, 'g' },
@@ -142,6 +145,7 @@ static int parse_args(int argc, char **argv, const char **helper)
 		case 's': D.cfg.socket_path = optarg; break;
 		case 'm': D.cfg.mountpoint = optarg; break;
 		case 'o': D.cfg.mount_options = optarg; break;
+		case OPT_DEV_MOUNT: D.cfg.dev_mountpoint = optarg; break;
 		case 'l': D.cfg.load_file = optarg; break;
 		case 'S': D.cfg.sample = true; break;
 		case 'g': D.cfg.group = optarg; break;
@@ -467,6 +471,14 @@ int main(int argc, char **argv)
 			goto out_mount;
 		}
 	}
+	if (D.cfg.dev_mountpoint) {
+		D.dev_mount = classfs_mount_devtmpfs(D.tree, D.cfg.dev_mountpoint,
+						     D.cfg.mount_options);
+		if (!D.dev_mount) {
+			log_err("cannot mount the devices at %s: %m", D.cfg.dev_mountpoint);
+			goto out_mount;
+		}
+	}
 	D.listen_fd = listen_socket();
 	if (D.listen_fd < 0)
 		goto out_mount;
@@ -520,6 +532,9 @@ out_mount:
 	classfs_record_unload(D.tree);
 #endif
 	remove_rest();
+	if (D.dev_mount && classfs_mount_close(D.dev_mount) < 0)
+		log_warn("cannot unmount %s", D.cfg.dev_mountpoint);
+	D.dev_mount = NULL;
 	if (D.mount && classfs_mount_close(D.mount) < 0)
 		log_warn("cannot unmount %s", D.cfg.mountpoint);
 	D.mount = NULL;

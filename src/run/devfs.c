@@ -3,9 +3,12 @@
  * devfs.c - the private /dev and /run/udev of a classfs-run environment:
  * setup, what each device owns there, and the devices of the snapshot.
  *
- * /dev is a tmpfs mounted nodev: every device node made here has the
- * type, number and mode udev would give it, so stat() sees a real node,
- * but no open() can reach real hardware through it.  The few host nodes
+ * As root, /dev is a tmpfs mounted nodev: every device node made here has
+ * the type, number and mode udev would give it, so stat() sees a real
+ * node, but no open() can reach real hardware through it.  In a user
+ * namespace (no mknod() there) /dev is the daemon's devtmpfs-style view
+ * of the tree instead, nodev too, and only the udev database is kept
+ * here.  The few host nodes
  * programs cannot live without (null, zero, full, random, urandom, tty)
  * and /dev/pts are bind mounts of the host's: a bind mount keeps the
  * flags of its source, so those stay usable inside the nodev tmpfs.
@@ -186,6 +189,9 @@ int cfs_devfs_make_node(struct cfs_devfs *d, struct devent *e, const char *devna
 	char rel[PATH_MAX];
 	int r;
 
+	/* a devtmpfs-style view on /dev: the daemon shows the node */
+	if (d->dev_fd < 0)
+		return 0;
 	if (!cfs_dev_rel_name(devname, rel, sizeof(rel))) {
 		cfs_run_log(d->verbose, "%s: unusable node name '%s', skipped", e->devpath, devname);
 		return 0;
@@ -554,20 +560,44 @@ static int open_dir(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
-/**
- * cfs_devfs_setup() - mount the private /dev and /run/udev (in the
- * holder's own mount namespace)
- * @out: receives the state hotplug needs.
- * @verbose: log skipped entries.
- * @msg: told what failed.
- * @msgsize: its size.
- * Return: 0 or -errno.
+/*
+ * The private /dev in a user namespace: the daemon's devtmpfs-style view
+ * is mounted there already, with the entries below as its own; the
+ * host's nodes, /dev/pts and a tmpfs go over them.
  */
-int cfs_devfs_setup(struct cfs_devfs **out, bool verbose, char *msg, size_t msgsize)
+static int setup_view(int host_dev, char *msg, size_t msgsize)
+{
+	char src[64], dst[64];
+	int fd, r = 0;
+
+	for (size_t i = 0; i < N_HOST_NODES && r == 0; i++) {
+		fd = openat(host_dev, host_nodes[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+		snprintf(dst, sizeof(dst), "/dev/%s", host_nodes[i]);
+		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+			r = fail(msg, msgsize, -errno, "cannot bind the host's /dev/%s", host_nodes[i]);
+		close(fd);
+	}
+	if (r < 0)
+		return r;
+	fd = openat(host_dev, "pts", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+		if (mount(src, "/dev/pts", NULL, MS_BIND | MS_REC, NULL) < 0)
+			r = fail(msg, msgsize, -errno, "cannot bind the host's /dev/pts");
+		close(fd);
+	}
+	if (r == 0 && mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+		r = fail(msg, msgsize, -errno, "cannot mount a tmpfs on /dev/shm");
+	return r;
+}
+
+/* as root: a nodev tmpfs on /dev, the host's nodes bound in, our own entries */
+static int setup_tmpfs(int *out, char *msg, size_t msgsize)
 {
 	int fds[N_HOST_NODES], pts, dev_fd = -1, r = 0;
-	struct cfs_devfs *d;
-	struct stat st;
 
 	for (size_t i = 0; i < N_HOST_NODES; i++) {
 		char p[64];
@@ -611,6 +641,44 @@ int cfs_devfs_setup(struct cfs_devfs **out, bool verbose, char *msg, size_t msgs
 		fail(msg, msgsize, r, "cannot fill the private /dev");
 		goto out;
 	}
+	*out = dev_fd;
+	dev_fd = -1;
+out:
+	if (dev_fd >= 0)
+		close(dev_fd);
+	for (size_t i = 0; i < N_HOST_NODES; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (pts >= 0)
+		close(pts);
+	return r;
+}
+
+/**
+ * cfs_devfs_setup() - mount the private /dev and /run/udev (in the
+ * holder's own mount namespace)
+ * @out: receives the state hotplug needs.
+ * @host_dev: -1: a tmpfs of nodes on /dev (root); else the host's /dev
+ *            (under the devtmpfs-style view mounted there, in a user
+ *            namespace): the view shows the nodes, we keep the database.
+ * @verbose: log skipped entries.
+ * @msg: told what failed.
+ * @msgsize: its size.
+ * Return: 0 or -errno.
+ */
+int cfs_devfs_setup(struct cfs_devfs **out, int host_dev, bool verbose, char *msg,
+		    size_t msgsize)
+{
+	int dev_fd = -1, r;
+	struct cfs_devfs *d;
+	struct stat st;
+
+	if (host_dev >= 0)
+		r = setup_view(host_dev, msg, msgsize);
+	else
+		r = setup_tmpfs(&dev_fd, msg, msgsize);
+	if (r < 0)
+		goto out;
 
 	/*
 	 * /run/udev must exist as a mount point; on a host without udev it
@@ -658,11 +726,6 @@ int cfs_devfs_setup(struct cfs_devfs **out, bool verbose, char *msg, size_t msgs
 out:
 	if (dev_fd >= 0)
 		close(dev_fd);
-	for (size_t i = 0; i < N_HOST_NODES; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	if (pts >= 0)
-		close(pts);
 	return r;
 }
 
@@ -685,7 +748,8 @@ void cfs_devfs_free(struct cfs_devfs *d)
 		free(d->links[i].node);
 	}
 	free(d->links);
-	close(d->dev_fd);
+	if (d->dev_fd >= 0)
+		close(d->dev_fd);
 	close(d->db_fd);
 	free(d);
 }

@@ -13,6 +13,12 @@
  * holder, not the daemon, broadcasts, so that an add is seen only once
  * its node exists and a remove only before its node goes, as with udev.
  *
+ * A caller who is not root gets the same inside a user namespace of its
+ * own (userns.c): there the holder mounts the daemon's FUSE file systems
+ * itself, and /dev is the daemon's devtmpfs-style view of the tree
+ * rather than a tmpfs of nodes (no mknod() there); the udev database is
+ * kept the same way.
+ *
  * It stops when the caller closes the control pipe, or dies with the
  * caller (PR_SET_PDEATHSIG); the daemon it started gets SIGTERM the same
  * two ways, and unmounts.
@@ -61,6 +67,9 @@ struct holder {
 	struct classfs_client *client;
 	struct cfs_devfs *devfs;
 	int nl_fd;
+	int sys_fuse, dev_fuse;		/* user namespace: the FUSE mounts the daemon serves */
+	int sys_mnt, dev_mnt;		/* ... detached until it serves them */
+	int host_dev;			/* user namespace: the host's /dev, under the view */
 	uint64_t gap_first, gap_last;	/* events to fetch again (0, 0: none) */
 	bool failed;			/* something went wrong after ready */
 	struct cfs_run_report rep;
@@ -174,13 +183,27 @@ static int start_daemon(struct holder *h)
 		return report(h, r, "fork: %s", strerror(-r));
 	}
 	if (pid == 0) {
+		char sys[32], dev[32];
 		char *argv[] = {
-			(char *)h->a->daemon, "--socket", (char *)h->a->socket, "--mount", "/sys",
+			(char *)h->a->daemon, "--socket", (char *)h->a->socket, "--mount", sys,
 			"--mount-options", "allow_other", "--layout",
 			o->layout == CLASSFS_LAYOUT_DEVICES ? "devices" : "class",
-			h->verbose ? "--verbose" : NULL, NULL,
+			h->verbose ? "--verbose" : NULL, NULL, NULL, NULL,
 		};
 		sigset_t none;
+
+		/* in a user namespace the daemon serves what we mounted (it cannot mount) */
+		snprintf(sys, sizeof(sys), "/sys");
+		if (h->sys_fuse >= 0) {
+			size_t i = h->verbose ? 10 : 9;
+
+			snprintf(sys, sizeof(sys), "/dev/fd/%d", h->sys_fuse);
+			snprintf(dev, sizeof(dev), "/dev/fd/%d", h->dev_fuse);
+			argv[i] = "--dev-mount";
+			argv[i + 1] = dev;
+			if (fcntl(h->sys_fuse, F_SETFD, 0) < 0 || fcntl(h->dev_fuse, F_SETFD, 0) < 0)
+				_exit(127);
+		}
 
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		sigemptyset(&none);
@@ -439,6 +462,49 @@ static int make_private(void)
 	return r;
 }
 
+/*
+ * In a user namespace: the daemon will serve the tree on /sys and its
+ * devtmpfs-style view on /dev, both mounted here (it cannot mount), and
+ * attached once it serves them.  The host's /dev stays reachable below
+ * the view, for the nodes bound in.
+ */
+static int mount_views(struct holder *h, char *why, size_t size)
+{
+	uid_t uid = h->a->opt->root ? 0 : h->a->uid;
+	gid_t gid = h->a->opt->root ? 0 : h->a->gid;
+	int r;
+
+	h->host_dev = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (h->host_dev < 0) {
+		r = -errno;
+		snprintf(why, size, "cannot open /dev: %s", strerror(-r));
+		return r;
+	}
+	r = cfs_userns_fuse_detached("classfs", uid, gid, &h->sys_fuse, &h->sys_mnt, why, size);
+	if (r == 0)
+		r = cfs_userns_fuse_detached("classfs-dev", uid, gid, &h->dev_fuse, &h->dev_mnt,
+					     why, size);
+	return r;
+}
+
+/* the daemon serves them: the views go on /sys and /dev */
+static int attach_views(struct holder *h)
+{
+	int r = cfs_userns_attach(h->sys_mnt, "/sys");
+
+	h->sys_mnt = -1;
+	if (r < 0) {
+		close(h->dev_mnt);
+		h->dev_mnt = -1;
+		return report(h, r, "cannot mount the tree on /sys: %s", strerror(-r));
+	}
+	r = cfs_userns_attach(h->dev_mnt, "/dev");
+	h->dev_mnt = -1;
+	if (r < 0)
+		return report(h, r, "cannot mount the devices on /dev: %s", strerror(-r));
+	return 0;
+}
+
 static int setup(struct holder *h)
 {
 	const struct classfs_run_options *o = h->a->opt;
@@ -446,15 +512,42 @@ static int setup(struct holder *h)
 	struct classfs_client_status st;
 	int r;
 
-	if (unshare(CLONE_NEWNS | CLONE_NEWNET) < 0)
-		return report(h, -errno, "cannot make private namespaces: %s", strerror(errno));
+	if (h->a->userns) {
+		r = cfs_userns_enter(h->a->uid, h->a->gid, o->root, why, sizeof(why));
+		if (r < 0)
+			return report(h, r, "%s", why);
+	}
+	if (unshare(CLONE_NEWNS | CLONE_NEWNET) < 0) {
+		r = -errno;
+		if (h->a->userns)
+			cfs_userns_refusal(r, "cannot make private namespaces", why, sizeof(why));
+		else
+			snprintf(why, sizeof(why), "cannot make private namespaces: %s", strerror(-r));
+		return report(h, r, "%s", why);
+	}
 	r = make_private();
 	if (r < 0)
 		return report(h, r, "cannot make the mounts of the namespace private: %s",
 			      strerror(-r));
+	if (h->a->userns) {
+		r = mount_views(h, why, sizeof(why));
+		if (r < 0)
+			return report(h, r, "%s", why);
+	}
 
 	if (h->a->daemon) {
 		r = start_daemon(h);
+		/* the daemon's now: a copy here would keep the mounts alive after it died */
+		if (h->sys_fuse >= 0)
+			close(h->sys_fuse);
+		if (h->dev_fuse >= 0)
+			close(h->dev_fuse);
+		h->sys_fuse = h->dev_fuse = -1;
+		if (r < 0)
+			return r;
+	}
+	if (h->a->userns) {
+		r = attach_views(h);
 		if (r < 0)
 			return r;
 	}
@@ -497,7 +590,7 @@ static int setup(struct holder *h)
 			      classfs_client_error_message(h->client));
 
 	umask(0);
-	r = cfs_devfs_setup(&h->devfs, h->verbose, why, sizeof(why));
+	r = cfs_devfs_setup(&h->devfs, h->host_dev, h->verbose, why, sizeof(why));
 	if (r < 0)
 		return report(h, r, "%s", why);
 	r = snapshot(h, st.layout);
@@ -554,7 +647,8 @@ static int follow(struct holder *h)
 _Noreturn void cfs_holder_main(const struct cfs_holder_args *a)
 {
 	struct holder h = { .a = a, .verbose = a->opt->verbose, .daemon_pidfd = -1,
-			    .notify_fd = -1, .nl_fd = -1 };
+			    .notify_fd = -1, .nl_fd = -1, .sys_fuse = -1, .dev_fuse = -1,
+			    .sys_mnt = -1, .dev_mnt = -1, .host_dev = -1 };
 	ssize_t n;
 	int r, lo, hi;
 
@@ -593,5 +687,11 @@ _Noreturn void cfs_holder_main(const struct cfs_holder_args *a)
 		close(h.notify_fd);
 	if (h.daemon_pidfd >= 0)
 		close(h.daemon_pidfd);
+	if (h.host_dev >= 0)
+		close(h.host_dev);
+	if (h.sys_mnt >= 0)
+		close(h.sys_mnt);
+	if (h.dev_mnt >= 0)
+		close(h.dev_mnt);
 	_exit(r < 0 ? 1 : 0);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * run-internal.h - the pieces of <classfs/run.h>: the caller's handle
- * (run.c), the holder process that owns the namespaces (holder.c) and
- * the private /dev and /run/udev it keeps (devfs.c).
+ * (run.c), the holder process that owns the namespaces (holder.c), the
+ * user namespace of a caller who is not root (userns.c), and the private
+ * /dev and /run/udev it keeps (devfs.c).
  */
 #ifndef CLASSFS_RUN_INTERNAL_H
 #define CLASSFS_RUN_INTERNAL_H
@@ -34,6 +35,9 @@ struct cfs_holder_args {
 	const char *daemon;		/* classfsd to start; NULL when joining */
 	char socket[CFS_RUN_SOCKET_MAX];
 	char tmpdir[CFS_RUN_TMPDIR_MAX];	/* "" when joining */
+	bool userns;			/* not root: a user namespace of our own (userns.c) */
+	uid_t uid;			/* the caller's, mapped to themselves (or to 0) */
+	gid_t gid;
 	int ready_fd;			/* write end: one struct cfs_run_report */
 	int ctl_fd;			/* read end: EOF means stop */
 };
@@ -41,6 +45,7 @@ struct cfs_holder_args {
 struct classfs_run {
 	pid_t holder;
 	int ctl_fd;			/* write end of the holder's control pipe */
+	int ns_user;			/* the holder's user namespace; -1: none of its own */
 	int ns_mnt, ns_net;		/* the holder's namespaces, to join */
 	int root;			/* the holder's root directory (the caller's chroot) */
 	dev_t sys_dev;			/* what /sys must be inside (the tree's st_dev) */
@@ -53,7 +58,8 @@ _Noreturn void cfs_holder_main(const struct cfs_holder_args *a);
 
 /* devfs.c, devfs-events.c: the private /dev and /run/udev */
 struct cfs_devfs;
-int cfs_devfs_setup(struct cfs_devfs **out, bool verbose, char *msg, size_t msgsize);
+int cfs_devfs_setup(struct cfs_devfs **out, int host_dev, bool verbose, char *msg,
+		    size_t msgsize);
 void cfs_devfs_free(struct cfs_devfs *d);
 int cfs_devfs_fill(struct cfs_devfs *d, struct classfs_tree *tree);
 int cfs_devfs_event_before(struct cfs_devfs *d, const struct classfs_uevent *ev);
@@ -74,6 +80,13 @@ int cfs_devdir_symlink(int root, const char *target, const char *rel);
 int cfs_devdir_write(int root, const char *rel, const void *data, size_t len, mode_t mode);
 int cfs_devdir_unlink(int root, const char *rel);
 ssize_t cfs_devdir_readlink(int root, const char *rel, char *buf, size_t size);
+
+/* userns.c: the environment of a caller who is not root */
+int cfs_userns_refusal(int err, const char *step, char *msg, size_t size);
+int cfs_userns_enter(uid_t uid, gid_t gid, bool as_root, char *msg, size_t size);
+int cfs_userns_fuse_detached(const char *fsname, uid_t uid, gid_t gid, int *fuse_fd, int *mnt_fd,
+			     char *msg, size_t size);
+int cfs_userns_attach(int mnt_fd, const char *where);
 
 /* run.c */
 void cfs_run_log(bool verbose, const char *fmt, ...) CLASSFS_PRINTF(2, 3);

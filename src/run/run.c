@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -26,6 +27,7 @@
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -184,14 +186,21 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	for (const char *const *f = opt->records; f && *f; f++)
 		if (access(*f, R_OK) < 0)
 			return set_err(err, -errno, "cannot read %s: %s", *f, strerror(errno));
-	if (geteuid() != 0)
-		return set_err(err, -EPERM, "must run as root (namespaces, mounts, device nodes)");
+	/* another uid gets a user namespace; a daemon it joins could serve it no /dev */
+	if (geteuid() != 0 && opt->socket)
+		return set_err(err, -EPERM,
+			       "joining a running classfsd (--socket %s) needs root: as uid %u, "
+			       "classfs-run starts a classfsd of its own", opt->socket,
+			       (unsigned int)geteuid());
 
 	run = calloc(1, sizeof(*run));
 	if (!run)
 		return set_err(err, -ENOMEM, "out of memory");
-	run->ctl_fd = run->ns_mnt = run->ns_net = run->root = -1;
+	run->ctl_fd = run->ns_user = run->ns_mnt = run->ns_net = run->root = -1;
 	a.opt = opt;
+	a.userns = geteuid() != 0;
+	a.uid = geteuid();
+	a.gid = getegid();
 	if (opt->socket) {
 		if (snprintf(run->socket, sizeof(run->socket), "%s", opt->socket) >=
 		    (int)sizeof(run->socket)) {
@@ -260,6 +269,15 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	{
 		char p[64];
 
+		if (a.userns) {
+			snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
+			run->ns_user = open(p, O_RDONLY | O_CLOEXEC);
+			if (run->ns_user < 0) {
+				r = set_err(err, -errno, "cannot open the user namespace of %d: %s",
+					    (int)pid, strerror(errno));
+				goto fail_holder;
+			}
+		}
 		snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
 		run->ns_mnt = open(p, O_RDONLY | O_CLOEXEC);
 		snprintf(p, sizeof(p), "/proc/%d/ns/net", (int)pid);
@@ -288,6 +306,8 @@ fail:
 		if (ctl[i] >= 0)
 			close(ctl[i]);
 	}
+	if (run->ns_user >= 0)
+		close(run->ns_user);
 	if (run->ns_mnt >= 0)
 		close(run->ns_mnt);
 	if (run->ns_net >= 0)
@@ -304,21 +324,29 @@ const char *classfs_run_socket(const struct classfs_run *run)
 	return run ? run->socket : NULL;
 }
 
-/* in a forked child: enter the environment; Return: 0 or -errno */
-static int join(struct classfs_run *run, const char *cwd)
+/* no capability left: what an exec() as a non-zero uid inside the user namespace gives */
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
+}
+
+/*
+ * Join @run's namespaces and root (and @cwd, when given and there), set
+ * the programs' variables.  Return: 0 or -errno (-EXDEV: /sys is not the
+ * tree).
+ */
+static int enter(struct classfs_run *run, const char *cwd)
 {
 	struct stat st;
-	sigset_t none;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* a program starts with the signals a shell would give it */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
+	/* the user namespace first: it owns the others, and gives the right to join them */
+	if (run->ns_user >= 0 && setns(run->ns_user, CLONE_NEWUSER) < 0)
+		return -errno;
 	if (setns(run->ns_net, CLONE_NEWNET) < 0 || setns(run->ns_mnt, CLONE_NEWNS) < 0)
 		return -errno;
 	/* setns() put us at the namespace's root: back to the holder's (a chroot's) */
@@ -332,7 +360,41 @@ static int join(struct classfs_run *run, const char *cwd)
 	if (setenv(CLASSFS_RUN_SOCKET_ENV, run->socket, 1) < 0 ||
 	    setenv("SYSTEMD_DEVICE_VERIFY_SYSFS", "0", 1) < 0)
 		return -errno;
+	/* joining a user namespace gave us every capability in it: a program has none */
+	if (run->ns_user >= 0 && getuid() != 0)
+		return drop_capabilities();
 	return 0;
+}
+
+/* in a forked child: enter the environment; Return: 0 or -errno */
+static int join(struct classfs_run *run, const char *cwd)
+{
+	sigset_t none;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* a program starts with the signals a shell would give it */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	return enter(run, cwd);
+}
+
+int classfs_run_enter(struct classfs_run *run)
+{
+	char cwd[PATH_MAX];
+
+	if (!run)
+		return -EINVAL;
+	return enter(run, getcwd(cwd, sizeof(cwd)) ? cwd : NULL);
+}
+
+pid_t classfs_run_holder_pid(const struct classfs_run *run)
+{
+	return run ? run->holder : -EINVAL;
 }
 
 /*
@@ -469,6 +531,8 @@ int classfs_run_stop(struct classfs_run *run)
 	st = reap(run->holder, STOP_TIMEOUT_MS);
 	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		r = -EIO;
+	if (run->ns_user >= 0)
+		close(run->ns_user);
 	if (run->ns_mnt >= 0)
 		close(run->ns_mnt);
 	if (run->ns_net >= 0)

@@ -15,6 +15,13 @@
 #
 # The whole script runs in a private mount namespace of its own (the
 # joined daemon's mount stays there). Needs root (exit 77 otherwise).
+#
+# With CLASSFS_RUN_TEST_UID=U (meson's test-classfs-run-unpriv: 65534)
+# every classfs-run and classctl runs as uid U instead (setpriv, copies
+# staged by tests/stage.sh), with the same assertions: classfs-run then
+# makes a user namespace, and /dev is the daemon's devtmpfs-style view.
+# What needs root stays root's: joining a running daemon (refused, exit
+# 125, checked), a chroot.
 set -euo pipefail
 
 if (($# < 4)); then
@@ -43,6 +50,29 @@ work=$(mktemp -d /tmp/classfs-run-test.XXXXXX)
 # classfs-run makes its socket directory in $TMPDIR: ours, to check it is cleaned
 export TMPDIR=$work/tmp
 mkdir -p "$TMPDIR"
+as_uid=${CLASSFS_RUN_TEST_UID:-}
+classctl_in=$classctl
+if [[ -n $as_uid ]]; then
+	# the uid's own programs, directories it may write, and nothing else of root's
+	. "$src/tests/stage.sh"
+	chmod 0755 "$work"
+	chown "$as_uid:$as_uid" "$work" "$TMPDIR"
+	cfs_stage "$work/stage" classfsd classctl probe ${static:+static} >/dev/null ||
+		{ echo "FAIL: cannot stage the programs for uid $as_uid"; exit 1; }
+	real_run=$run
+	cfs_stage "$work/stage" real_run >/dev/null || { echo "FAIL: cannot stage classfs-run"; exit 1; }
+	export CLASSFSD=$classfsd
+	# run and classctl are the uid's: every call below goes through these
+	for tool in run classctl; do
+		printf '#!/bin/sh\nexec setpriv --reuid=%s --regid=%s --clear-groups "%s" "$@"\n' \
+			"$as_uid" "$as_uid" "$([[ $tool == run ]] && echo "$real_run" || echo "$classctl")" \
+			>"$work/stage/as-uid-$tool"
+		chmod 0755 "$work/stage/as-uid-$tool"
+	done
+	# inside, the uid is already the one: the staged classctl itself
+	classctl_in=$classctl run=$work/stage/as-uid-run classctl=$work/stage/as-uid-classctl
+	echo "note: every classfs-run and classctl runs as uid $as_uid"
+fi
 pids=()
 cleanup() {
 	local p
@@ -113,9 +143,14 @@ for layout in class devices; do
 	has "$out" "env: $TMPDIR/classfs-run\..*/control 0" &&
 		ok "$layout: CLASSFS_SOCKET and SYSTEMD_DEVICE_VERIFY_SYSFS=0 set" ||
 		bad "$layout: environment variables: $out"
-	has "$out" "^tmpfs /dev tmpfs [^ ]*nosuid,nodev" && has "$out" "^tmpfs /run/udev tmpfs" &&
+	if [[ -n $as_uid ]]; then
+		devfs="^classfs-dev /dev fuse.classfs [^ ]*nosuid,nodev" what="the nodev devtmpfs view"
+	else
+		devfs="^tmpfs /dev tmpfs [^ ]*nosuid,nodev" what="a nodev tmpfs"
+	fi
+	has "$out" "$devfs" && has "$out" "^tmpfs /run/udev tmpfs" &&
 		has "$out" " /sys fuse" && has "$out" control-present &&
-		ok "$layout: /sys is the FUSE tree, /dev a nodev tmpfs, /run/udev with control" ||
+		ok "$layout: /sys is the FUSE tree, /dev $what, /run/udev with control" ||
 		bad "$layout: mounts: $out"
 	has "$out" "sda1 *8:1 *part" && has "$out" "nvme0n1p2 *259:2 *part" &&
 		has "$out" "^sda1 *8:1" &&
@@ -227,10 +262,10 @@ out=$("$run" --sample -- sh -c '
 	r=$(mktemp -u)
 	'"$probe"' monitor "$r" input event9 20 & p=$!
 	i=0; while [ ! -s "$r" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
-	'"$classctl"' add input event9 --dev 13:73 || exit 1
+	'"$classctl_in"' add input event9 --dev 13:73 || exit 1
 	for i in $(seq 200); do [ -e "$r.added" ] && break; sleep 0.1; done
 	ls -l /dev/event9 /dev/char/13:73; cat /run/udev/data/c13:73
-	'"$classctl"' rm input event9 || exit 1
+	'"$classctl_in"' rm input event9 || exit 1
 	wait $p || exit 1
 	for i in $(seq 50); do [ -e /dev/event9 ] || break; sleep 0.1; done
 	test -e /dev/event9 && echo node-still-there; test -e /run/udev/data/c13:73 && echo db-still-there
@@ -245,7 +280,7 @@ out=$("$run" --sample -- sh -c '
 	link=/dev/input/by-id/usb-Logitech_USB_Optical_Mouse-event-mouse
 	for f in /dev/input/event1 /dev/char/13:65 $link /run/udev/data/c13:65 \
 	         /run/udev/data/+drm:card0-eDP-1; do test -e $f || echo "missing before: $f"; done
-	'"$classctl"' rm input event1 && '"$classctl"' rm drm card0-eDP-1 || exit 1
+	'"$classctl_in"' rm input event1 && '"$classctl_in"' rm drm card0-eDP-1 || exit 1
 	for i in $(seq 100); do [ -e /run/udev/data/+drm:card0-eDP-1 ] || break; sleep 0.1; done
 	for f in /dev/input/event1 /dev/char/13:65 $link /run/udev/data/c13:65 \
 	         /run/udev/data/+drm:card0-eDP-1; do test -e $f && echo "still there: $f"; done
@@ -259,7 +294,7 @@ out=$("$run" --sample -- sh -c '
 	udevadm monitor --udev --property --subsystem-match=input >"$m" 2>&1 & p=$!
 	# it prints its header once its monitor listens
 	i=0; until grep -q "^UDEV - " "$m" || [ $i -ge 100 ]; do sleep 0.1; i=$((i+1)); done
-	'"$classctl"' add input event9 --dev 13:73 && '"$classctl"' rm input event9
+	'"$classctl_in"' add input event9 --dev 13:73 && '"$classctl_in"' rm input event9
 	i=0; until grep -q "remove" "$m" || [ $i -ge 100 ]; do sleep 0.1; i=$((i+1)); done
 	kill $p; wait $p; cat "$m"; rm -f "$m"' 2>&1) || true
 has "$out" "^UDEV .* add .*/event9 (input)" && has "$out" "^UDEV .* remove .*/event9 (input)" &&
@@ -269,6 +304,15 @@ has "$out" "^UDEV .* add .*/event9 (input)" && has "$out" "^UDEV .* remove .*/ev
 check_clean "hotplug runs"
 
 # --------------------------------------------------- joining a running daemon
+if [[ -n $as_uid ]]; then
+	rc=0; out=$("$run" --socket "$work/none.sock" -- sh -c 'echo ran' 2>&1) || rc=$?
+	((rc == 125)) && has "$out" "joining a running classfsd (--socket $work/none.sock) needs root" &&
+		! has "$out" "^ran" && ok "join as uid $as_uid: refused, exit 125, COMMAND not run" ||
+		bad "join as uid $as_uid: exit $rc: $out"
+	echo "note: joining a running daemon, a daemon mounted elsewhere, a chroot: root's (skipped as uid $as_uid)"
+	skip_root_only=1
+fi
+if [[ -z ${skip_root_only:-} ]]; then
 mkdir -p "$work/mnt"
 "$classfsd" --socket "$work/join.sock" --mount "$work/mnt" --sample >"$work/join.log" 2>&1 &
 jpid=$!
@@ -299,6 +343,7 @@ has "$out" "^stdout -> /proc/self/fd/1$" && has "$out" "^ptmx -> pts/ptmx$" &&
 kill "$jpid"
 wait "$jpid" || bad "join: classfsd exit status $?"
 check_clean "join runs"
+fi
 
 # ------------------------------------------------------------ static programs
 if [[ -n $static ]]; then
@@ -372,6 +417,7 @@ else
 	bad "SIGKILL: COMMAND did not start"
 fi
 
+if [[ -z ${skip_root_only:-} ]]; then
 # ------------------------------------------------ a daemon not mounted here
 # classfsd says it is mounted on /sys, but in a mount namespace of its own:
 # /sys here is the host's, and nothing may run against it
@@ -439,6 +485,7 @@ fi
 kill "$epid"
 wait "$epid" || true
 check_clean "chroot and elsewhere runs"
+fi
 
 # ------------------------------------------------------------------ bad input
 expect_fail() { # expect_fail DESCRIPTION PATTERN classfs-run-args...
@@ -453,7 +500,8 @@ expect_fail "missing record" "cannot read $work/nope.umockdev" --load "$work/nop
 expect_fail "malformed record" "bad.umockdev:2" --load "$work/bad.umockdev" -- true
 expect_fail "bad layout" "--layout: 'sideways'" --layout sideways -- true
 expect_fail "no command" "no COMMAND" --sample
-expect_fail "no daemon at socket" "cannot connect to classfsd at $work/none.sock" --socket "$work/none.sock" -- true
+[[ -n $as_uid ]] ||
+	expect_fail "no daemon at socket" "cannot connect to classfsd at $work/none.sock" --socket "$work/none.sock" -- true
 expect_fail "layout with socket" "cannot be given with --socket" --socket "$work/x" --layout devices -- true
 # a record's node or link on the environment's own entries: refused at its line
 write_escape_records
@@ -466,6 +514,37 @@ rc=0; out=$("$run" --load "$work/esc.umockdev" -- true <"$work/stdin-dir" 2>&1) 
 expect_fail "S: stdout" "lnk.umockdev:3: link /dev/stdout" --load "$work/lnk.umockdev" -- true
 expect_fail "S: ptmx" "ptl.umockdev:3: link /dev/ptmx" --load "$work/ptl.umockdev" -- true
 check_clean "bad input"
+
+# ------------------------------------------------ user namespaces refused
+# A user namespace of root's (uids and gids 0-65535 mapped to themselves)
+# in which user.max_user_namespaces is 0: classfs-run run by uid U there
+# must say which setting refuses it and exit 125, running nothing.
+if [[ -n $as_uid ]]; then
+	cat >"$work/refused.sh" <<-'EOS'
+		read -r _ <"$1"
+		# an exec() as uid 0 of the mapped namespace: the capabilities that set the limit
+		exec sh -c 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$0" --sample -- echo ran' "$2"
+	EOS
+	mkfifo "$work/refused.fifo"
+	unshare --user sh "$work/refused.sh" "$work/refused.fifo" "$run" >"$work/refused.out" 2>&1 &
+	upid=$!
+	pids+=("$upid")
+	# its namespace exists once unshare made it
+	for i in $(seq 100); do
+		[[ $(readlink "/proc/$upid/ns/user") != "$(readlink /proc/self/ns/user)" ]] && break
+		sleep 0.05
+	done
+	echo '0 0 65536' >"/proc/$upid/uid_map" && echo '0 0 65536' >"/proc/$upid/gid_map" ||
+		bad "refused: cannot map the uids of the test's user namespace"
+	echo go >"$work/refused.fifo"
+	rc=0; wait "$upid" || rc=$?
+	out=$(cat "$work/refused.out")
+	((rc == 125)) && has "$out" "user.max_user_namespaces = 0" &&
+		has "$out" "sysctl -w user.max_user_namespaces=" && ! has "$out" "^ran" &&
+		ok "user namespaces refused (user.max_user_namespaces = 0): exit 125, the setting named, COMMAND not run" ||
+		bad "user namespaces refused: exit $rc: $out"
+	check_clean "user namespaces refused"
+fi
 
 echo "$fails failure(s)"
 ((fails == 0))

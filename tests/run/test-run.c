@@ -7,7 +7,10 @@
  *
  * The test process first moves into a private mount namespace of its
  * own, so the joined daemon's mount never shows on the host.  Needs root,
- * fuse3 and $CLASSFSD (meson sets it).
+ * fuse3 and $CLASSFSD (meson sets it); run as another uid (meson's
+ * test-run-unpriv, through tests/run/as-uid.sh) the same tests run in the
+ * user namespace classfs-run makes then, but those that need root
+ * (joining a daemon: refused, checked; unmounting /sys inside).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -34,11 +37,14 @@
 static char workdir[64], tmpdir[80];
 static bool can_run;
 
+static bool as_root;
+
 __attribute__((constructor)) static void private_namespace(void)
 {
-	if (geteuid() != 0)
-		return;
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+	/* another uid (tests/run/as-uid.sh) runs the same tests: classfs-run makes a user namespace */
+	as_root = geteuid() == 0;
+	if (as_root &&
+	    (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)) {
 		perror("test-run: private mount namespace");
 		return;
 	}
@@ -295,6 +301,71 @@ TEST(recording_devices_layout_and_spawn)
 	CHECK_INT(classfs_run_stop(run), 0);
 }
 
+/*
+ * classfs_run_enter() in a forked child, as a language binding's worker
+ * does it: the child itself is inside (its /sys the tree, its /dev the
+ * environment's, the variables set), its parent is not.
+ */
+TEST(enter_from_a_forked_child)
+{
+	struct classfs_run *run = NULL;
+	struct stat host_sys, st;
+	int fds[2], status;
+	pid_t pid;
+
+	if (!can_run)
+		return;
+	CHECK_INT(classfs_run_start(&(struct classfs_run_options){ .sample = true }, &run, NULL), 0);
+	if (!run)
+		return;
+	CHECK(classfs_run_holder_pid(run) > 0);
+	CHECK_INT(classfs_run_holder_pid(NULL), -EINVAL);
+	CHECK_INT(classfs_run_enter(NULL), -EINVAL);
+	REQUIRE(stat("/sys", &host_sys) == 0 && pipe(fds) == 0);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char ns_here[64] = "";
+		int bad = 0;
+
+		close(fds[0]);
+		if (classfs_run_enter(run) < 0)
+			_exit(100);
+		/* the node of the sample's disk, the tree's attribute, the holder's namespace */
+		if (stat("/dev/sda", &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != makedev(8, 0))
+			bad |= 1;
+		if (access("/sys/class/block/sda/size", R_OK) < 0)
+			bad |= 2;
+		if (strcmp(getenv(CLASSFS_RUN_SOCKET_ENV) ?: "", classfs_run_socket(run)) ||
+		    strcmp(getenv("SYSTEMD_DEVICE_VERIFY_SYSFS") ?: "", "0"))
+			bad |= 4;
+		/* the parent compares (a process with no capability may not look at the holder's) */
+		if (readlink("/proc/self/ns/mnt", ns_here, sizeof(ns_here) - 1) < 0 ||
+		    write(fds[1], ns_here, sizeof(ns_here)) != sizeof(ns_here))
+			bad |= 8;
+		if (stat("/sys", &st) < 0 || st.st_dev == host_sys.st_dev)
+			bad |= 16;
+		_exit(bad);
+	}
+	close(fds[1]);
+	{
+		char ns_child[64] = "", ns_holder[64] = "", p[64];
+
+		snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)classfs_run_holder_pid(run));
+		CHECK(read(fds[0], ns_child, sizeof(ns_child)) == sizeof(ns_child));
+		CHECK(readlink(p, ns_holder, sizeof(ns_holder) - 1) > 0);
+		CHECK_STR(ns_child, ns_holder);
+	}
+	close(fds[0]);
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), 0);
+	/* the parent stayed where it was */
+	CHECK(stat("/sys", &st) == 0 && st.st_dev == host_sys.st_dev);
+	CHECK_INT(classfs_run_stop(run), 0);
+	CHECK(workdir_empty());
+}
+
 static int die_by_signal(void *data)
 {
 	raise(SIGKILL);
@@ -376,6 +447,15 @@ TEST(join_running_daemon)
 
 	if (!can_run)
 		return;
+	if (!as_root) {
+		/* a daemon it joins could serve no /dev in the user namespace */
+		snprintf(sock, sizeof(sock), "%s/join.sock", workdir);
+		CHECK_INT(classfs_run_start(&o, &run, &err), -EPERM);
+		CHECK(strstr(err.message, "needs root") != NULL);
+		CHECK(run == NULL);
+		printf("note: joining a daemon needs root: refused as uid %u\n", geteuid());
+		return;
+	}
 	snprintf(sock, sizeof(sock), "%s/join.sock", workdir);
 	snprintf(mnt, sizeof(mnt), "%s/join.mnt", workdir);
 	CHECK(mkdir(mnt, 0755) == 0);
@@ -510,6 +590,10 @@ TEST(client_variables_name_no_node)
 
 	if (!can_run)
 		return;
+	if (!as_root) {
+		printf("skip: a daemon of root's shared with uid 65534 needs root\n");
+		return;
+	}
 	/* uid 65534 reaches the socket */
 	CHECK(chmod(workdir, 0755) == 0);
 	snprintf(sock, sizeof(sock), "%s/shared.sock", workdir);
@@ -560,6 +644,13 @@ TEST(refused_when_sys_is_not_the_tree)
 	if (!run)
 		return;
 	CHECK_INT(classfs_run_call(run, reached, NULL), 42);
+	if (!as_root) {
+		/* a program inside has no capability to unmount /sys with */
+		CHECK_INT(classfs_run_call(run, unmount_sys, NULL), 1);
+		CHECK_INT(classfs_run_stop(run), 0);
+		printf("note: /sys cannot be unmounted from inside as uid %u\n", geteuid());
+		return;
+	}
 	CHECK_INT(classfs_run_call(run, unmount_sys, NULL), 0);
 	CHECK_INT(classfs_run_call(run, reached, NULL), -EXDEV);
 	CHECK_INT(classfs_run_spawn(run, argv, &pid), -EXDEV);

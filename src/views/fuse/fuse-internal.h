@@ -3,8 +3,8 @@
  * fuse-internal.h - what the files of the FUSE view share: the mount, the
  * request handlers (ops.c), answers to reads and writes (reply.c),
  * invalidation and poll (notify.c), the directories the kernel holds
- * (known.c), the session loop (loop.c) and
- * mounting (mount.c).
+ * (known.c), the session loop (loop.c) and mounting (mount.c); the
+ * devtmpfs-style view has requests of its own (devview.c).
  */
 #ifndef CLASSFS_FUSE_INTERNAL_H
 #define CLASSFS_FUSE_INTERNAL_H
@@ -67,6 +67,7 @@ struct cfs_open_file {
 
 struct classfs_mount {
 	struct classfs_tree *tree;
+	struct cfs_devview *devview;	/* the devtmpfs-style view; NULL: the sysfs one */
 	struct fuse_session *se;
 	struct cfs_fuse_loop *loop;
 	char *mountpoint;
@@ -130,6 +131,13 @@ void cfs_fuse_known_put(struct classfs_mount *m, uint64_t ino, uint64_t nlookup)
 void cfs_fuse_known_look_in(struct classfs_mount *m, uint64_t dir, const char *name);
 enum cfs_known_state cfs_fuse_known(struct classfs_mount *m, uint64_t ino, const char *name);
 void cfs_fuse_known_free(struct classfs_mount *m);
+
+/* devview.c: the devtmpfs-style view */
+struct cfs_devview;
+extern const struct fuse_lowlevel_ops cfs_devview_ops;
+extern const struct classfs_watch_ops cfs_devview_watch_ops;
+struct cfs_devview *cfs_devview_new(struct classfs_tree *tree);
+void cfs_devview_free(struct cfs_devview *dv);
 
 /* loop.c */
 struct cfs_fuse_loop;

@@ -7,19 +7,20 @@
  * given after a handler returned (reply.c), the notifier thread that
  * pushes invalidations and poll wake-ups (notify.c), and the session loop
  * (loop.c: one reader thread, another one taking over while a request
- * blocks).
+ * blocks).  The same tree may also be served as a devtmpfs-style /dev
+ * (devview.c), with requests of its own and nothing pushed.
  */
 #include "fuse-internal.h"
 
 #include <time.h>
 
-/* "allow_other,ro" -> FUSE's -o list; -EINVAL for anything unknown */
-static int mount_options(const char *options, char *out, size_t size)
+/* "allow_other,ro" -> FUSE's -o list (@base first); -EINVAL for anything unknown */
+static int mount_options(const char *base, const char *options, char *out, size_t size)
 {
 	char copy[256], *save = NULL;
 	size_t len;
 
-	len = (size_t)snprintf(out, size, "fsname=classfs,subtype=classfs,default_permissions");
+	len = (size_t)snprintf(out, size, "%s", base);
 	if (!options || !*options)
 		return 0;
 	if (strlen(options) >= sizeof(copy))
@@ -69,6 +70,7 @@ static void mount_free(struct classfs_mount *m)
 	cfs_fuse_loop_free(m->loop);
 	cfs_fuse_notify_free(m);
 	cfs_fuse_known_free(m);
+	cfs_devview_free(m->devview);
 	pthread_mutex_destroy(&m->qlock);
 	pthread_mutex_destroy(&m->plock);
 	pthread_mutex_destroy(&m->dlock);
@@ -80,16 +82,12 @@ static void mount_free(struct classfs_mount *m)
 	free(m);
 }
 
-/**
- * classfs_mount_tree() - serve @tree at @mountpoint from background threads
- * @options: comma-separated: allow_other, ro, nosuid, nodev, noexec, ...
- *
- * One tree may be served at several mount points.
- * Return: the mount, or NULL with errno (EINVAL for bad options, or the
- * mount's error).
+/*
+ * Serve @tree at @mountpoint: the sysfs view, or the devtmpfs-style one
+ * when @devview.  Return: the mount, or NULL with errno.
  */
-struct classfs_mount *classfs_mount_tree(struct classfs_tree *tree, const char *mountpoint,
-					 const char *options)
+static struct classfs_mount *mount_view(struct classfs_tree *tree, const char *mountpoint,
+					const char *options, bool devview)
 {
 	char opts[512];
 	char *argv[] = { "classfs", "-o", opts, NULL };
@@ -101,7 +99,10 @@ struct classfs_mount *classfs_mount_tree(struct classfs_tree *tree, const char *
 		errno = EINVAL;
 		return NULL;
 	}
-	r = mount_options(options, opts, sizeof(opts));
+	/* the nodes of a /dev view are never a way to the host's devices */
+	r = mount_options(devview ? "fsname=classfs-dev,subtype=classfs,default_permissions,nodev"
+				  : "fsname=classfs,subtype=classfs,default_permissions",
+			  options, opts, sizeof(opts));
 	if (r < 0) {
 		errno = -r;
 		return NULL;
@@ -122,7 +123,10 @@ struct classfs_mount *classfs_mount_tree(struct classfs_tree *tree, const char *
 	m->mountpoint = strdup(mountpoint);
 	if (!m->mountpoint)
 		goto fail_errno;
-	m->se = fuse_session_new(&args, &cfs_fuse_ops, sizeof(cfs_fuse_ops), m);
+	if (devview && !(m->devview = cfs_devview_new(tree)))
+		goto fail_errno;
+	m->se = fuse_session_new(&args, devview ? &cfs_devview_ops : &cfs_fuse_ops,
+				 sizeof(cfs_fuse_ops), m);
 	/* its option parsing left @args allocated */
 	fuse_opt_free_args(&args);
 	if (!m->se) {
@@ -133,11 +137,15 @@ struct classfs_mount *classfs_mount_tree(struct classfs_tree *tree, const char *
 		errno = errno ? errno : EIO;
 		goto fail_errno;
 	}
-	if ((r = pthread_create(&m->notifier, NULL, cfs_fuse_notifier_main, m))) {
-		errno = r;
-		goto fail_unmount;
+	/* the devtmpfs view pushes nothing: its device entries are never cached */
+	if (!devview) {
+		r = pthread_create(&m->notifier, NULL, cfs_fuse_notifier_main, m);
+		if (r) {
+			errno = r;
+			goto fail_unmount;
+		}
+		m->notifier_started = true;
 	}
-	m->notifier_started = true;
 	m->loop = cfs_fuse_loop_new(m->se);
 	if (!m->loop) {
 		errno = ENOMEM;
@@ -148,7 +156,9 @@ struct classfs_mount *classfs_mount_tree(struct classfs_tree *tree, const char *
 		goto fail_unmount;
 	}
 	m->loop_started = true;
-	m->watch_id = classfs_tree_watch_add(tree, &cfs_fuse_watch_ops, m);
+	m->watch_id = classfs_tree_watch_add(tree, devview ? &cfs_devview_watch_ops
+							   : &cfs_fuse_watch_ops,
+					     devview ? (void *)m->devview : (void *)m);
 	if (m->watch_id < 0) {
 		errno = -m->watch_id;
 		goto fail_errno;
@@ -163,6 +173,33 @@ fail_errno:
 	mount_free(m);
 	errno = r;
 	return NULL;
+}
+
+/**
+ * classfs_mount_tree() - serve @tree at @mountpoint from background threads
+ * @options: comma-separated: allow_other, ro, nosuid, nodev, noexec, ...
+ *
+ * One tree may be served at several mount points.
+ * Return: the mount, or NULL with errno (EINVAL for bad options, or the
+ * mount's error).
+ */
+struct classfs_mount *classfs_mount_tree(struct classfs_tree *tree, const char *mountpoint,
+					 const char *options)
+{
+	return mount_view(tree, mountpoint, options, false);
+}
+
+/**
+ * classfs_mount_devtmpfs() - serve the devices of @tree as a devtmpfs at
+ * @mountpoint (devview.c says what it holds)
+ * @options: as classfs_mount_tree()'s; the mount is nodev whatever they say.
+ *
+ * Return: the mount (classfs_mount_close() ends it), or NULL with errno.
+ */
+struct classfs_mount *classfs_mount_devtmpfs(struct classfs_tree *tree, const char *mountpoint,
+					     const char *options)
+{
+	return mount_view(tree, mountpoint, options, true);
 }
 
 /** classfs_mount_close() - unmount and stop serving; 0 or -EINVAL */
