@@ -22,10 +22,16 @@
  * it, and /dev the daemon's devtmpfs-style view of the tree
  * (classfs_mount_devtmpfs(): special files no mknod() made, nodev like
  * the tmpfs).  Programs run there have the caller's uid and gid and no
- * capabilities; joining a running daemon (@socket) needs root.  Nothing stays mounted or running after
- * classfs_run_stop(), nor after the caller dies (the holder and daemon
- * get SIGKILL/SIGTERM as parent-death signals and the namespaces die
- * with their last process).  Call from a process that is single-threaded
+ * capabilities; joining a running daemon (@socket) needs root.  A caller
+ * that made a user namespace itself (unshare(CLONE_NEWUSER)) and still
+ * has CAP_SYS_ADMIN, CAP_NET_ADMIN and CAP_SYS_CHROOT in it gets the
+ * environment in that namespace rather than one below it, so that it can
+ * join the environment's mount and network namespaces with setns() and
+ * go back to its own (a test process that enters one environment after
+ * another); @root still makes a namespace below.  Nothing stays mounted
+ * or running after classfs_run_stop(), nor after the caller dies (the
+ * holder and daemon get SIGKILL/SIGTERM as parent-death signals and the
+ * namespaces die with their last process).  Call from a process that is single-threaded
  * at that moment, or at least holds no lock another thread could hold
  * (the holder and the children are forked without exec).
  */
@@ -143,13 +149,16 @@ CLASSFS_PUBLIC int classfs_run_call(struct classfs_run *run, int (*fn)(void *dat
  *
  * For a process that wants to be inside itself (a test runner forked for
  * one test, a language binding's worker): it joins the environment's user
- * namespace (when it has one), its network and mount namespaces and the
- * holder's root directory, keeps its working directory when that exists
- * inside (else "/"), and gets %CLASSFS_RUN_SOCKET_ENV and
- * SYSTEMD_DEVICE_VERIFY_SYSFS=0 in its environment.  Inside a user
- * namespace where it is not uid 0 it keeps no capability, as a program
- * classfs_run_spawn() runs.  There is no way back: the caller keeps @run
- * only to stop it (from its parent, usually).
+ * namespace (when it has one of its own), its network and mount
+ * namespaces and the holder's root directory, keeps its working
+ * directory when that exists inside (else "/"), and gets
+ * %CLASSFS_RUN_SOCKET_ENV and SYSTEMD_DEVICE_VERIFY_SYSFS=0 in its
+ * environment.  Inside a user namespace of the environment's own where it
+ * is not uid 0 it keeps no capability, as a program classfs_run_spawn()
+ * runs, and there is no way back: the caller keeps @run only to stop it
+ * (from its parent, usually).  An environment made in the caller's own
+ * user namespace (above) joins none: the caller may go back to the
+ * namespaces and root it had with setns() and chroot().
  *
  * The caller must be single-threaded (the kernel refuses a multithreaded
  * process a new mount or user namespace: -EINVAL).

@@ -14,10 +14,11 @@
  * its node exists and a remove only before its node goes, as with udev.
  *
  * A caller who is not root gets the same inside a user namespace of its
- * own (userns.c): there the holder mounts the daemon's FUSE file systems
- * itself, and /dev is the daemon's devtmpfs-style view of the tree
- * rather than a tmpfs of nodes (no mknod() there); the udev database is
- * kept the same way.
+ * own (userns.c; the caller's own one when it already has the
+ * capabilities there): there the holder mounts the daemon's FUSE file
+ * systems itself, and /dev is the daemon's devtmpfs-style view of the
+ * tree rather than a tmpfs of nodes (no mknod() there); the udev
+ * database is kept the same way.
  *
  * It stops when the caller closes the control pipe, or dies with the
  * caller (PR_SET_PDEATHSIG); the daemon it started gets SIGTERM the same
@@ -512,7 +513,7 @@ static int setup(struct holder *h)
 	struct classfs_client_status st;
 	int r;
 
-	if (h->a->userns) {
+	if (h->a->new_userns) {
 		r = cfs_userns_enter(h->a->uid, h->a->gid, o->root, why, sizeof(why));
 		if (r < 0)
 			return report(h, r, "%s", why);

@@ -35,7 +35,8 @@ struct cfs_holder_args {
 	const char *daemon;		/* classfsd to start; NULL when joining */
 	char socket[CFS_RUN_SOCKET_MAX];
 	char tmpdir[CFS_RUN_TMPDIR_MAX];	/* "" when joining */
-	bool userns;			/* not root: a user namespace of our own (userns.c) */
+	bool userns;			/* not root: FUSE mounted by the holder, /dev a view (userns.c) */
+	bool new_userns;		/* ... in a user namespace the holder makes */
 	uid_t uid;			/* the caller's, mapped to themselves (or to 0) */
 	gid_t gid;
 	int ready_fd;			/* write end: one struct cfs_run_report */
@@ -84,6 +85,7 @@ ssize_t cfs_devdir_readlink(int root, const char *rel, char *buf, size_t size);
 /* userns.c: the environment of a caller who is not root */
 int cfs_userns_refusal(int err, const char *step, char *msg, size_t size);
 int cfs_userns_enter(uid_t uid, gid_t gid, bool as_root, char *msg, size_t size);
+bool cfs_userns_capable(void);
 int cfs_userns_fuse_detached(const char *fsname, uid_t uid, gid_t gid, int *fuse_fd, int *mnt_fd,
 			     char *msg, size_t size);
 int cfs_userns_attach(int mnt_fd, const char *where);

@@ -199,6 +199,14 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	run->ctl_fd = run->ns_user = run->ns_mnt = run->ns_net = run->root = -1;
 	a.opt = opt;
 	a.userns = geteuid() != 0;
+	/*
+	 * A caller with the capabilities in a user namespace of its own (a
+	 * test runner that made it to go in and out of environments) gets
+	 * the environment in that namespace: from one made below it, the
+	 * caller could never come back.  Mapping the caller to 0 needs a
+	 * namespace of ours.
+	 */
+	a.new_userns = a.userns && (opt->root || !cfs_userns_capable());
 	a.uid = geteuid();
 	a.gid = getegid();
 	if (opt->socket) {
@@ -269,7 +277,7 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	{
 		char p[64];
 
-		if (a.userns) {
+		if (a.new_userns) {
 			snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
 			run->ns_user = open(p, O_RDONLY | O_CLOEXEC);
 			if (run->ns_user < 0) {

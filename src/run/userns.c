@@ -15,6 +15,12 @@
  * is nodev to the kernel, so the private /dev is the daemon's
  * devtmpfs-style view (special files made by no mknod()).
  *
+ * A caller that made a user namespace itself and still has its
+ * capabilities there (a test runner that goes in and out of environments
+ * with setns()) gets the environment in that namespace instead: one made
+ * below it would own the mounts, and the caller could enter them only by
+ * joining it, never to come back.
+ *
  * Distributions refuse user namespaces to other uids in several ways;
  * when one of them does, the message names the setting.
  */
@@ -25,7 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include "run-internal.h"
 
@@ -137,6 +146,27 @@ int cfs_userns_enter(uid_t uid, gid_t gid, bool as_root, char *msg, size_t size)
 		return cfs_userns_refusal(r, "cannot map the caller's uid and gid in a user namespace",
 					  msg, size);
 	return 0;
+}
+
+/**
+ * cfs_userns_capable() - whether the calling process (not root) can make
+ * the environment where it is: it has CAP_SYS_ADMIN (namespaces, mounts),
+ * CAP_NET_ADMIN (the broadcasts) and CAP_SYS_CHROOT (joining) in its user
+ * namespace, as a process has in one it made with unshare(CLONE_NEWUSER)
+ * until it executes a program.
+ */
+bool cfs_userns_capable(void)
+{
+	static const int need[] = { CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_SYS_CHROOT };
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!(data[CAP_TO_INDEX(need[i])].effective & CAP_TO_MASK(need[i])))
+			return false;
+	return true;
 }
 
 /* one setting of a file system context; Return: 0 or -errno */

@@ -366,6 +366,111 @@ TEST(enter_from_a_forked_child)
 	CHECK(workdir_empty());
 }
 
+/* ---- a caller in a user namespace of its own goes in and out ---- */
+
+static int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static bool same_ns(const char *a, const char *b)
+{
+	char la[64] = "", lb[64] = "";
+
+	return readlink(a, la, sizeof(la) - 1) > 0 && readlink(b, lb, sizeof(lb) - 1) > 0 &&
+	       strcmp(la, lb) == 0;
+}
+
+/*
+ * In a forked child, as a language binding's test process does it: a user
+ * namespace of its own (uid and gid 65534 inside, the caller's outside:
+ * not root there) with its mount and network namespaces, its capabilities
+ * kept; then three environments in turn, each entered by the process
+ * itself and left for its own namespaces again.  Return: a bit for each
+ * step that failed, in the exit status.
+ */
+static int in_and_out(void)
+{
+	unsigned int uid = geteuid(), gid = getegid();
+	struct classfs_run_error err;
+	struct stat home_sys, st;
+	int home_mnt, home_net, home_root, bad = 0;
+	char map[64];
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) < 0)
+		return 1;
+	snprintf(map, sizeof(map), "65534 %u 1\n", uid);
+	if (write_text("/proc/self/setgroups", "deny") < 0 ||
+	    write_text("/proc/self/uid_map", map) < 0)
+		return 1;
+	snprintf(map, sizeof(map), "65534 %u 1\n", gid);
+	if (write_text("/proc/self/gid_map", map) < 0)
+		return 1;
+	home_mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	home_net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	home_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (home_mnt < 0 || home_net < 0 || home_root < 0 || stat("/sys", &home_sys) < 0)
+		return 1;
+	for (int i = 0; i < 3; i++) {
+		struct classfs_run *run = NULL;
+		char holder_user[64];
+
+		if (classfs_run_start(&(struct classfs_run_options){ .sample = true }, &run,
+				      &err) < 0) {
+			fprintf(stderr, "  environment %d: %s\n", i, err.message);
+			return bad | 2;
+		}
+		/* in our user namespace: one below it could be entered, never left */
+		snprintf(holder_user, sizeof(holder_user), "/proc/%d/ns/user",
+			 (int)classfs_run_holder_pid(run));
+		if (!same_ns(holder_user, "/proc/self/ns/user"))
+			bad |= 4;
+		if (classfs_run_enter(run) < 0) {
+			bad |= 8;
+		} else if (stat("/dev/sda", &st) < 0 || !S_ISBLK(st.st_mode) ||
+			   st.st_rdev != makedev(8, 0) ||
+			   access("/sys/class/block/sda/size", R_OK) < 0) {
+			bad |= 16;
+		}
+		/* back home: the host's /sys again, in the same user namespace */
+		if (setns(home_net, CLONE_NEWNET) < 0 || setns(home_mnt, CLONE_NEWNS) < 0 ||
+		    fchdir(home_root) < 0 || chroot(".") < 0)
+			bad |= 32;
+		if (stat("/sys", &st) < 0 || st.st_dev != home_sys.st_dev)
+			bad |= 64;
+		if (classfs_run_stop(run) < 0)
+			bad |= 128;
+		if (bad)
+			return bad;
+	}
+	return 0;
+}
+
+TEST(in_and_out_from_a_user_namespace_of_the_callers)
+{
+	int status;
+	pid_t pid;
+
+	if (!can_run)
+		return;
+	fflush(NULL);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		_exit(in_and_out());
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status));
+	CHECK_INT(WEXITSTATUS(status), 0);
+	CHECK(workdir_empty());
+}
+
 static int die_by_signal(void *data)
 {
 	raise(SIGKILL);
