@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * _classfs.h - the pieces of the classfs._classfs extension module: the
- * client of a classfsd (client.c), the private environment and the
- * joining of it by this process (env.c).
+ * client of a classfsd (client.c), the private environment (env.c) and
+ * this process in and out of it (ns.c).
  */
 #ifndef CLASSFS_PY_H
 #define CLASSFS_PY_H
@@ -14,11 +14,17 @@
 extern PyTypeObject cfs_py_client_type;
 
 /* env.c */
+struct classfs_run;
 extern PyTypeObject cfs_py_run_type;
 extern PyTypeObject cfs_py_sync_type;
+/* the environment of a Run; NULL (ValueError raised) when it is stopped */
+struct classfs_run *cfs_py_run_of(PyObject *run);
+
+/* ns.c */
 PyObject *cfs_py_enter(PyObject *self, PyObject *args);
 PyObject *cfs_py_leave(PyObject *self, PyObject *args);
-PyObject *cfs_py_peer_pid(PyObject *self, PyObject *args);
+PyObject *cfs_py_own_namespaces(PyObject *self, PyObject *unused);
+PyObject *cfs_py_userns_allowed(PyObject *self, PyObject *unused);
 
 /* module.c: raise OSError(errno, "what: message") for a -errno; Return: NULL */
 PyObject *cfs_py_error(int neg_errno, const char *what, const char *message);

@@ -1,22 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * env.c - private environments for Python tests: classfs._classfs.Run
- * (classfs_run_start() and classfs_run_stop()), enter()/leave() that move
- * this very process into an environment's namespaces and back, so that
- * libudev, pyudev and plain file reads in it see the environment's /sys,
- * /dev and /run/udev, and Sync, which waits until the environment has
- * applied an event (its node, database entry and broadcast exist).
+ * (classfs_run_start() and classfs_run_stop()), which this very process
+ * enters and leaves (ns.c), and Sync, which waits until the environment
+ * has applied an event (its node, database entry and broadcast exist).
  */
 #include "_classfs.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,27 +108,6 @@ static PyObject *run_get_socket(struct cfs_py_run *self, void *unused)
 	return PyUnicode_FromString(classfs_run_socket(self->run));
 }
 
-/* the process whose namespaces enter() joins: the holder's, else the daemon's */
-static PyObject *run_get_pid(struct cfs_py_run *self, void *unused)
-{
-	if (!self->run)
-		Py_RETURN_NONE;
-#ifdef CFS_PY_HAVE_HOLDER_PID
-	return PyLong_FromLong(classfs_run_holder_pid(self->run));
-#else
-	/* the daemon the holder started runs in its namespaces, with its root */
-	{
-		PyObject *args = Py_BuildValue("(s)", classfs_run_socket(self->run)), *pid;
-
-		if (!args)
-			return NULL;
-		pid = cfs_py_peer_pid(NULL, args);
-		Py_DECREF(args);
-		return pid;
-	}
-#endif
-}
-
 static PyMethodDef run_methods[] = {
 	{ "stop", (PyCFunction)run_stop, METH_NOARGS,
 	  "stop(): tear the environment down (its daemon, mounts, namespaces)" },
@@ -143,10 +116,17 @@ static PyMethodDef run_methods[] = {
 
 static PyGetSetDef run_getset[] = {
 	{ "socket", (getter)run_get_socket, NULL, "the control socket of its classfsd", NULL },
-	{ "pid", (getter)run_get_pid, NULL,
-	  "a process in the environment's namespaces, with its root (for enter())", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
+
+struct classfs_run *cfs_py_run_of(PyObject *obj)
+{
+	struct cfs_py_run *self = (struct cfs_py_run *)obj;
+
+	if (!self->run)
+		PyErr_SetString(PyExc_ValueError, "the environment is stopped");
+	return self->run;
+}
 
 PyTypeObject cfs_py_run_type = {
 	PyVarObject_HEAD_INIT(NULL, 0)
@@ -161,149 +141,6 @@ PyTypeObject cfs_py_run_type = {
 	.tp_methods = run_methods,
 	.tp_getset = run_getset,
 };
-
-/* ------------------------------------------------------------------ */
-/* enter() and leave(): this process in and out of the namespaces      */
-/* ------------------------------------------------------------------ */
-
-enum { NS_USER, NS_MNT, NS_NET, NS_ROOT, NS_N };
-
-static void close_all(int *fd)
-{
-	for (int i = 0; i < NS_N; i++)
-		if (fd[i] >= 0)
-			close(fd[i]);
-}
-
-/* open the namespaces and root directory of @proc ("self" or a pid) */
-static int open_ns(const char *proc, int *fd)
-{
-	static const char *const name[NS_N] = { "ns/user", "ns/mnt", "ns/net", "root" };
-	char path[64];
-
-	for (int i = 0; i < NS_N; i++)
-		fd[i] = -1;
-	for (int i = 0; i < NS_N; i++) {
-		snprintf(path, sizeof(path), "/proc/%s/%s", proc, name[i]);
-		fd[i] = open(path, O_RDONLY | O_CLOEXEC | (i == NS_ROOT ? O_DIRECTORY : 0));
-		if (fd[i] < 0) {
-			int e = errno;
-
-			close_all(fd);
-			return -e;
-		}
-	}
-	return 0;
-}
-
-static bool same_file(int a, int b)
-{
-	struct stat sa, sb;
-
-	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
-/*
- * Join @to's namespaces: the user namespace first when it is another
- * (the environment of an unprivileged user owns its mounts there), then
- * network and mount; setns() leaves us at the mount namespace's root, so
- * the root directory follows (a chroot's, as classfs_run_spawn() does).
- */
-static int join_ns(const int *to, const int *from)
-{
-	if (!same_file(to[NS_USER], from[NS_USER]) && setns(to[NS_USER], CLONE_NEWUSER) < 0)
-		return -errno;
-	if (setns(to[NS_NET], CLONE_NEWNET) < 0 || setns(to[NS_MNT], CLONE_NEWNS) < 0)
-		return -errno;
-	if (fchdir(to[NS_ROOT]) < 0 || chroot(".") < 0)
-		return -errno;
-	return 0;
-}
-
-PyObject *cfs_py_enter(PyObject *self, PyObject *args)
-{
-	int pid, here[NS_N], there[NS_N], r;
-	char proc[16];
-
-	if (!PyArg_ParseTuple(args, "i", &pid))
-		return NULL;
-	snprintf(proc, sizeof(proc), "%d", pid);
-	r = open_ns("self", here);
-	if (r < 0)
-		return cfs_py_error(r, "/proc/self/ns", NULL);
-	r = open_ns(proc, there);
-	if (r < 0) {
-		close_all(here);
-		return cfs_py_error(r, "the environment's namespaces", NULL);
-	}
-	r = join_ns(there, here);
-	close_all(there);
-	if (r < 0) {
-		/* a failed setns() changes nothing; a later step's failure is undone */
-		join_ns(here, here);
-		close_all(here);
-		return cfs_py_error(r, "cannot enter the environment",
-				    r == -EINVAL ? "setns() refused: is another thread running?"
-						 : NULL);
-	}
-	return Py_BuildValue("(iiii)", here[NS_USER], here[NS_MNT], here[NS_NET], here[NS_ROOT]);
-}
-
-/*
- * leave(saved) -> bool: back to the network and mount namespaces and the
- * root directory enter() left; False (nothing changed) when enter() also
- * joined a user namespace, since no process can go back to an ancestor's.
- */
-PyObject *cfs_py_leave(PyObject *self, PyObject *args)
-{
-	int fd[NS_N], now, r = 0;
-	bool same;
-
-	if (!PyArg_ParseTuple(args, "(iiii)", &fd[NS_USER], &fd[NS_MNT], &fd[NS_NET],
-			      &fd[NS_ROOT]))
-		return NULL;
-	now = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-	if (now < 0) {
-		r = -errno;
-		close_all(fd);
-		return cfs_py_error(r, "/proc/self/ns/user", NULL);
-	}
-	same = same_file(now, fd[NS_USER]);
-	close(now);
-	if (same && (setns(fd[NS_NET], CLONE_NEWNET) < 0 || setns(fd[NS_MNT], CLONE_NEWNS) < 0 ||
-		     fchdir(fd[NS_ROOT]) < 0 || chroot(".") < 0))
-		r = -errno;
-	close_all(fd);
-	if (r < 0)
-		return cfs_py_error(r, "cannot leave the environment", NULL);
-	return PyBool_FromLong(same);
-}
-
-PyObject *cfs_py_peer_pid(PyObject *self, PyObject *args)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	const char *path;
-	int fd, r = 0;
-
-	if (!PyArg_ParseTuple(args, "s", &path))
-		return NULL;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return cfs_py_error(-ENAMETOOLONG, path, NULL);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return cfs_py_error(-errno, path, NULL);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		r = -errno;
-	close(fd);
-	if (r < 0)
-		return cfs_py_error(r, path, NULL);
-	return PyLong_FromLong(cred.pid);
-}
 
 /* ------------------------------------------------------------------ */
 /* Sync: wait for the environment's broadcast of an event              */

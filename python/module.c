@@ -63,14 +63,17 @@ static PyMethodDef module_methods[] = {
 	  "is_bus(subsystem) -> whether a record's device of that subsystem is a bus "
 	  "(physical) device rather than a class device" },
 	{ "enter", cfs_py_enter, METH_VARARGS,
-	  "enter(pid) -> saved: join the user (when another), mount and network "
-	  "namespaces and the root directory of process pid; saved is for leave()" },
+	  "enter(run) -> saved: this process into the environment of a Run "
+	  "(classfs_run_enter()); saved is for leave()" },
 	{ "leave", cfs_py_leave, METH_VARARGS,
 	  "leave(saved) -> bool: back to the namespaces and root enter() left; False "
 	  "(nothing changed) when enter() joined a user namespace: there is no way back" },
-	{ "peer_pid", cfs_py_peer_pid, METH_VARARGS,
-	  "peer_pid(socket) -> the pid of the process listening on a classfsd "
-	  "control socket (SO_PEERCRED)" },
+	{ "own_namespaces", cfs_py_own_namespaces, METH_NOARGS,
+	  "own_namespaces() -> bool: this process the owner of a user namespace (its uid "
+	  "and gid mapped to themselves) with mount and network namespaces, where "
+	  "environments are made and leave() comes back to; False when it is already" },
+	{ "userns_allowed", cfs_py_userns_allowed, METH_NOARGS,
+	  "userns_allowed() -> bool: whether this process may make a user namespace" },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -3,6 +3,7 @@
 /sys is a classfs tree, /dev holds their nodes and /run/udev their udev
 database, and every change reaches libudev monitors (docs/python.md)."""
 
+import errno
 import os
 import subprocess
 import time
@@ -96,6 +97,20 @@ class Monitor:
         self.close()
 
 
+def _own_namespaces():
+    """A process that is not root could not come back from an environment
+    made in a user namespace of its own: once, it becomes the owner of a
+    user namespace (its uid and gid mapped to themselves) with a copy of
+    the host's mounts and a network namespace, where its environments are
+    made and close() returns (docs/python.md).  Where user namespaces are
+    refused, Run() says which setting refuses them."""
+    try:
+        _classfs.own_namespaces()
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.EACCES, errno.ENOSPC, errno.EUSERS):
+            raise
+
+
 class Testbed:
     """A tree of devices that code in this process and its children see
     as /sys, /dev and /run/udev.
@@ -132,12 +147,14 @@ class Testbed:
     # -- making and joining the environment ------------------------------
 
     def _start(self, records, sample, daemon, verbose):
+        if os.geteuid() != 0:
+            _own_namespaces()
         self._run = _classfs.Run(records=list(records) or None, sample=sample,
                                  layout=_classfs.LAYOUT_DEVICES,
                                  daemon=daemon or os.environ.get("CLASSFSD"), verbose=verbose)
         socket = self._run.socket
         cwd = os.getcwd()
-        self._saved = _classfs.enter(self._run.pid)
+        self._saved = _classfs.enter(self._run)
         try:
             os.chdir(cwd)
         except OSError:
@@ -183,8 +200,8 @@ class Testbed:
         self._sync = None
         if self._saved is not None:
             saved, self._saved = self._saved, None
-            # from a user namespace (an unprivileged environment) there is
-            # no way back: the process stays, its /sys no longer served
+            # False only after joining an environment's own user namespace
+            # (_own_namespaces() failed): the process stays, /sys unserved
             self.left = _classfs.leave(saved)
             try:
                 os.chdir(self._cwd)

@@ -25,9 +25,11 @@ __all__ = ["Testbed", "in_mock_environment"]
 
 def in_mock_environment():
     """True when a Testbed works in this process: inside a classfs
-    environment (CLASSFS_SOCKET), or able to make one (root).  No wrapper
-    program is needed: a Testbed moves this process into its environment."""
-    return bool(os.environ.get(_classfs.SOCKET_ENV)) or os.geteuid() == 0
+    environment (CLASSFS_SOCKET), or able to make one (root, or another
+    uid where user namespaces are allowed).  No wrapper program is needed:
+    a Testbed moves this process into its environment."""
+    return (bool(os.environ.get(_classfs.SOCKET_ENV)) or os.geteuid() == 0
+            or _classfs.userns_allowed())
 
 
 def _pairs(flat, what):

@@ -235,6 +235,21 @@ def test_close_stops_what_it_started(tmp_path):
     assert not os.path.exists(tb.socket)
 
 
+def test_one_testbed_after_another():
+    # each back where it was: the host's /sys, /dev and the same uid, for
+    # the next one (another uid stays in the user namespace of its own)
+    if classfs.in_environment():
+        pytest.skip("joined an environment: nothing of its own to stop")
+    host_sys, uid, gid = os.stat("/sys").st_dev, os.getuid(), os.getgid()
+    for i in range(3):
+        with classfs.Testbed() as tb:
+            tb.add_device("block", f"sd{i}", dev=(8, 16 * i), devtype="disk")
+            assert os.path.exists(f"/dev/sd{i}") and (os.getuid(), os.getgid()) == (uid, gid)
+        assert tb.left
+        assert os.stat("/sys").st_dev == host_sys and not os.path.exists(f"/dev/sd{i}")
+    assert (os.getuid(), os.getgid()) == (uid, gid)
+
+
 def test_partitions_nested_in_a_virtual_disk_added_before_them(testbed):
     # a disk without a bus device lives in /devices/virtual; its partitions,
     # added by later calls, nest in it (the record loader finds it in the tree)

@@ -9,6 +9,11 @@ import pytest
 from classfs import umockdev as UMockdev
 
 
+def test_in_mock_environment_before_a_testbed():
+    # a suite asks before making its testbed, as root and as another uid
+    assert UMockdev.in_mock_environment()
+
+
 def test_usb_device_and_power_supply_as_umockdev_tests_add_them(umockdev_testbed):
     tb = umockdev_testbed
     assert UMockdev.in_mock_environment()
