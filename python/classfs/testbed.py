@@ -102,13 +102,16 @@ def _own_namespaces():
     made in a user namespace of its own: once, it becomes the owner of a
     user namespace (its uid and gid mapped to themselves) with a copy of
     the host's mounts and a network namespace, where its environments are
-    made and close() returns (docs/python.md).  Where user namespaces are
-    refused, Run() says which setting refuses them."""
+    made and close() returns (docs/python.md).  Return: True, or False
+    when user namespaces are refused to it (Run() then says which setting
+    refuses them)."""
     try:
         _classfs.own_namespaces()
     except OSError as e:
         if e.errno not in (errno.EPERM, errno.EACCES, errno.ENOSPC, errno.EUSERS):
             raise
+        return False
+    return True
 
 
 class Testbed:
@@ -147,11 +150,17 @@ class Testbed:
     # -- making and joining the environment ------------------------------
 
     def _start(self, records, sample, daemon, verbose):
-        if os.geteuid() != 0:
-            _own_namespaces()
-        self._run = _classfs.Run(records=list(records) or None, sample=sample,
-                                 layout=_classfs.LAYOUT_DEVICES,
-                                 daemon=daemon or os.environ.get("CLASSFSD"), verbose=verbose)
+        refused = os.geteuid() != 0 and not _own_namespaces()
+        try:
+            self._run = _classfs.Run(records=list(records) or None, sample=sample,
+                                     layout=_classfs.LAYOUT_DEVICES,
+                                     daemon=daemon or os.environ.get("CLASSFSD"),
+                                     verbose=verbose)
+        except OSError as e:
+            # no environment for this user here (ENOSPC for a limit of 0)
+            if refused and not isinstance(e, PermissionError):
+                raise PermissionError(e.errno, e.strerror) from e
+            raise
         socket = self._run.socket
         cwd = os.getcwd()
         self._saved = _classfs.enter(self._run)

@@ -3,7 +3,10 @@
 found through pyudev, /dev nodes, properties, attribute changes, events
 seen by a pyudev.Monitor, records; errors that change nothing."""
 import os
+import shutil
 import subprocess
+import tempfile
+import time
 
 import pyudev
 import pytest
@@ -248,6 +251,65 @@ def test_one_testbed_after_another():
         assert tb.left
         assert os.stat("/sys").st_dev == host_sys and not os.path.exists(f"/dev/sd{i}")
     assert (os.getuid(), os.getgid()) == (uid, gid)
+
+
+REFUSED_PROBE = """
+import classfs
+from classfs import umockdev
+print("in_mock_environment", umockdev.in_mock_environment())
+try:
+    classfs.Testbed()
+except PermissionError as e:
+    print("PermissionError", e)
+"""
+
+
+def test_user_namespaces_refused_raise_permission_error_naming_the_setting():
+    # uid 65534 in a user namespace of root's whose limit of user
+    # namespaces is 0 (as a distribution may set it): PermissionError (the
+    # fixtures skip with it) naming the setting; in_mock_environment() False
+    if os.geteuid() != 0 or classfs.in_environment():
+        pytest.skip("root sets the refusal up, outside an environment")
+    stage = tempfile.mkdtemp(prefix="classfs-refused.")
+    try:
+        # a copy uid 65534 can read (the build tree may be in root's home):
+        # the package, and the libclassfs its run path ($ORIGIN/../..) names
+        pkg = os.path.dirname(classfs.__file__)
+        shutil.copytree(pkg, os.path.join(stage, "build", "python", "classfs"))
+        shutil.copy(os.path.realpath(os.path.join(pkg, "..", "..", "libclassfs.so.0")),
+                    os.path.join(stage, "build", "libclassfs.so.0"))
+        for d, _, files in os.walk(stage):
+            os.chmod(d, 0o755)
+            for f in files:
+                os.chmod(os.path.join(d, f), 0o755)
+        env = dict(os.environ, PYTHONPATH=os.path.join(stage, "build", "python"))
+        env.pop("CLASSFS_SOCKET", None)
+        # once mapped, an exec() as uid 0 there gives the capabilities that set the limit
+        limit = ("echo 0 >/proc/sys/user/max_user_namespaces && exec setpriv "
+                 "--reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c \"$0\"")
+        p = subprocess.Popen(["unshare", "--user", "--", "sh", "-c", 'read -r _ && exec "$@"',
+                              "sh", "sh", "-c", limit, REFUSED_PROBE],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, env=env, cwd="/")
+        try:
+            mine = os.readlink("/proc/self/ns/user")
+            for _ in range(200):
+                if os.readlink(f"/proc/{p.pid}/ns/user") != mine:
+                    break
+                time.sleep(0.01)
+            for name in ("uid_map", "gid_map"):
+                with open(f"/proc/{p.pid}/{name}", "w") as f:
+                    f.write("0 0 65536\n")
+            out = p.communicate("go\n", timeout=60)[0]
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    finally:
+        shutil.rmtree(stage)
+    assert p.returncode == 0, out
+    assert "in_mock_environment False" in out, out
+    assert "PermissionError" in out and "user.max_user_namespaces" in out, out
 
 
 def test_partitions_nested_in_a_virtual_disk_added_before_them(testbed):
