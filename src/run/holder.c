@@ -204,6 +204,15 @@ static int start_daemon(struct holder *h)
 			argv[i + 1] = dev;
 			if (fcntl(h->sys_fuse, F_SETFD, 0) < 0 || fcntl(h->dev_fuse, F_SETFD, 0) < 0)
 				_exit(127);
+			/*
+			 * A mount namespace of its own, copied before the views are
+			 * attached: the daemon never walks into its own mounts (glibc
+			 * opens /sys/devices/system/cpu/online for a thread's malloc
+			 * arena; served by the daemon itself, that lookup can wait
+			 * on the very threads that would answer it).
+			 */
+			if (unshare(CLONE_NEWNS) < 0)
+				_exit(127);
 		}
 
 		prctl(PR_SET_PDEATHSIG, SIGTERM);

@@ -167,6 +167,26 @@ for layout in class devices; do
 		ok "$layout: udev-probe summary: $n_probe devices (= udevadm --export-db), 32 nodes right" ||
 		bad "$layout: udev-probe summary: $out"
 done
+# COMMAND's uid and gid are the caller's, and so are the files it writes in the host's directories
+want=${as_uid:-0}
+rc=0; out=$("$run" --sample -- sh -c 'echo "ids $(id -u) $(id -g)"; touch "$1"; grep -E "^Cap(Eff|Prm)" /proc/self/status' sh \
+	"$work/owned" 2>&1) || rc=$?
+caps=0000000000000000
+((want == 0)) && caps=$(awk '/^CapEff/ { print $2 }' /proc/self/status)
+((rc == 0)) && has "$out" "^ids $want $want$" && [[ $(stat -c '%u:%g' "$work/owned") == "$want:$want" ]] &&
+	has "$out" "^CapEff:.$caps$" &&
+	ok "COMMAND runs as uid and gid $want with capabilities $caps; a file it writes is $want:$want's" ||
+	bad "COMMAND's identity: exit $rc: $out; $(stat -c '%u:%g' "$work/owned" 2>&1)"
+if [[ -n $as_uid ]]; then
+	# --root: uid 0 inside for programs that insist on it, the caller's on the host
+	rm -f "$work/owned"
+	rc=0; out=$("$run" --root --sample -- sh -c 'echo "ids $(id -u) $(id -g)"; touch "$1"; lsblk -dn -o NAME' sh \
+		"$work/owned" 2>&1) || rc=$?
+	((rc == 0)) && has "$out" "^ids 0 0$" && has "$out" "^sda$" &&
+		[[ $(stat -c '%u:%g' "$work/owned") == "$as_uid:$as_uid" ]] &&
+		ok "--root: COMMAND is uid 0 inside, lsblk works, its file is $as_uid:$as_uid's on the host" ||
+		bad "--root: exit $rc: $out; $(stat -c '%u:%g' "$work/owned" 2>&1)"
+fi
 check_clean "sample runs"
 
 # ---------------------------------------------------- recordings, both layouts
