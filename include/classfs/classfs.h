@@ -77,16 +77,7 @@ struct classfs_node {			/* private */
 /* allocation                                                          */
 /* ------------------------------------------------------------------ */
 
-/**
- * classfs_set_alloc_hook() - route every allocation of the library
- * @hook: called with the size of each allocation; returning false makes
- *        that allocation fail (the caller sees -ENOMEM). NULL removes it.
- * @data: passed to @hook.
- *
- * Tests use it to fail the Nth allocation of a scenario.
- */
-CLASSFS_PUBLIC void classfs_set_alloc_hook(bool (*hook)(size_t size, void *data), void *data);
-/** classfs_malloc() - allocate through the library's allocator (and hook). */
+/** classfs_malloc() - allocate through the library's allocator; NULL on ENOMEM */
 CLASSFS_PUBLIC void *classfs_malloc(size_t size);
 /** classfs_zalloc() - as classfs_malloc(), zero-filled. */
 CLASSFS_PUBLIC void *classfs_zalloc(size_t size);
@@ -129,8 +120,6 @@ CLASSFS_PUBLIC struct classfs_tree *classfs_default_tree(void);
  * holds a device.
  */
 CLASSFS_PUBLIC int classfs_set_default_layout(enum classfs_layout layout);
-/** classfs_tree_node_count() - number of live nodes (tests: back to base) */
-CLASSFS_PUBLIC size_t classfs_tree_node_count(struct classfs_tree *tree);
 /** classfs_tree_seqnum() - the last uevent sequence number handed out */
 CLASSFS_PUBLIC uint64_t classfs_tree_seqnum(struct classfs_tree *tree);
 
@@ -792,7 +781,7 @@ CLASSFS_PUBLIC void classfs_interface_unregister(struct classfs_interface *intf)
  * entries computed from it: `dev`, `uevent`, default attributes, links).
  * A stale number (its node gone) answers -ENOENT.
  */
-#define CLASSFS_ROOT_INO	classfs_root_ino()
+#define CLASSFS_ROOT_INO	((uint64_t)1)	/* every tree's root */
 
 enum classfs_ftype {
 	CLASSFS_FT_DIR = 1,
@@ -809,7 +798,7 @@ struct classfs_stat {
 	bool dynamic;		/* computed by show() on every read */
 };
 
-/** classfs_root_ino() - the inode number of every tree's root */
+/** classfs_root_ino() - %CLASSFS_ROOT_INO, the inode number of every tree's root */
 CLASSFS_PUBLIC uint64_t classfs_root_ino(void);
 /** classfs_getattr() - stat an entry; -ENOENT when gone */
 CLASSFS_PUBLIC int classfs_getattr(struct classfs_tree *tree, uint64_t ino, struct classfs_stat *st);

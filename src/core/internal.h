@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "classfs/classfs.h"
+#include "classfs/testing.h"
 #include "bytes.h"
 
 #define cfs_container_of(ptr, type, member) \
@@ -413,7 +414,7 @@ enum {
 static inline uint64_t cfs_ino(const struct classfs_node *n, unsigned int slot)
 {
 	if (n->id == 0 && slot == 0)
-		return 1;
+		return CLASSFS_ROOT_INO;
 	return ((uint64_t)(n->gen & 0xFFFFFF) << 40) | ((uint64_t)n->id << CFS_INO_SLOT_BITS) | slot;
 }
 

@@ -33,10 +33,10 @@ _Static_assert(32 + CFS_HTAB_KEY2_BITS < 61, "keys must fit a position");
 
 enum { R_COMPUTED = 0, R_CHILDREN = 1, R_INDEX = 2, R_DEVT = 3, R_END = 4 };
 
-/** classfs_root_ino() - the root's inode number, 1 as FUSE wants it */
+/* %CLASSFS_ROOT_INO: 1, as FUSE wants it */
 uint64_t classfs_root_ino(void)
 {
-	return 1;
+	return CLASSFS_ROOT_INO;
 }
 
 struct classfs_device *cfs_entry_device(const struct cfs_entry *e)
@@ -137,7 +137,7 @@ static bool slot_exists(struct classfs_tree *t, const struct classfs_device *dev
 
 int cfs_resolve_locked(struct classfs_tree *t, uint64_t ino, struct cfs_entry *e)
 {
-	if (ino == 1) {
+	if (ino == CLASSFS_ROOT_INO) {
 		*e = (struct cfs_entry){ &t->root, 0 };
 		return 0;
 	}
