@@ -41,6 +41,7 @@ fail:
 
 static struct classfs_class *class_find_locked(struct classfs_tree *t, const char *name)
 {
+	cfs_assert_held(t);
 	for (struct classfs_class *c = t->classes; c; c = c->p.next)
 		if (!strcmp(c->name, name))
 			return c;

@@ -211,6 +211,7 @@ struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const 
 {
 	uint32_t h = cfs_hash_name(name);
 
+	cfs_assert_held(cls->p.tree);
 	for (struct classfs_device *d = cfs_htab_chain(&cls->p.names, h); d; d = d->p.name_next) {
 		if (d->p.node.hash > h)
 			break;

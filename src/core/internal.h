@@ -6,27 +6,48 @@
  *
  *  tree->lock   (L)  the structure of one tree: nodes, directories, ids,
  *                    class/bus lists, indexes, device state bits,
- *                    interface lists.  Never held while a caller's
- *                    callback (show/store, hooks, add/remove, release,
- *                    listeners) runs.  Allocation under L is allowed.
+ *                    interface lists, pending renames.  Never held while
+ *                    a caller's callback (show/store, hooks, add/remove,
+ *                    release, listeners, watch sync/notify) runs, except
+ *                    a watch's changed(), which only records (see
+ *                    struct classfs_watch_ops).  Allocation under L is
+ *                    allowed.  Functions named *_locked, and those whose
+ *                    comment says "under L", require it:
+ *                    cfs_assert_held() checks that in builds without
+ *                    NDEBUG.
  *  tree->evlock (E)  the event queue and the listener table.  Taken
  *                    inside L (L -> E) to queue an event in the same
  *                    critical section as the change it reports, so
  *                    SEQNUM order is tree order.  Never held across a
- *                    listener call.
+ *                    listener call.  Waits: tree->evcond (the delivering
+ *                    thread finished a batch).
  *  default_lock      creation of the default tree only.
- *  class I           a class's interface calls (cls->p.intf_owner and
- *                    intf_depth, under L): add()/remove() of one class
- *                    run on one thread at a time, as under Linux's class
- *                    mutex; recursive, so callbacks may add and remove
- *                    devices.  Held across those callbacks (I -> L).
+ *  class I           a class's interface lock (interface.c): add() and
+ *                    remove() of one class run on one thread at a time,
+ *                    as under Linux's class mutex.  Its owner thread may
+ *                    take it again (a callback adds and removes devices of
+ *                    the class); its state (cls->p.intf_owner,
+ *                    intf_depth) is under L, and I is held across the
+ *                    callbacks (I -> L).
  *
- *  Active references (node->active) are atomics, taken under L (the
- *  node is then known alive) and dropped without it.  A drain waits on
- *  tree->drain with L released by pthread_cond_wait, and so do a
- *  removal waiting for dependents another thread is removing and a
- *  thread waiting for a class's I.
- *  Device and class reference counts are atomics.
+ *  Waits under L, each on its own condition variable (cfs_wait_locked()
+ *  releases L while waiting), each signalled under L:
+ *   tree->drained      a deactivated node's last active reference went
+ *                      (cfs_drain_locked(), cfs_subtree_drain_locked());
+ *   tree->removed      a device's removal finished (a removal waiting for
+ *                      dependents another thread is removing);
+ *   tree->intf_free    a class's interface lock was released;
+ *   tree->intf_idle    an interface call finished (unregister waits for
+ *                      other threads' calls of the interface);
+ *   tree->renamed      a rename's MOVE was numbered (the next rename of
+ *                      the same device waits for it).
+ *
+ *  Active references (node->active) are taken under L (the node is then
+ *  known alive) and dropped without it.  Active references, device state
+ *  bits and device and class reference counts are fields of the public
+ *  structs, accessed with the __atomic builtins (the one atomics style of
+ *  the core).  A thread's own bookkeeping (its running callbacks,
+ *  interface calls, removals) is thread-local, in struct cfs_thread.
  */
 #ifndef CLASSFS_INTERNAL_H
 #define CLASSFS_INTERNAL_H
@@ -34,7 +55,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,25 +168,6 @@ bool cfs_active_get(struct classfs_node *n);
 void cfs_active_put(struct classfs_tree *t, struct classfs_node *n);
 void cfs_deactivate(struct classfs_node *n);
 bool cfs_drain_locked(struct classfs_tree *t, struct classfs_node *n);
-bool cfs_active_held_below(const struct classfs_node *top);
-
-/* the frames of callbacks running on this thread, for -EDEADLK and remove-self */
-struct cfs_frame {
-	struct classfs_node *node;	/* whose active reference is held */
-	bool released;			/* given up by remove-self */
-	struct classfs_node *held;	/* held instead: the removed device's parent */
-	struct classfs_device *put;	/* reference to drop after the callback */
-	struct classfs_node *deferred;	/* nodes to free after the callback */
-	struct classfs_reply_offer *offer;	/* the caller's, for classfs_defer() */
-	bool taken;			/* the offer was taken */
-};
-struct cfs_frame *cfs_frame_push(struct classfs_node *n);
-struct cfs_frame *cfs_frame_top(void);
-void cfs_frame_pop(struct classfs_tree *t, struct cfs_frame *f);
-void cfs_frame_release_locked(struct classfs_tree *t, struct cfs_frame *f,
-			      struct classfs_node *hold);
-struct cfs_frame *cfs_frame_find_device(const struct classfs_device *dev);
-struct cfs_frame *cfs_frame_find_released(const struct classfs_device *dev);
 
 /* removal of a node and everything real below it; under L */
 void cfs_subtree_deactivate(struct classfs_node *n);
@@ -205,7 +206,12 @@ struct cfs_watch {
 
 struct classfs_tree {
 	pthread_mutex_t lock;
-	pthread_cond_t drain;
+	const void *lock_owner;		/* its holder's struct cfs_thread (lock checks) */
+	pthread_cond_t drained;		/* the waits under L (see the top) */
+	pthread_cond_t removed;
+	pthread_cond_t intf_free;
+	pthread_cond_t intf_idle;
+	pthread_cond_t renamed;
 	enum classfs_layout layout;
 	struct classfs_node root;
 	struct classfs_node *class_dir, *devices_dir, *virtual_dir, *block_dir;
@@ -249,14 +255,86 @@ struct cfs_tree_attr {
 	ssize_t (*store)(struct classfs_tree *t, const char *buf, size_t count);
 };
 
+#ifndef NDEBUG
+#define CFS_LOCK_CHECKS 1
+#endif
+
+/* ---- what this thread is doing (thread.c) ---- */
+#define CFS_MAX_NESTED_CALLS 16	/* attribute callbacks nested on one thread */
+
+/* an attribute callback running on this thread, for -EDEADLK and remove-self */
+struct cfs_frame {
+	struct classfs_node *node;	/* whose active reference is held */
+	bool released;			/* given up by remove-self */
+	struct classfs_node *held;	/* held instead: the removed device's parent */
+	struct classfs_device *put;	/* reference to drop after the callback */
+	struct classfs_node *deferred;	/* nodes to free after the callback */
+	struct classfs_reply_offer *offer;	/* the caller's, for classfs_defer() */
+	bool taken;			/* the offer was taken */
+};
+struct cfs_frame *cfs_frame_push(struct classfs_node *n);
+struct cfs_frame *cfs_frame_top(void);
+void cfs_frame_pop(struct classfs_tree *t, struct cfs_frame *f);
+void cfs_frame_release_locked(struct classfs_tree *t, struct cfs_frame *f,
+			      struct classfs_node *hold);
+struct cfs_frame *cfs_frame_find_device(const struct classfs_device *dev);
+struct cfs_frame *cfs_frame_find_released(const struct classfs_device *dev);
+
+bool cfs_active_held_below(const struct classfs_node *top);
+
+/* a removal running on this thread (device-del.c) */
+struct cfs_removal {
+	struct classfs_device *dev;
+	struct cfs_removal *prev;
+};
+
+/* an interface's add() or remove() running on this thread (interface.c) */
+struct cfs_intf_call {
+	struct classfs_interface *intf;
+	struct cfs_intf_call *prev;
+};
+
+struct cfs_thread {
+	struct cfs_frame frames[CFS_MAX_NESTED_CALLS];	/* innermost last */
+	int nframes;
+	struct cfs_intf_call *intf_calls;	/* innermost first */
+	struct cfs_removal *removals;		/* innermost first */
+	unsigned int watch_deferred;		/* cfs_watch_defer() depth */
+};
+
+struct cfs_thread *cfs_self(void);
+
+#ifdef CFS_LOCK_CHECKS
+void cfs_assert_held_fn(struct classfs_tree *t, const char *fn);
+#define cfs_assert_held(t) cfs_assert_held_fn((t), __func__)
+static inline void cfs_owner_set(struct classfs_tree *t, const void *owner)
+{
+	__atomic_store_n(&t->lock_owner, owner, __ATOMIC_RELAXED);
+}
+#else
+#define cfs_assert_held(t) ((void)(t))
+#define cfs_owner_set(t, owner) ((void)(t))
+#endif
+
 static inline void cfs_lock(struct classfs_tree *t)
 {
 	pthread_mutex_lock(&t->lock);
+	cfs_owner_set(t, cfs_self());
 }
 
 static inline void cfs_unlock(struct classfs_tree *t)
 {
+	cfs_owner_set(t, NULL);
 	pthread_mutex_unlock(&t->lock);
+}
+
+/* under L: wait on one of the tree's condition variables, L released meanwhile */
+static inline void cfs_wait_locked(struct classfs_tree *t, pthread_cond_t *cond)
+{
+	cfs_assert_held(t);
+	cfs_owner_set(t, NULL);
+	pthread_cond_wait(cond, &t->lock);
+	cfs_owner_set(t, cfs_self());
 }
 
 static inline struct classfs_device *cfs_node_device(const struct classfs_node *n)

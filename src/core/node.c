@@ -308,6 +308,7 @@ int cfs_node_path(const struct classfs_node *n, char *buf, size_t size)
 int cfs_event_path_locked(struct classfs_tree *t, const struct classfs_node *n, char *buf,
 			  size_t size)
 {
+	cfs_assert_held(t);
 	return node_path(t->moves ? t : NULL, n, buf, size);
 }
 
@@ -383,7 +384,7 @@ void cfs_active_put(struct classfs_tree *t, struct classfs_node *n)
 	if (__atomic_sub_fetch(&n->active, 1, __ATOMIC_RELEASE) == CFS_ACTIVE_BIAS) {
 		/* last one out of a deactivated node wakes the drainer */
 		cfs_lock(t);
-		pthread_cond_broadcast(&t->drain);
+		pthread_cond_broadcast(&t->drained);
 		cfs_unlock(t);
 	}
 }
@@ -410,101 +411,13 @@ bool cfs_drain_locked(struct classfs_tree *t, struct classfs_node *n)
 {
 	uint32_t id = n->id, gen = n->gen;
 
+	cfs_assert_held(t);
 	while (__atomic_load_n(&n->active, __ATOMIC_ACQUIRE) != CFS_ACTIVE_BIAS) {
-		pthread_cond_wait(&t->drain, &t->lock);
+		cfs_wait_locked(t, &t->drained);
 		if (!node_still_there(t, n, id, gen))
 			return false;
 	}
 	return true;
-}
-
-/* ---- the callbacks running on this thread ---- */
-
-#define CFS_MAX_FRAMES 16
-static __thread struct cfs_frame frames[CFS_MAX_FRAMES];
-static __thread int nframes;
-
-struct cfs_frame *cfs_frame_push(struct classfs_node *n)
-{
-	struct cfs_frame *f;
-
-	if (nframes == CFS_MAX_FRAMES)
-		return NULL;
-	f = &frames[nframes++];
-	*f = (struct cfs_frame){ .node = n };
-	return f;
-}
-
-/* the innermost callback running on this thread, or NULL */
-struct cfs_frame *cfs_frame_top(void)
-{
-	return nframes ? &frames[nframes - 1] : NULL;
-}
-
-void cfs_frame_pop(struct classfs_tree *t, struct cfs_frame *f)
-{
-	struct classfs_device *put = f->put;
-	struct classfs_node *deferred = f->deferred;
-
-	if (!f->released)
-		cfs_active_put(t, f->node);
-	if (f->held)
-		cfs_active_put(t, f->held);
-	nframes--;
-	cfs_free_list(deferred);
-	classfs_device_put(put);
-}
-
-static bool node_below(const struct classfs_node *n, const struct classfs_node *top)
-{
-	for (; n; n = n->parent)
-		if (n == top)
-			return true;
-	return false;
-}
-
-/* does this thread hold an active reference on @top or below it? */
-bool cfs_active_held_below(const struct classfs_node *top)
-{
-	for (int i = 0; i < nframes; i++)
-		if ((!frames[i].released && node_below(frames[i].node, top)) ||
-		    (frames[i].held && node_below(frames[i].held, top)))
-			return true;
-	return false;
-}
-
-/*
- * Under L, for remove-self: give up @f's active reference so that the
- * removal of its own device does not wait for it, and take one on @hold
- * (the directory above the device) instead, so that the removal of what
- * is above still waits for the callback to return.
- */
-void cfs_frame_release_locked(struct classfs_tree *t, struct cfs_frame *f,
-			      struct classfs_node *hold)
-{
-	if (hold && !f->held && cfs_active_get(hold))
-		f->held = hold;
-	f->released = true;
-	if (__atomic_sub_fetch(&f->node->active, 1, __ATOMIC_RELEASE) == CFS_ACTIVE_BIAS)
-		pthread_cond_broadcast(&t->drain);
-}
-
-/* the innermost frame of this thread working on @dev (or a file of it) */
-struct cfs_frame *cfs_frame_find_device(const struct classfs_device *dev)
-{
-	for (int i = nframes - 1; i >= 0; i--)
-		if (!frames[i].released && node_below(frames[i].node, &dev->p.node))
-			return &frames[i];
-	return NULL;
-}
-
-/* the frame whose reference classfs_device_unregister_self() set aside */
-struct cfs_frame *cfs_frame_find_released(const struct classfs_device *dev)
-{
-	for (int i = nframes - 1; i >= 0; i--)
-		if (frames[i].released && node_below(frames[i].node, &dev->p.node))
-			return &frames[i];
-	return NULL;
 }
 
 /* ---- removal of subtrees (under L) ---- */
@@ -557,13 +470,14 @@ bool cfs_subtree_drain_locked(struct classfs_tree *t, struct classfs_node *n)
 {
 	uint32_t id = n->id, gen = n->gen;
 
+	cfs_assert_held(t);
 	/*
 	 * Waiting drops L, and meanwhile other threads may remove files or
 	 * devices below @n (freeing their nodes): walk again from @n, never
 	 * from where the walk stopped.
 	 */
 	while (subtree_find_active(n)) {
-		pthread_cond_wait(&t->drain, &t->lock);
+		cfs_wait_locked(t, &t->drained);
 		if (!node_still_there(t, n, id, gen))
 			return false;
 	}

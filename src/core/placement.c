@@ -38,6 +38,7 @@ int cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
 {
 	struct classfs_node *base, *g;
 
+	cfs_assert_held(t);
 	*glue = NULL;
 	if (!dev->cls && dev->parent)
 		*dirp = &dev->parent->p.node;
@@ -82,6 +83,7 @@ bool cfs_is_glue_dir(struct classfs_tree *t, const struct classfs_node *n)
 void cfs_glue_put_locked(struct classfs_tree *t, struct classfs_node *g,
 			 struct classfs_node **freelist)
 {
+	cfs_assert_held(t);
 	if (!g || (g->u.dir && g->u.dir->count))
 		return;
 	if (g == t->virtual_dir && t->layout == CLASSFS_LAYOUT_CLASS) {
@@ -241,6 +243,7 @@ static struct classfs_device *find_locked(struct classfs_tree *t, struct classfs
 	struct classfs_device *d, *found;
 	struct classfs_node *dir, *x;
 
+	cfs_assert_held(t);
 	if (i == n)
 		return cur;
 	/* a child in @cur's directory, or a top-level physical device */
@@ -313,6 +316,7 @@ bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev,
 {
 	struct classfs_device *at = dev->cls && !dev->parent ? dev->phys : dev->parent;
 
+	cfs_assert_held(t);
 	/* devices/virtual is no device's (a save would read it as one) */
 	if (!dev->cls && !dev->parent && !strcmp(name, "virtual"))
 		return true;

@@ -4,12 +4,10 @@
  */
 #include "internal.h"
 
-/* its address tells the renaming threads apart */
-static __thread char rename_tag;
-
 /* under L: the pending rename of @dev, if any */
 static struct cfs_move *move_of(struct classfs_tree *t, const struct classfs_device *dev)
 {
+	cfs_assert_held(t);
 	for (struct cfs_move *m = t->moves; m; m = m->next)
 		if (m->dev == dev)
 			return m;
@@ -53,9 +51,9 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 	/* one rename of a device at a time: the MOVE of the last one goes first */
 	while ((m = move_of(t, dev))) {
 		r = -EDEADLK;
-		if (m->owner == &rename_tag)
+		if (m->owner == cfs_self())
 			goto out_unlock;
-		pthread_cond_wait(&t->drain, &t->lock);
+		cfs_wait_locked(t, &t->renamed);
 	}
 	r = -EINVAL;
 	if (!cfs_dev_alive(dev))
@@ -92,7 +90,7 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 	if (dev->cls)
 		cfs_htab_remove_keep(&dev->cls->p.names, &cfs_name_htab_ops, dev);
 	/* events keep the old name until the MOVE (freed at the end) */
-	move = (struct cfs_move){ dev, dev->p.node.name, &rename_tag, t->moves };
+	move = (struct cfs_move){ dev, dev->p.node.name, cfs_self(), t->moves };
 	t->moves = &move;
 	old_name = (dev->p.node.flags & CFS_NF_OWN_NAME) ? dev->p.node.name : NULL;
 	dev->p.node.name = copy;
@@ -139,7 +137,7 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 			*pp = move.next;
 			break;
 		}
-	pthread_cond_broadcast(&t->drain);
+	pthread_cond_broadcast(&t->renamed);
 	/* until its REMOVE is numbered, even a device being removed needs it */
 	if (r >= 0 && cfs_dev_state(dev, CFS_DS_ADDED))
 		cfs_event_emit_locked(t, ev, CLASSFS_ACTION_MOVE, dev, old_path);

@@ -80,7 +80,11 @@ struct classfs_tree *classfs_tree_new(enum classfs_layout layout)
 		return NULL;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->evlock, NULL);
-	pthread_cond_init(&t->drain, NULL);
+	pthread_cond_init(&t->drained, NULL);
+	pthread_cond_init(&t->removed, NULL);
+	pthread_cond_init(&t->intf_free, NULL);
+	pthread_cond_init(&t->intf_idle, NULL);
+	pthread_cond_init(&t->renamed, NULL);
 	pthread_cond_init(&t->evcond, NULL);
 	t->layout = layout;
 	t->evq_tail = &t->evq_head;
@@ -121,7 +125,11 @@ int classfs_tree_free(struct classfs_tree *t)
 	cfs_free(t->ids);
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->evlock);
-	pthread_cond_destroy(&t->drain);
+	pthread_cond_destroy(&t->drained);
+	pthread_cond_destroy(&t->removed);
+	pthread_cond_destroy(&t->intf_free);
+	pthread_cond_destroy(&t->intf_idle);
+	pthread_cond_destroy(&t->renamed);
 	pthread_cond_destroy(&t->evcond);
 	cfs_free(t);
 	return 0;

@@ -322,6 +322,7 @@ int cfs_event_check_locked(struct classfs_tree *t, const struct cfs_event *ev,
 	char devpath[PATH_MAX];
 	int len = event_measure_locked(t, ev, action, dev, NULL, devpath);
 
+	cfs_assert_held(t);
 	return len < 0 ? len : 0;
 }
 
@@ -412,6 +413,7 @@ int cfs_event_emit_locked(struct classfs_tree *t, struct cfs_event *ev,
 {
 	int err;
 
+	cfs_assert_held(t);
 	/*
 	 * A suppressed device sends nothing, and one whose ADD was never
 	 * numbered sends no REMOVE: nobody heard of it.

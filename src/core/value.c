@@ -147,6 +147,7 @@ static int place_locked(struct classfs_tree *t, struct classfs_device *dev, char
 	struct classfs_node *dir = &dev->p.node, *made = NULL;
 	int r = 0;
 
+	cfs_assert_held(t);
 	for (int i = 0; i < ncomp - 1; i++) {
 		struct classfs_node *c = cfs_dir_lookup(dir, comp[i]);
 

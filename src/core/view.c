@@ -137,6 +137,7 @@ static bool slot_exists(struct classfs_tree *t, const struct classfs_device *dev
 
 int cfs_resolve_locked(struct classfs_tree *t, uint64_t ino, struct cfs_entry *e)
 {
+	cfs_assert_held(t);
 	if (ino == CLASSFS_ROOT_INO) {
 		*e = (struct cfs_entry){ &t->root, 0 };
 		return 0;
@@ -380,6 +381,7 @@ static int lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, co
 	struct classfs_node *c;
 	char buf[32];
 
+	cfs_assert_held(t);
 	if (dir->slot) {
 		/* a named default group's directory */
 		const struct classfs_attribute_group *grp;
@@ -520,6 +522,7 @@ static bool readdir_locked(struct classfs_tree *t, const struct cfs_entry *dir, 
 {
 	int regions[3], nr = dir_regions(t, dir, regions);
 
+	cfs_assert_held(t);
 	for (int i = 0; i < nr; i++) {
 		int r = regions[i];
 		uint64_t pos;
