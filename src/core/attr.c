@@ -49,20 +49,12 @@ static int file_add(struct classfs_device *dev, const struct classfs_attribute *
 	return r;
 }
 
-/**
- * classfs_device_create_file() - add a text attribute to an added device
- * Return: 0, -EINVAL, -ENODEV (being removed), -EEXIST, -ENOMEM.
- */
 int classfs_device_create_file(struct classfs_device *dev,
 			       const struct classfs_device_attribute *attr)
 {
 	return file_add(dev, attr ? &attr->attr : NULL, CFS_NT_REG, attr, false);
 }
 
-/**
- * classfs_device_create_file_owned() - as classfs_device_create_file();
- * @attr is freed with classfs_free() when the file goes, or now on error.
- */
 int classfs_device_create_file_owned(struct classfs_device *dev,
 				     struct classfs_device_attribute *attr)
 {
@@ -73,7 +65,6 @@ int classfs_device_create_file_owned(struct classfs_device *dev,
 	return r;
 }
 
-/** classfs_device_remove_file() - remove a text attribute once its callbacks are done */
 void classfs_device_remove_file(struct classfs_device *dev,
 				const struct classfs_device_attribute *attr)
 {
@@ -82,14 +73,12 @@ void classfs_device_remove_file(struct classfs_device *dev,
 	cfs_remove_file(cfs_device_tree_of(dev), &dev->p.node, attr->attr.name, attr);
 }
 
-/** classfs_device_create_bin_file() - add a binary attribute; as create_file */
 int classfs_device_create_bin_file(struct classfs_device *dev,
 				   const struct classfs_bin_attribute *attr)
 {
 	return file_add(dev, attr ? &attr->attr : NULL, CFS_NT_BIN, attr, false);
 }
 
-/** classfs_device_create_bin_file_owned() - as create_bin_file(); @attr freed with the file */
 int classfs_device_create_bin_file_owned(struct classfs_device *dev,
 					 struct classfs_bin_attribute *attr)
 {
@@ -100,7 +89,6 @@ int classfs_device_create_bin_file_owned(struct classfs_device *dev,
 	return r;
 }
 
-/** classfs_device_remove_bin_file() - remove a binary attribute */
 void classfs_device_remove_bin_file(struct classfs_device *dev,
 				    const struct classfs_bin_attribute *attr)
 {
@@ -141,11 +129,6 @@ static int group_nodes(struct classfs_tree *t, const struct classfs_attribute_gr
 	return 0;
 }
 
-/**
- * classfs_device_create_group() - add a group's files (in a subdirectory
- * when it is named), all at once or none.
- * Return: 0, -EINVAL, -ENODEV, -EEXIST, -ENOMEM.
- */
 int classfs_device_create_group(struct classfs_device *dev,
 				const struct classfs_attribute_group *grp)
 {
@@ -224,7 +207,6 @@ out_free:
 	return r;
 }
 
-/** classfs_device_remove_group() - remove a group's files (and directory) */
 void classfs_device_remove_group(struct classfs_device *dev,
 				 const struct classfs_attribute_group *grp)
 {
@@ -253,11 +235,6 @@ void classfs_device_remove_group(struct classfs_device *dev,
 	cfs_free_list(freelist);
 }
 
-/**
- * classfs_device_notify() - wake pollers of attribute @attr_name of @dev
- * ("group/name" inside a named group), as sysfs_notify() does.
- * Return: 0, -EINVAL, -ENOENT (no such attribute).
- */
 int classfs_device_notify(struct classfs_device *dev, const char *attr_name)
 {
 	struct classfs_stat st;

@@ -48,11 +48,6 @@ static struct classfs_class *class_find_locked(struct classfs_tree *t, const cha
 	return NULL;
 }
 
-/**
- * classfs_class_register() - add @cls to @tree as class/NAME
- * Return: 0, -EINVAL (NULL, bad name, bad attribute), -EBUSY (registered
- * already), -EEXIST (name taken), -ENOMEM.  On error nothing changed.
- */
 int classfs_class_register(struct classfs_tree *tree, struct classfs_class *cls)
 {
 	struct classfs_node *attrs, *n;
@@ -159,10 +154,6 @@ void cfs_class_devices_unregister(struct classfs_class *cls)
 	}
 }
 
-/**
- * classfs_class_unregister() - remove @cls: its remaining devices are
- * unregistered first, then its directory; its reference is dropped.
- */
 void classfs_class_unregister(struct classfs_class *cls)
 {
 	struct classfs_node *freelist = NULL;
@@ -201,10 +192,6 @@ static void class_create_release(struct classfs_class *cls)
 	cfs_free(cls);
 }
 
-/**
- * classfs_class_create() - allocate and register a class named @name
- * Return: the class, or NULL with errno (EINVAL, EEXIST, ENOMEM).
- */
 struct classfs_class *classfs_class_create(struct classfs_tree *tree, const char *name)
 {
 	struct classfs_class *cls;
@@ -233,13 +220,11 @@ struct classfs_class *classfs_class_create(struct classfs_tree *tree, const char
 	return cls;
 }
 
-/** classfs_class_destroy() - unregister a class from classfs_class_create(); NULL ignored */
 void classfs_class_destroy(struct classfs_class *cls)
 {
 	classfs_class_unregister(cls);
 }
 
-/** classfs_class_get() - take a reference on @cls; NULL tolerated */
 struct classfs_class *classfs_class_get(struct classfs_class *cls)
 {
 	if (cls)
@@ -247,7 +232,6 @@ struct classfs_class *classfs_class_get(struct classfs_class *cls)
 	return cls;
 }
 
-/** classfs_class_put() - drop a reference; the last calls class_release */
 void classfs_class_put(struct classfs_class *cls)
 {
 	if (cls && __atomic_sub_fetch(&cls->p.refcount, 1, __ATOMIC_ACQ_REL) == 0 &&
@@ -255,7 +239,6 @@ void classfs_class_put(struct classfs_class *cls)
 		cls->class_release(cls);
 }
 
-/** classfs_class_find() - the class named @name in @tree, referenced, or NULL */
 struct classfs_class *classfs_class_find(struct classfs_tree *tree, const char *name)
 {
 	struct classfs_class *cls;
@@ -299,19 +282,11 @@ static int class_file_add(struct classfs_class *cls, const struct classfs_class_
 	return r;
 }
 
-/**
- * classfs_class_create_file() - add @attr to the class directory
- * Return: 0, -EINVAL, -EEXIST (a file or device has the name), -ENOMEM.
- */
 int classfs_class_create_file(struct classfs_class *cls, const struct classfs_class_attribute *attr)
 {
 	return class_file_add(cls, attr, false);
 }
 
-/**
- * classfs_class_create_file_owned() - as classfs_class_create_file(); @attr
- * is freed with classfs_free() when the file goes, or now on error.
- */
 int classfs_class_create_file_owned(struct classfs_class *cls, struct classfs_class_attribute *attr)
 {
 	int r = class_file_add(cls, attr, true);
@@ -348,7 +323,6 @@ int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char
 	return 0;
 }
 
-/** classfs_class_remove_file() - remove @attr once no show()/store() of it runs */
 void classfs_class_remove_file(struct classfs_class *cls, const struct classfs_class_attribute *attr)
 {
 	if (!cls || !attr || !cls->p.registered)
@@ -356,10 +330,6 @@ void classfs_class_remove_file(struct classfs_class *cls, const struct classfs_c
 	cfs_remove_file(cls->p.tree, &cls->p.node, attr->attr.name, attr);
 }
 
-/**
- * classfs_class_for_each_device() - call @fn for each listed device of @cls
- * Return: the first non-zero return of @fn, 0, or -EINVAL/-ENOMEM.
- */
 int classfs_class_for_each_device(struct classfs_class *cls,
 				  int (*fn)(struct classfs_device *dev, void *data), void *data)
 {
@@ -390,7 +360,6 @@ int classfs_class_for_each_device(struct classfs_class *cls,
 	return r;
 }
 
-/** classfs_class_find_device_by_devt() - the added device of @cls with @devt */
 struct classfs_device *classfs_class_find_device_by_devt(struct classfs_class *cls, dev_t devt)
 {
 	struct classfs_device *found = NULL;
@@ -414,7 +383,6 @@ struct classfs_device *classfs_class_find_device_by_devt(struct classfs_class *c
 	return found;
 }
 
-/** classfs_class_find_device() - the added device of @cls named @name */
 struct classfs_device *classfs_class_find_device(struct classfs_class *cls, const char *name)
 {
 	struct classfs_device *d;
@@ -429,10 +397,6 @@ struct classfs_device *classfs_class_find_device(struct classfs_class *cls, cons
 
 /* ---- buses ---- */
 
-/**
- * classfs_bus_register() - add bus type @bus as bus/NAME with bus/NAME/devices
- * Return: 0, -EINVAL, -EBUSY, -EEXIST, -ENOMEM.
- */
 int classfs_bus_register(struct classfs_tree *tree, struct classfs_bus *bus)
 {
 	struct classfs_node *devices;
@@ -472,10 +436,6 @@ int classfs_bus_register(struct classfs_tree *tree, struct classfs_bus *bus)
 	return r;
 }
 
-/**
- * classfs_bus_unregister() - remove a bus type without devices
- * Return: 0, -EINVAL, -EBUSY while devices are on it.
- */
 int classfs_bus_unregister(struct classfs_bus *bus)
 {
 	struct classfs_node *freelist = NULL;
@@ -502,7 +462,6 @@ int classfs_bus_unregister(struct classfs_bus *bus)
 	return 0;
 }
 
-/** classfs_bus_find() - the bus type named @name in @tree, or NULL */
 struct classfs_bus *classfs_bus_find(struct classfs_tree *tree, const char *name)
 {
 	struct classfs_bus *found = NULL;

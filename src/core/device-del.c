@@ -220,18 +220,11 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 	return 0;
 }
 
-/**
- * classfs_device_del() - unpublish @dev (see the header for the order)
- * Return: 0, -EINVAL (NULL, not added or already being removed),
- * -EDEADLK (from a callback of this device: use
- * classfs_device_unregister_self()).
- */
 int classfs_device_del(struct classfs_device *dev)
 {
 	return device_del(dev, NULL);
 }
 
-/** classfs_device_unregister() - del and drop the registration reference */
 int classfs_device_unregister(struct classfs_device *dev)
 {
 	int r = classfs_device_del(dev);
@@ -241,11 +234,6 @@ int classfs_device_unregister(struct classfs_device *dev)
 	return r;
 }
 
-/**
- * classfs_device_unregister_self() - unregister @dev from one of its own
- * attribute callbacks; the device is released after the callback returns.
- * Return: as classfs_device_del(), or -EINVAL outside such a callback.
- */
 int classfs_device_unregister_self(struct classfs_device *dev)
 {
 	struct cfs_frame *f;

@@ -163,12 +163,6 @@ static struct classfs_device **devices_locked(struct classfs_interface *intf, si
 	return v;
 }
 
-/**
- * classfs_interface_register() - add @intf to its class; add() runs for
- * every device already there.
- * Return: 0, -ENODEV (no class), -EINVAL (class not registered), -EEXIST
- * (registered already), -ENOSPC (too many interfaces), -ENOMEM.
- */
 int classfs_interface_register(struct classfs_interface *intf)
 {
 	struct classfs_device **v;
@@ -220,10 +214,6 @@ out_unlock:
 	return r;
 }
 
-/**
- * classfs_interface_unregister() - remove @intf; remove() runs for every
- * device of the class it was offered.
- */
 void classfs_interface_unregister(struct classfs_interface *intf)
 {
 	struct classfs_device **v;

@@ -184,13 +184,6 @@ static int syspath_locked(struct classfs_device *dev, char *buf, size_t size, si
 	return 0;
 }
 
-/**
- * classfs_device_syspath() - the path Linux's devices layout gives an
- * added device ("/devices/pci0000:00/0000:00:1f.2/ata1/.../block/sda/sda1",
- * "/devices/virtual/CLASS/NAME" without a physical device), whatever the
- * tree's own layout.  Record files and udev name devices by it.
- * Return: its length, or -EINVAL (not added), -ERANGE (@size too small).
- */
 int classfs_device_syspath(struct classfs_device *dev, char *buf, size_t size)
 {
 	struct classfs_tree *t;
@@ -342,13 +335,6 @@ bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev,
 	return false;
 }
 
-/**
- * classfs_tree_find_device() - the added device of @tree whose
- * classfs_device_syspath() is @syspath ("/devices/pci0000:00/.../block/sda"),
- * found by name lookups along the path (its length, not the tree's size).
- * Return: the device with a reference (drop it with classfs_device_put()),
- * or NULL: none, or @tree or @syspath NULL or not "/devices/...".
- */
 struct classfs_device *classfs_tree_find_device(struct classfs_tree *tree, const char *syspath)
 {
 	char copy[PATH_MAX], *c[FIND_MAX_DEPTH];

@@ -14,11 +14,7 @@ static struct cfs_move *move_of(struct classfs_tree *t, const struct classfs_dev
 	return NULL;
 }
 
-/**
- * classfs_device_rename() - give an added device a new name; sends MOVE
- * with DEVPATH_OLD.  Return: 0, -EINVAL, -EEXIST, -ENOMEM, -EDEADLK (from
- * a uevent hook of this device's own rename).
- *
+/*
  * The hooks of the MOVE event see the new name, so they run between the
  * rename and the numbering of its MOVE; meanwhile the device is listed in
  * t->moves and other events still use its old name in their DEVPATH.

@@ -223,22 +223,6 @@ static const char *leaf_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/**
- * classfs_device_add_value() - add an attribute holding @value
- * @dev: an added device.
- * @path: "name", or "dir/name" (up to 8 components): missing plain
- *        directories are made, and go with the device.
- * @mode: permission bits (enforced for filesystem and path-API writes).
- * @value: @len bytes, copied; a text value is read back exactly as given.
- * @flags: %CLASSFS_VALUE_BINARY for a binary attribute (random access,
- *         st_size is its length, at most 2 GiB - 1).
- *
- * A write to a writable value replaces it: the whole buffer for text, the
- * bytes written for binary.
- * Return: 0, -EINVAL (bad path or flags), -ENODEV (device not added or
- * going), -EEXIST (name taken, computed entries included), -E2BIG (text
- * over %CLASSFS_ATTR_MAX bytes), -ENOMEM.
- */
 int classfs_device_add_value(struct classfs_device *dev, const char *path, mode_t mode,
 			     const void *value, size_t len, unsigned int flags)
 {
@@ -300,11 +284,6 @@ static struct classfs_node *entry_find_locked(struct classfs_device *dev, const 
 	return ncomp > 0 ? n : NULL;
 }
 
-/**
- * classfs_device_set_value() - replace the bytes of a value added with
- * classfs_device_add_value(), whatever its mode, and wake its pollers.
- * Return: 0, -EINVAL, -ENOENT (no such value), -E2BIG, -ENOMEM.
- */
 int classfs_device_set_value(struct classfs_device *dev, const char *path, const void *value,
 			     size_t len)
 {
@@ -353,12 +332,6 @@ static struct classfs_node *link_node(struct classfs_tree *t, const char *name,
 	return n;
 }
 
-/**
- * classfs_device_add_link() - add a symlink whose target is @target as
- * given (it may point outside the tree or nowhere).
- * Return: 0, -EINVAL (bad path, empty target or one over PATH_MAX),
- * -ENODEV, -EEXIST, -ENOMEM.
- */
 int classfs_device_add_link(struct classfs_device *dev, const char *path, const char *target)
 {
 	struct classfs_node *n;
@@ -373,13 +346,6 @@ int classfs_device_add_link(struct classfs_device *dev, const char *path, const 
 	return entry_add(dev, path, n);
 }
 
-/**
- * classfs_device_add_link_to() - add a symlink to @target's directory;
- * its text is computed when read, for the tree's layout and names then.
- * The link holds a reference to @target; once @target is removed,
- * reading the link gives -ENOENT.
- * Return: 0, -EINVAL (other tree, bad path), -ENODEV, -EEXIST, -ENOMEM.
- */
 int classfs_device_add_link_to(struct classfs_device *dev, const char *path,
 			       struct classfs_device *target)
 {
@@ -400,13 +366,6 @@ int classfs_device_add_link_to(struct classfs_device *dev, const char *path,
 	return r;
 }
 
-/**
- * classfs_device_remove_entry() - remove a value, a link or an empty plain
- * directory that the calls above made; waits for a running show()/store()
- * of a value.
- * Return: 0, -EINVAL, -ENOENT (none such), -ENOTEMPTY, -EDEADLK (called
- * from that value's own show()/store()).
- */
 int classfs_device_remove_entry(struct classfs_device *dev, const char *path)
 {
 	struct classfs_node *n, *freelist = NULL;

@@ -275,7 +275,6 @@ static int link_ends(struct classfs_tree *t, const struct cfs_entry *e,
 	return -EINVAL;
 }
 
-/** classfs_getattr() - stat entry @ino.  Return: 0 or -ENOENT. */
 int classfs_getattr(struct classfs_tree *t, uint64_t ino, struct classfs_stat *st)
 {
 	struct cfs_entry e;
@@ -446,7 +445,6 @@ static int lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, co
 	return -ENOENT;
 }
 
-/** classfs_lookup() - the entry @name of directory @dir.  Return: 0, -ENOENT, -ENOTDIR. */
 int classfs_lookup(struct classfs_tree *t, uint64_t dir, const char *name, struct classfs_stat *st)
 {
 	struct cfs_entry d, e;
@@ -603,12 +601,6 @@ static bool readdir_locked(struct classfs_tree *t, const struct cfs_entry *dir, 
 	return false;
 }
 
-/**
- * classfs_readdir() - list directory @dir from offset @off
- * @fill gets each entry with the offset to resume after it, outside any
- * library lock; a non-zero return stops the listing.
- * Return: 0, or -ENOENT, -ENOTDIR, -ENOMEM.
- */
 int classfs_readdir(struct classfs_tree *t, uint64_t dir, uint64_t off,
 		    int (*fill)(void *ctx, const char *name, const struct classfs_stat *st,
 				uint64_t next_off),
@@ -653,7 +645,6 @@ out:
 	return r;
 }
 
-/** classfs_readlink() - the relative target of link @ino; length or -errno */
 ssize_t classfs_readlink(struct classfs_tree *t, uint64_t ino, char *buf, size_t size)
 {
 	const struct classfs_node *from, *to;

@@ -13,10 +13,6 @@
 
 static int cfs_watchers_active;	/* any tree has watchers: skip the work otherwise */
 
-/**
- * classfs_tree_watch_add() - observe @tree's changes (for views)
- * Return: a watch id (> 0), -EINVAL, or -ENOSPC.
- */
 int classfs_tree_watch_add(struct classfs_tree *tree, const struct classfs_watch_ops *ops,
 			   void *data)
 {
@@ -36,7 +32,6 @@ int classfs_tree_watch_add(struct classfs_tree *tree, const struct classfs_watch
 	return id;
 }
 
-/** classfs_tree_watch_remove() - stop observing.  Return: 0 or -ENOENT. */
 int classfs_tree_watch_remove(struct classfs_tree *tree, int id)
 {
 	int i;
