@@ -28,7 +28,7 @@ static int file_add(struct classfs_device *dev, const struct classfs_attribute *
 	if (!dev || !a || classfs_name_valid(a->name) < 0 || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
 	t = cfs_device_tree_of(dev);
-	n = cfs_node_new(t, a->name, type, a->mode);
+	n = cfs_node_new(a->name, type, a->mode);
 	if (!n)
 		return -ENOMEM;
 	n->u.attr = def;
@@ -98,8 +98,7 @@ void classfs_device_remove_bin_file(struct classfs_device *dev,
 }
 
 /* the nodes of a group's files, chained through ->next */
-static int group_nodes(struct classfs_tree *t, const struct classfs_attribute_group *grp,
-		       struct classfs_node **list)
+static int group_nodes(const struct classfs_attribute_group *grp, struct classfs_node **list)
 {
 	*list = NULL;
 	for (const struct classfs_device_attribute *const *a = grp->attrs; a && *a; a++) {
@@ -107,7 +106,7 @@ static int group_nodes(struct classfs_tree *t, const struct classfs_attribute_gr
 
 		if (classfs_name_valid((*a)->attr.name) < 0)
 			return -EINVAL;
-		n = cfs_node_new(t, (*a)->attr.name, CFS_NT_REG, (*a)->attr.mode);
+		n = cfs_node_new((*a)->attr.name, CFS_NT_REG, (*a)->attr.mode);
 		if (!n)
 			return -ENOMEM;
 		n->u.attr = *a;
@@ -119,7 +118,7 @@ static int group_nodes(struct classfs_tree *t, const struct classfs_attribute_gr
 
 		if (classfs_name_valid((*a)->attr.name) < 0)
 			return -EINVAL;
-		n = cfs_node_new(t, (*a)->attr.name, CFS_NT_BIN, (*a)->attr.mode);
+		n = cfs_node_new((*a)->attr.name, CFS_NT_BIN, (*a)->attr.mode);
 		if (!n)
 			return -ENOMEM;
 		n->u.attr = *a;
@@ -140,10 +139,10 @@ int classfs_device_create_group(struct classfs_device *dev,
 	    (grp->name && classfs_name_valid(grp->name) < 0))
 		return -EINVAL;
 	t = cfs_device_tree_of(dev);
-	r = group_nodes(t, grp, &list);
+	r = group_nodes(grp, &list);
 	if (r < 0)
 		goto out_free;
-	if (grp->name && !(dir = cfs_node_new(t, grp->name, CFS_NT_DIR, 0755))) {
+	if (grp->name && !(dir = cfs_node_new(grp->name, CFS_NT_DIR, 0755))) {
 		r = -ENOMEM;
 		goto out_free;
 	}

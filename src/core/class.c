@@ -5,7 +5,7 @@
 #include "internal.h"
 
 /* allocate the nodes of @attrs (NULL-terminated) before taking L */
-static int attr_nodes_new(struct classfs_tree *t, const struct classfs_class_attribute *const *attrs,
+static int attr_nodes_new(const struct classfs_class_attribute *const *attrs,
 			  struct classfs_node **list)
 {
 	int r = -EINVAL;
@@ -23,7 +23,7 @@ static int attr_nodes_new(struct classfs_tree *t, const struct classfs_class_att
 				r = -EEXIST;
 				goto fail;
 			}
-		n = cfs_node_new(t, a->attr.name, CFS_NT_REG, a->attr.mode);
+		n = cfs_node_new(a->attr.name, CFS_NT_REG, a->attr.mode);
 		if (!n) {
 			r = -ENOMEM;
 			goto fail;
@@ -57,7 +57,7 @@ int classfs_class_register(struct classfs_tree *tree, struct classfs_class *cls)
 		return -EINVAL;
 	if (cls->p.registered)
 		return -EBUSY;
-	r = attr_nodes_new(tree, cls->class_attrs, &attrs);
+	r = attr_nodes_new(cls->class_attrs, &attrs);
 	if (r < 0)
 		return r;
 	bool allocated = cls->p.allocated;
@@ -262,7 +262,7 @@ static int class_file_add(struct classfs_class *cls, const struct classfs_class_
 	if (!cls || !attr || !cls->p.registered)
 		return -EINVAL;
 	t = cls->p.tree;
-	r = attr_nodes_new(t, list, &n);
+	r = attr_nodes_new(list, &n);
 	if (r < 0)
 		return r;
 	cfs_lock(t);
@@ -406,7 +406,7 @@ int classfs_bus_register(struct classfs_tree *tree, struct classfs_bus *bus)
 		return -EINVAL;
 	if (bus->p.registered)
 		return -EBUSY;
-	devices = cfs_node_new(tree, "devices", CFS_NT_DIR, 0755);
+	devices = cfs_node_new("devices", CFS_NT_DIR, 0755);
 	if (!devices)
 		return -ENOMEM;
 	memset(&bus->p, 0, sizeof(bus->p));

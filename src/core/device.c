@@ -249,11 +249,11 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 			ev = NULL;
 		}
 	}
-	if (cfs_wants_backlink(t, dev) && !(backlink = cfs_backlink_new(t, dev, name))) {
+	if (cfs_wants_backlink(t, dev) && !(backlink = cfs_backlink_new(dev, name))) {
 		r = -ENOMEM;
 		goto out_free;
 	}
-	if (dev->bus && !(buslink = cfs_node_new(t, name, CFS_NT_LNK, 0777))) {
+	if (dev->bus && !(buslink = cfs_node_new(name, CFS_NT_LNK, 0777))) {
 		r = -ENOMEM;
 		goto out_free;
 	}
@@ -480,12 +480,14 @@ static int device_uevent(struct classfs_device *dev, enum classfs_action action,
 	r = cfs_event_fill(dev, ev, extra);
 	if (!r) {
 		cfs_lock(t);
-		if (!cfs_dev_state(dev, CFS_DS_ADDED))
+		if (!cfs_dev_state(dev, CFS_DS_ADDED)) {
 			r = -ENODEV;
-		else if (send)
-			r = cfs_event_emit_locked(t, ev, action, dev, NULL), ev = NULL;
-		else
+		} else if (send) {
+			r = cfs_event_emit_locked(t, ev, action, dev, NULL);
+			ev = NULL;	/* consumed */
+		} else {
 			r = cfs_event_check_locked(t, ev, action, dev);
+		}
 		cfs_unlock(t);
 	}
 	cfs_event_discard(ev);

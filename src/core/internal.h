@@ -142,8 +142,19 @@ enum {
 
 extern const struct cfs_htab_ops cfs_node_htab_ops;
 
-struct classfs_node *cfs_node_new(struct classfs_tree *t, const char *name, int type,
-				  mode_t mode);
+static inline struct classfs_device *cfs_node_device(const struct classfs_node *n)
+{
+	return cfs_container_of(n, struct classfs_device, p.node);
+}
+
+static inline struct classfs_class *cfs_node_class(const struct classfs_node *n)
+{
+	return cfs_container_of(n, struct classfs_class, p.node);
+}
+
+struct classfs_tree *cfs_node_tree(const struct classfs_node *n);
+
+struct classfs_node *cfs_node_new(const char *name, int type, mode_t mode);
 void cfs_node_init(struct classfs_node *n, const char *name, int type, mode_t mode, int flags);
 void cfs_node_free(struct classfs_node *n);
 int cfs_node_id_alloc(struct classfs_tree *t, struct classfs_node *n);
@@ -304,6 +315,7 @@ struct cfs_thread {
 
 struct cfs_thread *cfs_self(void);
 
+/* ---- the tree lock L: taken, released, waited on, checked (thread.c) ---- */
 #ifdef CFS_LOCK_CHECKS
 void cfs_assert_held_fn(struct classfs_tree *t, const char *fn);
 #define cfs_assert_held(t) cfs_assert_held_fn((t), __func__)
@@ -336,18 +348,6 @@ static inline void cfs_wait_locked(struct classfs_tree *t, pthread_cond_t *cond)
 	pthread_cond_wait(cond, &t->lock);
 	cfs_owner_set(t, cfs_self());
 }
-
-static inline struct classfs_device *cfs_node_device(const struct classfs_node *n)
-{
-	return cfs_container_of(n, struct classfs_device, p.node);
-}
-
-static inline struct classfs_class *cfs_node_class(const struct classfs_node *n)
-{
-	return cfs_container_of(n, struct classfs_class, p.node);
-}
-
-struct classfs_tree *cfs_node_tree(const struct classfs_node *n);
 
 /* ---- devices (device.c) ---- */
 enum {
@@ -382,6 +382,7 @@ static inline void cfs_dev_state_clear(struct classfs_device *dev, unsigned int 
 }
 
 struct classfs_tree *cfs_device_tree_of(const struct classfs_device *dev);
+struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const char *name);
 
 static inline bool cfs_dev_alive(const struct classfs_device *d)
 {
@@ -397,15 +398,11 @@ bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev,
 void cfs_glue_put_locked(struct classfs_tree *t, struct classfs_node *g,
 			 struct classfs_node **freelist);
 bool cfs_wants_backlink(struct classfs_tree *t, const struct classfs_device *dev);
-struct classfs_node *cfs_backlink_new(struct classfs_tree *t, struct classfs_device *dev,
-				      const char *name);
+struct classfs_node *cfs_backlink_new(struct classfs_device *dev, const char *name);
 struct classfs_node *cfs_backlink_find(struct classfs_device *dev);
 int cfs_reserve_link(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n);
 void cfs_unreserve_dir(struct classfs_node *dir);
 void cfs_unreserve_htab(struct classfs_htab *h);
-struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const char *name);
-
-void cfs_class_devices_unregister(struct classfs_class *cls);
 
 /* ---- entries of the view (view.c; read and written by io.c) ---- */
 struct cfs_entry {
@@ -423,7 +420,14 @@ void cfs_entry_stat(const struct cfs_entry *e, struct classfs_stat *st);
 
 const struct classfs_attribute_group *cfs_vgroup(const struct classfs_device *dev, unsigned int g);
 bool cfs_name_is_virtual(const struct classfs_device *dev, const char *name);
+
+/* ---- the names of a device's computed entries (entries.c) ---- */
 int cfs_device_names_check(const struct classfs_device *dev);
+
+/* ---- classes and their files (class.c) ---- */
+void cfs_class_devices_unregister(struct classfs_class *cls);
+int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char *name,
+		    const void *attr);
 
 /* ---- uevents (uevent.c) ---- */
 int cfs_env_device_vars(struct classfs_device *dev, struct classfs_uevent_env *env);
@@ -438,8 +442,6 @@ int cfs_event_emit_locked(struct classfs_tree *t, struct cfs_event *ev,
 			  const char *devpath_old);
 void cfs_event_discard(struct cfs_event *ev);
 void cfs_events_deliver(struct classfs_tree *t);
-int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char *name,
-		    const void *attr);
 
 /* ---- synthetic uevents (synth.c) ---- */
 bool cfs_uevent_key_valid(const char *s, size_t len);
@@ -488,6 +490,34 @@ enum {
 	CFS_SLOT_DEVNUM = 0xFF3,	/* dev/{block,char}/M:m */
 	CFS_SLOT_GROUP_DIR = 0xFF,	/* low byte of a named group's dir */
 };
+
+/*
+ * A default group's entries: slot = group << CFS_SLOT_GROUP_SHIFT |
+ * attribute, groups 1..CFS_MAX_VGROUPS (the slot's top nibble, below
+ * the 0xFFx of the fixed slots elsewhere), attributes 0..
+ * CFS_GROUP_MAX_ATTRS - 1 (CFS_SLOT_GROUP_DIR is the group's directory).
+ */
+#define CFS_SLOT_GROUP_SHIFT 8
+#define CFS_SLOT_ATTR_MASK 0xFFu
+#define CFS_SLOT_GROUP_MASK 0xF00u
+#define CFS_MAX_VGROUPS 14		/* default groups a device shows */
+#define CFS_GROUP_MAX_ATTRS CFS_SLOT_GROUP_DIR	/* attributes a group shows */
+#define CFS_MAX_COMPUTED 512		/* computed entries a directory shows */
+
+static inline unsigned int cfs_slot_group(unsigned int slot)
+{
+	return (slot & CFS_SLOT_GROUP_MASK) >> CFS_SLOT_GROUP_SHIFT;
+}
+
+static inline unsigned int cfs_slot_attr(unsigned int slot)
+{
+	return slot & CFS_SLOT_ATTR_MASK;
+}
+
+static inline unsigned int cfs_group_slot(unsigned int g, unsigned int a)
+{
+	return g << CFS_SLOT_GROUP_SHIFT | a;
+}
 
 static inline uint64_t cfs_ino(const struct classfs_node *n, unsigned int slot)
 {

@@ -59,7 +59,8 @@ static int call_prepare_locked(const struct cfs_entry *e, struct call *c)
 		if (e->slot == CFS_SLOT_UEVENT) {
 			c->kind = CALL_UEVENT;
 		} else {
-			cfs_group_attr(cfs_vgroup(c->dev, e->slot >> 8), e->slot & 0xFF, &text, &bin);
+			cfs_group_attr(cfs_vgroup(c->dev, cfs_slot_group(e->slot)),
+				       cfs_slot_attr(e->slot), &text, &bin);
 			c->kind = text ? CALL_DEV_TEXT : CALL_DEV_BIN;
 			c->attr = text ? (const void *)text : (const void *)bin;
 		}

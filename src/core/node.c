@@ -35,12 +35,11 @@ void cfs_node_init(struct classfs_node *n, const char *name, int type, mode_t mo
 }
 
 /* a node with its name stored behind it, not yet in the tree */
-struct classfs_node *cfs_node_new(struct classfs_tree *t, const char *name, int type, mode_t mode)
+struct classfs_node *cfs_node_new(const char *name, int type, mode_t mode)
 {
 	size_t len = strlen(name) + 1;
 	struct classfs_node *n = cfs_malloc(sizeof(*n) + len);
 
-	(void)t;
 	if (!n)
 		return NULL;
 	memcpy((char *)(n + 1), name, len);
@@ -243,7 +242,7 @@ int cfs_node_add(struct classfs_tree *t, struct classfs_node *dir, struct classf
 
 struct classfs_node *cfs_mkdir(struct classfs_tree *t, struct classfs_node *dir, const char *name)
 {
-	struct classfs_node *n = cfs_node_new(t, name, CFS_NT_DIR, 0755);
+	struct classfs_node *n = cfs_node_new(name, CFS_NT_DIR, 0755);
 
 	if (!n)
 		return NULL;

@@ -100,8 +100,7 @@ bool cfs_wants_backlink(struct classfs_tree *t, const struct classfs_device *dev
 	return dev->cls && dev->phys && t->layout == CLASSFS_LAYOUT_CLASS;
 }
 
-struct classfs_node *cfs_backlink_new(struct classfs_tree *t, struct classfs_device *dev,
-				      const char *name)
+struct classfs_node *cfs_backlink_new(struct classfs_device *dev, const char *name)
 {
 	char buf[2 * NAME_MAX + 2];
 	size_t c = strnlen(dev->cls->name, NAME_MAX), n = strnlen(name, NAME_MAX);
@@ -111,7 +110,7 @@ struct classfs_node *cfs_backlink_new(struct classfs_tree *t, struct classfs_dev
 	buf[c] = ':';
 	memcpy(buf + c + 1, name, n);
 	buf[c + 1 + n] = '\0';
-	return cfs_node_new(t, buf, CFS_NT_LNK, 0777);
+	return cfs_node_new(buf, CFS_NT_LNK, 0777);
 }
 
 struct classfs_node *cfs_backlink_find(struct classfs_device *dev)

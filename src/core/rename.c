@@ -37,8 +37,8 @@ int classfs_device_rename(struct classfs_device *dev, const char *new_name)
 	copy = cfs_strdup(new_name);
 	ev = cfs_event_alloc();
 	if (!copy || !ev ||
-	    (cfs_wants_backlink(t, dev) && !(backlink = cfs_backlink_new(t, dev, new_name))) ||
-	    (dev->bus && !(buslink = cfs_node_new(t, new_name, CFS_NT_LNK, 0777)))) {
+	    (cfs_wants_backlink(t, dev) && !(backlink = cfs_backlink_new(dev, new_name))) ||
+	    (dev->bus && !(buslink = cfs_node_new(new_name, CFS_NT_LNK, 0777)))) {
 		r = -ENOMEM;
 		goto out_free;
 	}

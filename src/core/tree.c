@@ -19,7 +19,7 @@ static const struct cfs_tree_attr uevent_seqnum_attr = {
 static struct classfs_node *tree_file(struct classfs_tree *t, struct classfs_node *dir,
 				      const struct cfs_tree_attr *a)
 {
-	struct classfs_node *n = cfs_node_new(t, a->name, CFS_NT_REG, a->mode);
+	struct classfs_node *n = cfs_node_new(a->name, CFS_NT_REG, a->mode);
 
 	if (!n)
 		return NULL;

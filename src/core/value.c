@@ -163,7 +163,7 @@ static int place_locked(struct classfs_tree *t, struct classfs_device *dev, char
 			r = -EEXIST;
 			goto fail;
 		}
-		c = cfs_node_new(t, comp[i], CFS_NT_DIR, 0755);
+		c = cfs_node_new(comp[i], CFS_NT_DIR, 0755);
 		if (!c) {
 			r = -ENOMEM;
 			goto fail;
