@@ -38,15 +38,8 @@ static int file_add(struct classfs_device *dev, const struct classfs_attribute *
 	else if (!name_free_locked(dev, a->name))
 		r = -EEXIST;
 	else
-		r = cfs_node_add(t, &dev->p.node, n);
-	if (r == 0 && owned)
-		n->flags |= CFS_NF_OWN_ATTR;
-	cfs_unlock(t);
-	if (r < 0)
-		cfs_node_free(n);
-	else
-		cfs_watch_sync(t);
-	return r;
+		r = 0;
+	return cfs_file_add_unlock(t, &dev->p.node, n, r, owned);
 }
 
 int classfs_device_create_file(struct classfs_device *dev,

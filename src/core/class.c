@@ -270,16 +270,7 @@ static int class_file_add(struct classfs_class *cls, const struct classfs_class_
 		r = -EINVAL;
 	else if (cfs_class_lookup_locked(cls, n->name))
 		r = -EEXIST;	/* the class directory also lists its devices */
-	else
-		r = cfs_node_add(t, &cls->p.node, n);
-	if (!r && owned)
-		n->flags |= CFS_NF_OWN_ATTR;
-	cfs_unlock(t);
-	if (r < 0)
-		cfs_node_free(n);
-	else
-		cfs_watch_sync(t);
-	return r;
+	return cfs_file_add_unlock(t, &cls->p.node, n, r, owned);
 }
 
 int classfs_class_create_file(struct classfs_class *cls, const struct classfs_class_attribute *attr)
@@ -301,6 +292,7 @@ int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char
 		    const void *attr)
 {
 	struct classfs_node *n, *freelist = NULL;
+	int r;
 
 	cfs_lock(t);
 	n = cfs_dir_lookup(dir, name);
@@ -309,18 +301,12 @@ int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char
 		cfs_unlock(t);
 		return -ENOENT;
 	}
-	if (cfs_active_held_below(n)) {
-		cfs_unlock(t);
-		return -EDEADLK;
-	}
-	cfs_deactivate(n);
-	/* false: removed with its device (or by a twin call) meanwhile */
-	if (cfs_drain_locked(t, n))
-		cfs_subtree_unlink(t, n, &freelist);
+	r = cfs_node_remove_locked(t, n, &freelist);
 	cfs_unlock(t);
-	cfs_watch_sync(t);
+	if (!r)
+		cfs_watch_sync(t);
 	cfs_free_list(freelist);
-	return 0;
+	return r;
 }
 
 void classfs_class_remove_file(struct classfs_class *cls, const struct classfs_class_attribute *attr)

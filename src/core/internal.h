@@ -186,6 +186,10 @@ bool cfs_subtree_drain_locked(struct classfs_tree *t, struct classfs_node *n);
 void cfs_subtree_unlink(struct classfs_tree *t, struct classfs_node *n,
 			struct classfs_node **freelist);
 void cfs_free_list(struct classfs_node *freelist);
+int cfs_node_remove_locked(struct classfs_tree *t, struct classfs_node *n,
+			   struct classfs_node **freelist);
+int cfs_file_add_unlock(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n,
+			int r, bool owned);
 
 /* ---- the tree (tree.c) ---- */
 struct cfs_listener {

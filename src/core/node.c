@@ -464,6 +464,47 @@ static struct classfs_node *subtree_find_active(struct classfs_node *n)
 	return NULL;
 }
 
+/*
+ * Under L: remove @n (a file, a link, a directory of its own) once no
+ * show()/store() of it or below it runs; its nodes go on @freelist.
+ * Return: 0 (also when someone else removed it meanwhile), -EDEADLK (a
+ * callback of this thread runs on it).
+ */
+int cfs_node_remove_locked(struct classfs_tree *t, struct classfs_node *n,
+			   struct classfs_node **freelist)
+{
+	cfs_assert_held(t);
+	if (cfs_active_held_below(n))
+		return -EDEADLK;
+	cfs_deactivate(n);
+	/* false: removed with its device (or by a twin call) meanwhile */
+	if (cfs_drain_locked(t, n))
+		cfs_subtree_unlink(t, n, freelist);
+	return 0;
+}
+
+/*
+ * Called with L held, after the caller's checks (@r: 0, or why @n may
+ * not go in): put file @n in @dir, its definition freed with it when
+ * @owned, and release L; then free @n on error or let the views know.
+ * Return: @r, or cfs_node_add()'s error.
+ */
+int cfs_file_add_unlock(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n,
+			int r, bool owned)
+{
+	cfs_assert_held(t);
+	if (!r)
+		r = cfs_node_add(t, dir, n);
+	if (!r && owned)
+		n->flags |= CFS_NF_OWN_ATTR;
+	cfs_unlock(t);
+	if (r < 0)
+		cfs_node_free(n);
+	else
+		cfs_watch_sync(t);
+	return r;
+}
+
 /* as cfs_drain_locked(), for @n and everything below it */
 bool cfs_subtree_drain_locked(struct classfs_tree *t, struct classfs_node *n)
 {

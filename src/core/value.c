@@ -284,6 +284,23 @@ static struct classfs_node *entry_find_locked(struct classfs_device *dev, const 
 	return ncomp > 0 ? n : NULL;
 }
 
+/*
+ * Take @dev's tree lock and find the entry at @path (*@np, NULL: none).
+ * Return: the tree, locked; NULL (not locked) when @dev is not added.
+ */
+static struct classfs_tree *entry_find_lock(struct classfs_device *dev, const char *path,
+					    struct classfs_node **np)
+{
+	struct classfs_tree *t;
+
+	if (!cfs_dev_state(dev, CFS_DS_ADDED))
+		return NULL;
+	t = cfs_device_tree_of(dev);
+	cfs_lock(t);
+	*np = entry_find_locked(dev, path);
+	return t;
+}
+
 int classfs_device_set_value(struct classfs_device *dev, const char *path, const void *value,
 			     size_t len)
 {
@@ -294,11 +311,9 @@ int classfs_device_set_value(struct classfs_device *dev, const char *path, const
 
 	if (!dev || !path || (len && !value))
 		return -EINVAL;
-	if (!cfs_dev_state(dev, CFS_DS_ADDED))
+	t = entry_find_lock(dev, path, &n);
+	if (!t)
 		return -ENOENT;
-	t = cfs_device_tree_of(dev);
-	cfs_lock(t);
-	n = entry_find_locked(dev, path);
 	if (n && (n->flags & CFS_NF_VALUE) && cfs_active_get(n))
 		v = (struct cfs_value *)n->u.attr;
 	cfs_unlock(t);
@@ -374,23 +389,15 @@ int classfs_device_remove_entry(struct classfs_device *dev, const char *path)
 
 	if (!dev || !path)
 		return -EINVAL;
-	if (!cfs_dev_state(dev, CFS_DS_ADDED))
+	t = entry_find_lock(dev, path, &n);
+	if (!t)
 		return -ENOENT;
-	t = cfs_device_tree_of(dev);
-	cfs_lock(t);
-	n = entry_find_locked(dev, path);
 	if (!n || !(n->flags & (CFS_NF_VALUE | CFS_NF_USER_LINK | CFS_NF_PLAIN_DIR)))
 		r = -ENOENT;
 	else if ((n->flags & CFS_NF_PLAIN_DIR) && n->u.dir && n->u.dir->count)
 		r = -ENOTEMPTY;
-	else if (cfs_active_held_below(n))
-		r = -EDEADLK;
-	if (r == 0) {
-		cfs_deactivate(n);
-		/* false: removed with its device meanwhile */
-		if (cfs_drain_locked(t, n))
-			cfs_subtree_unlink(t, n, &freelist);
-	}
+	else
+		r = cfs_node_remove_locked(t, n, &freelist);
 	cfs_unlock(t);
 	cfs_watch_sync(t);
 	cfs_free_list(freelist);
