@@ -13,8 +13,8 @@
  *                    struct classfs_watch_ops).  Allocation under L is
  *                    allowed.  Functions named *_locked, and those whose
  *                    comment says "under L", require it:
- *                    cfs_assert_held() checks that in builds without
- *                    NDEBUG.
+ *                    cfs_assert_held() checks that in debug and
+ *                    sanitizer builds (CFS_LOCK_CHECKS).
  *  tree->evlock (E)  the event queue and the listener table.  Taken
  *                    inside L (L -> E) to queue an event in the same
  *                    critical section as the change it reports, so
@@ -221,7 +221,7 @@ struct cfs_watch {
 
 struct classfs_tree {
 	pthread_mutex_t lock;
-	const void *lock_owner;		/* its holder's struct cfs_thread (lock checks) */
+	uintptr_t lock_owner;		/* its holder's pthread_self() (lock checks) */
 	pthread_cond_t drained;		/* the waits under L (see the top) */
 	pthread_cond_t removed;
 	pthread_cond_t intf_free;
@@ -270,7 +270,20 @@ struct cfs_tree_attr {
 	ssize_t (*store)(struct classfs_tree *t, const char *buf, size_t count);
 };
 
-#ifndef NDEBUG
+/*
+ * Lock checks (cfs_assert_held()) in debug (-O0) and sanitizer builds,
+ * as check.sh makes them; not in the default optimized build, whose
+ * benchmarks they would slow, nor with NDEBUG.
+ */
+#ifdef __has_feature
+#define CFS_HAS_FEATURE(f) __has_feature(f)
+#else
+#define CFS_HAS_FEATURE(f) 0
+#endif
+#if !defined(NDEBUG) &&                                                              \
+	(!defined(__OPTIMIZE__) || defined(__SANITIZE_ADDRESS__) ||                 \
+	 defined(__SANITIZE_THREAD__) || CFS_HAS_FEATURE(address_sanitizer) ||     \
+	 CFS_HAS_FEATURE(thread_sanitizer))
 #define CFS_LOCK_CHECKS 1
 #endif
 
@@ -323,7 +336,7 @@ struct cfs_thread *cfs_self(void);
 #ifdef CFS_LOCK_CHECKS
 void cfs_assert_held_fn(struct classfs_tree *t, const char *fn);
 #define cfs_assert_held(t) cfs_assert_held_fn((t), __func__)
-static inline void cfs_owner_set(struct classfs_tree *t, const void *owner)
+static inline void cfs_owner_set(struct classfs_tree *t, uintptr_t owner)
 {
 	__atomic_store_n(&t->lock_owner, owner, __ATOMIC_RELAXED);
 }
@@ -335,12 +348,12 @@ static inline void cfs_owner_set(struct classfs_tree *t, const void *owner)
 static inline void cfs_lock(struct classfs_tree *t)
 {
 	pthread_mutex_lock(&t->lock);
-	cfs_owner_set(t, cfs_self());
+	cfs_owner_set(t, (uintptr_t)pthread_self());
 }
 
 static inline void cfs_unlock(struct classfs_tree *t)
 {
-	cfs_owner_set(t, NULL);
+	cfs_owner_set(t, 0);
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -348,9 +361,9 @@ static inline void cfs_unlock(struct classfs_tree *t)
 static inline void cfs_wait_locked(struct classfs_tree *t, pthread_cond_t *cond)
 {
 	cfs_assert_held(t);
-	cfs_owner_set(t, NULL);
+	cfs_owner_set(t, 0);
 	pthread_cond_wait(cond, &t->lock);
-	cfs_owner_set(t, cfs_self());
+	cfs_owner_set(t, (uintptr_t)pthread_self());
 }
 
 /* ---- devices (device.c) ---- */
