@@ -63,6 +63,16 @@ TEST(register_twice_is_ebusy)
 	CHECK_INT(classfs_tree_free(t), 0);
 }
 
+TEST(register_unnamed_is_einval)
+{
+	struct classfs_device d = { 0 };
+
+	classfs_device_initialize(&d);
+	CHECK_INT(classfs_device_register(&d), -EINVAL);
+	CHECK_INT(classfs_device_add_to(NULL, &d), -EINVAL);
+	classfs_device_put(&d);
+}
+
 TEST(set_name_too_long)
 {
 	struct classfs_device d = { 0 };

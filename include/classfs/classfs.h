@@ -523,7 +523,7 @@ CLASSFS_PUBLIC int classfs_device_add(struct classfs_device *dev);
  * classfs_device_add_to() - classfs_device_add() for a physical device
  * with neither bus nor parent, placed in @tree (classfs_device_add() uses
  * the default tree for those).  Return: as classfs_device_add(); -EINVAL
- * also for NULL @tree or a device with a class, bus or parent.
+ * also for NULL @tree.
  */
 CLASSFS_PUBLIC int classfs_device_add_to(struct classfs_tree *tree, struct classfs_device *dev);
 /**
@@ -548,9 +548,9 @@ CLASSFS_PUBLIC int classfs_device_add_virtual(struct classfs_tree *tree,
  */
 CLASSFS_PUBLIC int classfs_device_del(struct classfs_device *dev);
 /**
- * classfs_device_register() - classfs_device_initialize() + classfs_device_add()
- * Return: as classfs_device_add(); -EINVAL also for a device initialized
- * already.
+ * classfs_device_register() - classfs_device_add() of a device named
+ * with classfs_device_set_name() (so initialized: names need that).
+ * Return: as classfs_device_add(); -EINVAL also for a device not named.
  */
 CLASSFS_PUBLIC int classfs_device_register(struct classfs_device *dev);
 /**
