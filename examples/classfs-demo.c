@@ -268,6 +268,7 @@ int main(int argc, char **argv)
 	class_unregister(&block_class);
 	device_unregister(&ata);
 	device_unregister(&pci);
-	printf("\nnodes left: %zu (the fixed directories)\n", classfs_tree_node_count(w.t));
+	printf("\n== what is left: the fixed directories\n");
+	show_dir(&w);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "classfs/record.h"
+#include "classfs/testing.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,9 @@
  *  - fields marked "private" belong to the library;
  *  - no library lock is held while a caller's callback runs, so callbacks
  *    may call back into this API.  A callback that would have to wait for
- *    itself gets -EDEADLK instead of hanging.
+ *    itself gets -EDEADLK instead of hanging.  The one exception is a
+ *    view's struct classfs_watch_ops.changed(), which runs with the
+ *    tree's lock held and must not call into the library (see there).
  */
 #ifndef CLASSFS_CLASSFS_H
 #define CLASSFS_CLASSFS_H
@@ -77,16 +79,7 @@ struct classfs_node {			/* private */
 /* allocation                                                          */
 /* ------------------------------------------------------------------ */
 
-/**
- * classfs_set_alloc_hook() - route every allocation of the library
- * @hook: called with the size of each allocation; returning false makes
- *        that allocation fail (the caller sees -ENOMEM). NULL removes it.
- * @data: passed to @hook.
- *
- * Tests use it to fail the Nth allocation of a scenario.
- */
-CLASSFS_PUBLIC void classfs_set_alloc_hook(bool (*hook)(size_t size, void *data), void *data);
-/** classfs_malloc() - allocate through the library's allocator (and hook). */
+/** classfs_malloc() - allocate through the library's allocator; NULL on ENOMEM */
 CLASSFS_PUBLIC void *classfs_malloc(size_t size);
 /** classfs_zalloc() - as classfs_malloc(), zero-filled. */
 CLASSFS_PUBLIC void *classfs_zalloc(size_t size);
@@ -111,7 +104,8 @@ enum classfs_layout {
 CLASSFS_PUBLIC struct classfs_tree *classfs_tree_new(enum classfs_layout layout);
 /**
  * classfs_tree_free() - free a tree whose classes and devices are all gone
- * Return: 0, or -EBUSY while it still holds classes or devices.
+ * Return: 0, -EINVAL (NULL, or the default tree), -EBUSY while it still
+ * holds classes, buses or devices.
  */
 CLASSFS_PUBLIC int classfs_tree_free(struct classfs_tree *tree);
 /** classfs_tree_layout() - the layout a tree was created with */
@@ -129,8 +123,6 @@ CLASSFS_PUBLIC struct classfs_tree *classfs_default_tree(void);
  * holds a device.
  */
 CLASSFS_PUBLIC int classfs_set_default_layout(enum classfs_layout layout);
-/** classfs_tree_node_count() - number of live nodes (tests: back to base) */
-CLASSFS_PUBLIC size_t classfs_tree_node_count(struct classfs_tree *tree);
 /** classfs_tree_seqnum() - the last uevent sequence number handed out */
 CLASSFS_PUBLIC uint64_t classfs_tree_seqnum(struct classfs_tree *tree);
 
@@ -223,7 +215,8 @@ struct classfs_uevent_env {
 
 /**
  * classfs_uevent_add_var() - append one KEY=VALUE variable
- * Return: 0, or -ENOMEM when a limit would be exceeded (nothing added).
+ * Return: 0, -EINVAL (NULL @env or @fmt), or -ENOMEM when a limit
+ * would be exceeded (nothing added).
  */
 CLASSFS_PUBLIC int classfs_uevent_add_var(struct classfs_uevent_env *env, const char *fmt, ...)
 	CLASSFS_PRINTF(2, 3);
@@ -265,14 +258,16 @@ typedef void (*classfs_listener_fn)(const struct classfs_uevent *ev, void *data)
  * thread that produced them or from another producing thread, never with
  * a library lock held; a listener may call back into the API (its own
  * events are delivered after it returns).
- * Return: a listener id (> 0) or -errno.
+ * Return: a listener id (> 0), -EINVAL (NULL @tree or @fn), -ENOSPC (64
+ * listeners already).
  */
 CLASSFS_PUBLIC int classfs_listener_add(struct classfs_tree *tree, classfs_listener_fn fn,
 					void *data);
 /**
  * classfs_listener_remove() - stop delivery to a listener
  * Once it returns, the listener is not running and will not run again
- * (unless called from that listener itself).  Return: 0 or -ENOENT.
+ * (unless called from that listener itself).  Return: 0, -EINVAL (NULL
+ * @tree), -ENOENT (no such listener).
  */
 CLASSFS_PUBLIC int classfs_listener_remove(struct classfs_tree *tree, int id);
 
@@ -321,7 +316,9 @@ struct classfs_class {
 
 /**
  * classfs_class_register() - add a class to a tree
- * Return: 0, -EINVAL (NULL or bad name), -EEXIST (name taken), -ENOMEM.
+ * Return: 0, -EINVAL (NULL, bad name, an attribute with an invalid name),
+ * -EBUSY (@cls is registered already), -EEXIST (name taken, or two
+ * attributes of one name), -ENOMEM, -ENOSPC (the tree's node ids are used up).
  */
 CLASSFS_PUBLIC int classfs_class_register(struct classfs_tree *tree, struct classfs_class *cls);
 /**
@@ -330,7 +327,10 @@ CLASSFS_PUBLIC int classfs_class_register(struct classfs_tree *tree, struct clas
  * reference is dropped.
  */
 CLASSFS_PUBLIC void classfs_class_unregister(struct classfs_class *cls);
-/** classfs_class_create() - allocate and register a class; NULL + errno on error */
+/**
+ * classfs_class_create() - allocate and register a class
+ * Return: the class, or NULL with errno as classfs_class_register()'s.
+ */
 CLASSFS_PUBLIC struct classfs_class *classfs_class_create(struct classfs_tree *tree, const char *name);
 /** classfs_class_destroy() - unregister a class made by classfs_class_create(); NULL ignored */
 CLASSFS_PUBLIC void classfs_class_destroy(struct classfs_class *cls);
@@ -340,10 +340,18 @@ CLASSFS_PUBLIC struct classfs_class *classfs_class_get(struct classfs_class *cls
 CLASSFS_PUBLIC void classfs_class_put(struct classfs_class *cls);
 /** classfs_class_find() - a registered class by name, with a reference, or NULL */
 CLASSFS_PUBLIC struct classfs_class *classfs_class_find(struct classfs_tree *tree, const char *name);
-/** classfs_class_create_file() - add an attribute to the class directory */
+/**
+ * classfs_class_create_file() - add an attribute to the class directory
+ * Return: 0, -EINVAL (NULL, not registered, invalid name), -EEXIST (the
+ * name of a file or a device of the class), -ENOMEM, -ENOSPC (node ids).
+ */
 CLASSFS_PUBLIC int classfs_class_create_file(struct classfs_class *cls,
 					     const struct classfs_class_attribute *attr);
-/** classfs_class_create_file_owned() - as create_file(); @attr is freed with the file (or on error) */
+/**
+ * classfs_class_create_file_owned() - as classfs_class_create_file(); @attr
+ * (from classfs_malloc()) is freed with the file, or on error.
+ * Return: as classfs_class_create_file().
+ */
 CLASSFS_PUBLIC int classfs_class_create_file_owned(struct classfs_class *cls,
 						   struct classfs_class_attribute *attr);
 /** classfs_class_remove_file() - remove it; waits for running show()/store() */
@@ -352,7 +360,8 @@ CLASSFS_PUBLIC void classfs_class_remove_file(struct classfs_class *cls,
 /**
  * classfs_class_for_each_device() - call @fn for each device of @cls
  * with a reference held and no lock held; stops at a non-zero return,
- * which it returns.
+ * which it returns.  Return: 0, @fn's non-zero return, -EINVAL (NULL
+ * @cls or @fn, or @cls not registered), -ENOMEM.
  */
 CLASSFS_PUBLIC int classfs_class_for_each_device(struct classfs_class *cls,
 						 int (*fn)(struct classfs_device *dev, void *data),
@@ -382,9 +391,17 @@ struct classfs_bus {
 	} p;
 };
 
-/** classfs_bus_register() - add a bus type; -EEXIST, -EINVAL, -ENOMEM */
+/**
+ * classfs_bus_register() - add a bus type
+ * Return: 0, -EINVAL (NULL or bad name), -EBUSY (registered already),
+ * -EEXIST (name taken), -ENOMEM, -ENOSPC (node ids).
+ */
 CLASSFS_PUBLIC int classfs_bus_register(struct classfs_tree *tree, struct classfs_bus *bus);
-/** classfs_bus_unregister() - remove it (its devices must be gone: else nothing happens) */
+/**
+ * classfs_bus_unregister() - remove a bus type whose devices are gone
+ * Return: 0, -EINVAL (NULL or not registered), -EBUSY (devices are on it:
+ * nothing happens).
+ */
 CLASSFS_PUBLIC int classfs_bus_unregister(struct classfs_bus *bus);
 /** classfs_bus_find() - a bus by name, or NULL */
 CLASSFS_PUBLIC struct classfs_bus *classfs_bus_find(struct classfs_tree *tree, const char *name);
@@ -460,13 +477,15 @@ struct classfs_device {
 CLASSFS_PUBLIC void classfs_device_initialize(struct classfs_device *dev);
 /**
  * classfs_device_set_name() - name a device before it is added
- * Return: 0, -EINVAL for an invalid name, -EBUSY once added, -ENOMEM.
+ * Return: 0, -EINVAL (not initialized, an invalid name or one longer
+ * than NAME_MAX), -EBUSY once added, -ENOMEM.
  */
 CLASSFS_PUBLIC int classfs_device_set_name(struct classfs_device *dev, const char *fmt, ...)
 	CLASSFS_PRINTF(2, 3);
 /**
  * classfs_device_set_name_static() - name a device with caller-owned
  * storage that outlives the device (no allocation); same checks.
+ * Return: 0, -EINVAL, -EBUSY (as classfs_device_set_name()).
  */
 CLASSFS_PUBLIC int classfs_device_set_name_static(struct classfs_device *dev, const char *name);
 /** classfs_device_name() - the device's name (NULL before it is named) */
@@ -486,22 +505,25 @@ CLASSFS_PUBLIC const char *classfs_device_name(const struct classfs_device *dev)
  * another attribute or like a named group, is refused with -EEXIST, as is
  * a device whose glue directory or "CLASS:NAME" link in its physical
  * device would take the name of one of that device's attributes.
- * Return: 0, -EINVAL (no name, no class and no tree, parent of another
- * class or not added, bad name, an attribute or group with an invalid
- * name), -EEXIST (name taken in the class or in the directory; a place
+ * Return: 0, -EINVAL (not initialized, no name, no class and no tree,
+ * class or bus not registered, parent of another class or not added,
+ * bad name, an attribute or group with an invalid name), -EBUSY (added
+ * already), -EEXIST (name taken in the class or in the directory; a place
  * in Linux's devices layout that another device has, in either layout: a
  * physical device without parent named "virtual", a physical device named
  * like the glue directory of its siblings (P/block beside P/block/sda),
  * the root of a virtual bus named like a class with devices in
  * devices/virtual, two devices at one path in a class device; a
  * duplicate or reserved entry name, see above), -ENODEV (parent being
- * removed), -ENOMEM.  On error nothing is changed.
+ * removed), -ENOMEM, -ENOSPC (the tree's node ids are used up).  On error
+ * nothing is changed.
  */
 CLASSFS_PUBLIC int classfs_device_add(struct classfs_device *dev);
 /**
  * classfs_device_add_to() - classfs_device_add() for a physical device
  * with neither bus nor parent, placed in @tree (classfs_device_add() uses
- * the default tree for those).
+ * the default tree for those).  Return: as classfs_device_add(); -EINVAL
+ * also for NULL @tree.
  */
 CLASSFS_PUBLIC int classfs_device_add_to(struct classfs_tree *tree, struct classfs_device *dev);
 /**
@@ -521,13 +543,20 @@ CLASSFS_PUBLIC int classfs_device_add_virtual(struct classfs_tree *tree,
  * REMOVE event; their registration references are dropped), sends REMOVE,
  * removes the directory once no show()/store() of it runs, drops the
  * references add took.
- * Return: 0, -EINVAL (not added), -EDEADLK (called from a show()/store()
+ * Return: 0, -EINVAL (not added, or being removed), -EDEADLK (called from a show()/store()
  * of this device or one below it: use classfs_device_unregister_self()).
  */
 CLASSFS_PUBLIC int classfs_device_del(struct classfs_device *dev);
-/** classfs_device_register() - classfs_device_initialize() + classfs_device_add() */
+/**
+ * classfs_device_register() - classfs_device_add() of a device named
+ * with classfs_device_set_name() (so initialized: names need that).
+ * Return: as classfs_device_add(); -EINVAL also for a device not named.
+ */
 CLASSFS_PUBLIC int classfs_device_register(struct classfs_device *dev);
-/** classfs_device_unregister() - classfs_device_del() + classfs_device_put() */
+/**
+ * classfs_device_unregister() - classfs_device_del() + classfs_device_put()
+ * Return: as classfs_device_del() (the reference is dropped only on success).
+ */
 CLASSFS_PUBLIC int classfs_device_unregister(struct classfs_device *dev);
 /**
  * classfs_device_unregister_self() - unregister from one of its own
@@ -541,7 +570,8 @@ CLASSFS_PUBLIC int classfs_device_unregister_self(struct classfs_device *dev);
 /**
  * classfs_device_create() - allocate, name and add a class device
  * @phys: physical device (may be NULL).
- * Return: the device, or NULL with errno set (as classfs_device_add()).
+ * Return: the device, or NULL with errno set: as classfs_device_add(),
+ * or classfs_device_set_name()'s EINVAL and ENOMEM.
  */
 CLASSFS_PUBLIC struct classfs_device *classfs_device_create(struct classfs_class *cls,
 							   struct classfs_device *parent,
@@ -562,32 +592,45 @@ CLASSFS_PUBLIC bool classfs_device_is_added(const struct classfs_device *dev);
  * Return: 0, -EINVAL (bad name, not added), -EEXIST (the new name is
  * taken where an add of it would be refused: in the class, the directory,
  * on the bus, or a place in Linux's devices layout, see
- * classfs_device_add()), -ENOMEM.
+ * classfs_device_add()), -EDEADLK (from a uevent hook of this device's own
+ * rename), -ERANGE (the device's path is longer than PATH_MAX), -ENOMEM.
  */
 CLASSFS_PUBLIC int classfs_device_rename(struct classfs_device *dev, const char *new_name);
-/** classfs_device_create_file() - add an attribute file after add */
+/**
+ * classfs_device_create_file() - add an attribute file after add
+ * Return: 0, -EINVAL (NULL, invalid name, not added), -ENODEV (being
+ * removed), -EEXIST (name taken, computed entries included), -ENOMEM,
+ * -ENOSPC (node ids).
+ */
 CLASSFS_PUBLIC int classfs_device_create_file(struct classfs_device *dev,
 					      const struct classfs_device_attribute *attr);
 /**
  * classfs_device_create_file_owned() - as classfs_device_create_file(),
  * and @attr (from classfs_malloc()) is freed with classfs_free() by the
  * library when the file goes (also on error).
+ * Return: as classfs_device_create_file().
  */
 CLASSFS_PUBLIC int classfs_device_create_file_owned(struct classfs_device *dev,
 						    struct classfs_device_attribute *attr);
 /** classfs_device_remove_file() - remove it; waits for running show()/store() */
 CLASSFS_PUBLIC void classfs_device_remove_file(struct classfs_device *dev,
 					       const struct classfs_device_attribute *attr);
-/** classfs_device_create_bin_file() - add a binary attribute */
+/** classfs_device_create_bin_file() - add a binary attribute; as classfs_device_create_file() */
 CLASSFS_PUBLIC int classfs_device_create_bin_file(struct classfs_device *dev,
 						  const struct classfs_bin_attribute *attr);
-/** classfs_device_create_bin_file_owned() - as create_file_owned(), for a binary attribute */
+/**
+ * classfs_device_create_bin_file_owned() - as classfs_device_create_file_owned(),
+ * for a binary attribute.  Return: as classfs_device_create_file().
+ */
 CLASSFS_PUBLIC int classfs_device_create_bin_file_owned(struct classfs_device *dev,
 							struct classfs_bin_attribute *attr);
 /** classfs_device_remove_bin_file() - remove it */
 CLASSFS_PUBLIC void classfs_device_remove_bin_file(struct classfs_device *dev,
 						   const struct classfs_bin_attribute *attr);
-/** classfs_device_create_group() - add a group's files (and its directory); all or nothing */
+/**
+ * classfs_device_create_group() - add a group's files (and its directory);
+ * all or nothing.  Return: as classfs_device_create_file().
+ */
 CLASSFS_PUBLIC int classfs_device_create_group(struct classfs_device *dev,
 					       const struct classfs_attribute_group *grp);
 /** classfs_device_remove_group() - remove them */
@@ -599,8 +642,9 @@ CLASSFS_PUBLIC void classfs_device_remove_group(struct classfs_device *dev,
  *         driver's own variables, sent as they are; KEY of [A-Za-z0-9_],
  *         VALUE without control bytes.  Variables from anyone else go
  *         through classfs_device_synth_uevent().
- * Return: 0, -EINVAL (not added, bad action or variable), -ENOMEM
- * (limits), or the hooks' veto.
+ * Return: 0, -EINVAL (not added, bad action or variable), -ENODEV (removed
+ * while its hooks ran), -ENOMEM (no memory, or the event would exceed
+ * the limits), or the hooks' veto.
  */
 CLASSFS_PUBLIC int classfs_device_uevent(struct classfs_device *dev, enum classfs_action action,
 					 const char *const *extra);
@@ -623,7 +667,8 @@ CLASSFS_PUBLIC int classfs_device_uevent_check(struct classfs_device *dev,
  *        classfs_synth_arg_valid()), each sent as SYNTH_ARG_KEY=VALUE:
  *        the writer never sets one of the event's own variables.
  * Return: 0, -EINVAL (bad device, action, UUID or variable: nothing
- * sent), -ENOMEM (the event would exceed the limits), or the hooks' veto.
+ * sent), -ENODEV (removed while its hooks ran), -ENOMEM (no memory, or
+ * the event would exceed the limits), or the hooks' veto.
  */
 CLASSFS_PUBLIC int classfs_device_synth_uevent(struct classfs_device *dev,
 					       enum classfs_action action, const char *uuid,
@@ -637,12 +682,18 @@ CLASSFS_PUBLIC int classfs_synth_arg_valid(const char *kv);
 /**
  * classfs_device_notify() - wake poll()ers of an attribute (sysfs_notify)
  * @attr_name: an attribute of @dev ("group/name" for a named group).
+ * Return: 0, -EINVAL (NULL, or @dev not added), -ENOENT (no such
+ * attribute), -ENOTDIR (a group part names a file).
  */
 CLASSFS_PUBLIC int classfs_device_notify(struct classfs_device *dev, const char *attr_name);
 /**
  * struct classfs_watch_ops - how a view (the filesystem) follows a tree
  * @changed: directory @dir_ino gained or lost entry @name.  Runs with the
- *           tree locked: record it, call nothing of the tree.
+ *           tree's lock held, inside the change (the exception to "no
+ *           library lock is held while a callback runs"): it must only
+ *           record what it is told, call no classfs_* function (that
+ *           deadlocks) and take no lock that is held elsewhere while the
+ *           library is called.
  * @sync: end of an API call that changed the tree, no lock held: push
  *        what was recorded before returning.
  * @notify: classfs_device_notify() on attribute @ino, no lock held.
@@ -653,10 +704,13 @@ struct classfs_watch_ops {
 	void (*notify)(void *data, uint64_t ino);
 };
 
-/** classfs_tree_watch_add() - follow @tree's changes; a watch id or -errno */
+/**
+ * classfs_tree_watch_add() - follow @tree's changes
+ * Return: a watch id (> 0), -EINVAL (NULL), -ENOSPC (8 watches already).
+ */
 CLASSFS_PUBLIC int classfs_tree_watch_add(struct classfs_tree *tree,
 					  const struct classfs_watch_ops *ops, void *data);
-/** classfs_tree_watch_remove() - stop; 0 or -ENOENT */
+/** classfs_tree_watch_remove() - stop; 0, -EINVAL (NULL @tree) or -ENOENT */
 CLASSFS_PUBLIC int classfs_tree_watch_remove(struct classfs_tree *tree, int id);
 /* ------------------------------------------------------------------ */
 /* data-driven publishing: stored values, links, quiet adds            */
@@ -667,41 +721,48 @@ CLASSFS_PUBLIC int classfs_tree_watch_remove(struct classfs_tree *tree, int id);
 
 /**
  * classfs_device_add_value() - add an attribute holding @len bytes of @value
- * at @path ("name" or "dir/sub/name": missing plain directories are made
- * and go with the device).  Text values read back exactly as given (no
+ * at @path ("name" or "dir/sub/name", up to 8 components: missing plain
+ * directories are made and go with the device).  Text values read back exactly as given (no
  * '\n' added), at most %CLASSFS_ATTR_MAX bytes; binary ones at most 2 GiB - 1
  * (a write past that fails with -EFBIG).  Mode bits hold for
  * filesystem and path-API writes; a write to a writable value replaces it.
- * Return: 0, -EINVAL, -ENODEV (not added), -EEXIST (name taken, computed
- * entries included), -E2BIG, -ENOMEM.
+ * Return: 0, -EINVAL (bad path or flags), -ENODEV (not added, or being
+ * removed), -EEXIST (name taken, computed entries included), -E2BIG,
+ * -ENOMEM, -ENOSPC (node ids).
  */
 CLASSFS_PUBLIC int classfs_device_add_value(struct classfs_device *dev, const char *path,
 					    mode_t mode, const void *value, size_t len,
 					    unsigned int flags);
 /**
  * classfs_device_set_value() - replace a value's bytes whatever its mode,
- * and wake its poll()ers.  Return: 0, -EINVAL, -ENOENT, -E2BIG, -ENOMEM.
+ * and wake its poll()ers.  Return: 0, -EINVAL, -ENOENT (no such value, or
+ * @dev not added), -E2BIG, -ENOMEM.
  */
 CLASSFS_PUBLIC int classfs_device_set_value(struct classfs_device *dev, const char *path,
 					    const void *value, size_t len);
 /**
  * classfs_device_add_link() - add a symlink at @path whose text is @target
- * exactly as given (it may dangle).  Return: 0, -EINVAL, -ENODEV, -EEXIST, -ENOMEM.
+ * exactly as given (it may dangle).  Return: 0, -EINVAL (bad path, empty
+ * target or one of PATH_MAX bytes or more), -ENODEV (not added), -EEXIST,
+ * -ENOMEM, -ENOSPC (node ids).
  */
 CLASSFS_PUBLIC int classfs_device_add_link(struct classfs_device *dev, const char *path,
 					   const char *target);
 /**
  * classfs_device_add_link_to() - add a symlink at @path to @target's
  * directory, its text computed when read (the tree's layout, current
- * names); -ENOENT on reading once @target is removed.
- * Return: 0, -EINVAL, -ENODEV, -EEXIST, -ENOMEM.
+ * names); the link holds a reference to @target, and reading it gives
+ * -ENOENT once @target is removed.
+ * Return: 0, -EINVAL (bad path, @target in another tree), -ENODEV (@dev
+ * or @target not added), -EEXIST, -ENOMEM, -ENOSPC (node ids).
  */
 CLASSFS_PUBLIC int classfs_device_add_link_to(struct classfs_device *dev, const char *path,
 					      struct classfs_device *target);
 /**
  * classfs_device_remove_entry() - remove a value, a link, or an empty plain
- * directory made by the calls above.
- * Return: 0, -EINVAL, -ENOENT, -ENOTEMPTY, -EDEADLK.
+ * directory made by the calls above; waits for a running show()/store()
+ * of a value.  Return: 0, -EINVAL, -ENOENT (none such), -ENOTEMPTY,
+ * -EDEADLK (called from that value's own show()/store()).
  */
 CLASSFS_PUBLIC int classfs_device_remove_entry(struct classfs_device *dev, const char *path);
 /**
@@ -721,6 +782,7 @@ CLASSFS_PUBLIC int classfs_device_syspath(struct classfs_device *dev, char *buf,
 /**
  * classfs_tree_for_each_class() - call @fn for every registered class,
  * with a reference and no lock held; stops at (and returns) a non-zero return.
+ * Return: 0, @fn's non-zero return, -EINVAL (NULL), -ENOMEM.
  */
 CLASSFS_PUBLIC int classfs_tree_for_each_class(struct classfs_tree *tree,
 					       int (*fn)(struct classfs_class *cls, void *data),
@@ -729,6 +791,9 @@ CLASSFS_PUBLIC int classfs_tree_for_each_class(struct classfs_tree *tree,
  * classfs_tree_for_each_device() - call @fn for every added device, class
  * and physical, each after its parent and its physical device, with a
  * reference and no lock held; stops at (and returns) a non-zero return.
+ * Devices added during the walk may or may not be visited; one removed
+ * during the walk is still visited (it is then no longer added).
+ * Return: 0, @fn's non-zero return, -EINVAL (NULL), -ENOMEM.
  */
 CLASSFS_PUBLIC int classfs_tree_for_each_device(struct classfs_tree *tree,
 						int (*fn)(struct classfs_device *dev, void *data),
@@ -744,7 +809,7 @@ CLASSFS_PUBLIC struct classfs_device *classfs_tree_find_device(struct classfs_tr
 
 /**
  * classfs_device_devpath() - DEVPATH of an added device ("/class/block/sda")
- * Return: length, or -errno (-ERANGE when @size is too small).
+ * Return: length, -EINVAL (NULL, or not added), -ERANGE (@size is too small).
  */
 CLASSFS_PUBLIC int classfs_device_devpath(struct classfs_device *dev, char *buf, size_t size);
 /** classfs_device_tree() - the tree of an added device, or NULL */
@@ -776,7 +841,9 @@ struct classfs_interface {
 
 /**
  * classfs_interface_register() - add an interface; add() runs for every
- * existing device.  Return: 0, -ENODEV (no class), -EINVAL, -EEXIST.
+ * existing device.  Return: 0, -ENODEV (no class), -EINVAL (class not
+ * registered), -EEXIST (registered already), -ENOSPC (64 interfaces in
+ * the class), -ENOMEM.
  */
 CLASSFS_PUBLIC int classfs_interface_register(struct classfs_interface *intf);
 /** classfs_interface_unregister() - remove() runs for every device */
@@ -792,7 +859,7 @@ CLASSFS_PUBLIC void classfs_interface_unregister(struct classfs_interface *intf)
  * entries computed from it: `dev`, `uevent`, default attributes, links).
  * A stale number (its node gone) answers -ENOENT.
  */
-#define CLASSFS_ROOT_INO	classfs_root_ino()
+#define CLASSFS_ROOT_INO	((uint64_t)1)	/* every tree's root */
 
 enum classfs_ftype {
 	CLASSFS_FT_DIR = 1,
@@ -809,24 +876,30 @@ struct classfs_stat {
 	bool dynamic;		/* computed by show() on every read */
 };
 
-/** classfs_root_ino() - the inode number of every tree's root */
+/** classfs_root_ino() - %CLASSFS_ROOT_INO, the inode number of every tree's root */
 CLASSFS_PUBLIC uint64_t classfs_root_ino(void);
-/** classfs_getattr() - stat an entry; -ENOENT when gone */
+/** classfs_getattr() - stat an entry; 0, -EINVAL (NULL), -ENOENT (gone) */
 CLASSFS_PUBLIC int classfs_getattr(struct classfs_tree *tree, uint64_t ino, struct classfs_stat *st);
-/** classfs_lookup() - the entry @name in directory @dir; -ENOENT, -ENOTDIR */
+/** classfs_lookup() - the entry @name in directory @dir; 0, -EINVAL, -ENOENT, -ENOTDIR */
 CLASSFS_PUBLIC int classfs_lookup(struct classfs_tree *tree, uint64_t dir, const char *name,
 				  struct classfs_stat *st);
 /**
  * classfs_read() - read an entry: an attribute's whole value from @off
- * Return: bytes, or -errno (-ENODEV once removed, -EACCES when not
- * readable, -EISDIR, the show()'s error).
+ * Return: bytes, or -errno: -EINVAL (NULL, negative @off, a link),
+ * -ENOENT (no such entry), -ENODEV once removed, -EACCES when not
+ * readable, -EISDIR, -EBUSY (attribute callbacks nested more than 16 deep
+ * on this thread), -ENOMEM, -EIO (the attribute has no show() or
+ * read()), the show()'s error.
  */
 CLASSFS_PUBLIC ssize_t classfs_read(struct classfs_tree *tree, uint64_t ino, char *buf,
 				    size_t size, off_t off);
 /**
  * classfs_write() - one store() with the whole buffer (-E2BIG over
  * CLASSFS_ATTR_MAX); binary attributes take @off.
- * Return: bytes consumed or -errno (-EACCES when not writable).
+ * Return: bytes consumed or -errno: -EACCES when not writable, -E2BIG,
+ * -EFBIG (a binary write past 2 GiB - 1), -EIO (the attribute has no
+ * store() or write()), the store()'s error, or any of classfs_read()'s
+ * other errors.
  */
 CLASSFS_PUBLIC ssize_t classfs_write(struct classfs_tree *tree, uint64_t ino, const char *buf,
 				     size_t size, off_t off);
@@ -901,15 +974,20 @@ CLASSFS_PUBLIC struct classfs_reply *classfs_defer(void);
  * EPIPE).
  */
 CLASSFS_PUBLIC int classfs_io_error(long err);
-/** classfs_readlink() - a link's relative target; length or -errno (-EINVAL if not a link) */
+/**
+ * classfs_readlink() - a link's relative target
+ * Return: length, -EINVAL (NULL, or not a link), -ENOENT (gone, or a link
+ * to a removed device), -ERANGE (@size too small).
+ */
 CLASSFS_PUBLIC ssize_t classfs_readlink(struct classfs_tree *tree, uint64_t ino, char *buf,
 					size_t size);
 /**
  * classfs_readdir() - list a directory from @off (0 = start)
- * @fill: called per entry with the offset to resume after it; a non-zero
- *        return stops the listing (entry not consumed).
+ * @fill: called per entry with the offset to resume after it, no library
+ *        lock held; a non-zero return stops the listing (entry not consumed).
  * Offsets stay valid while the directory changes: an entry present for
  * the whole listing is seen exactly once.  "." and ".." are not listed.
+ * Return: 0 (also when @fill stopped it), -EINVAL, -ENOENT, -ENOTDIR, -ENOMEM.
  */
 CLASSFS_PUBLIC int classfs_readdir(struct classfs_tree *tree, uint64_t dir, uint64_t off,
 				   int (*fill)(void *ctx, const char *name,
@@ -918,22 +996,25 @@ CLASSFS_PUBLIC int classfs_readdir(struct classfs_tree *tree, uint64_t dir, uint
 /**
  * classfs_path_stat() - resolve a path below the root ("class/block/sda")
  * without following the last component's link (links inside the path
- * are followed). Return: 0 or -errno.
+ * are followed). Return: 0, -EINVAL (NULL), -ENAMETOOLONG (@path of
+ * PATH_MAX bytes or more, or a link's target making it longer), -ENOENT,
+ * -ENOTDIR, -ELOOP (too many links).
  */
 CLASSFS_PUBLIC int classfs_path_stat(struct classfs_tree *tree, const char *path,
 				     struct classfs_stat *st);
-/** classfs_path_read() - read a whole attribute by path; length or -errno */
+/** classfs_path_read() - read a whole attribute by path; length, classfs_path_stat()'s or classfs_read()'s errors */
 CLASSFS_PUBLIC ssize_t classfs_path_read(struct classfs_tree *tree, const char *path, char *buf,
 					 size_t size);
-/** classfs_path_write() - write an attribute by path; bytes or -errno */
+/** classfs_path_write() - write an attribute by path; bytes, classfs_path_stat()'s or classfs_write()'s errors */
 CLASSFS_PUBLIC ssize_t classfs_path_write(struct classfs_tree *tree, const char *path,
 					  const char *buf, size_t size);
-/** classfs_path_readlink() - a link's target by path; length or -errno */
+/** classfs_path_readlink() - a link's target by path; length, classfs_path_stat()'s or classfs_readlink()'s errors */
 CLASSFS_PUBLIC ssize_t classfs_path_readlink(struct classfs_tree *tree, const char *path,
 					     char *buf, size_t size);
 /**
  * classfs_path_list() - list a directory by path, each entry once
- * Return: number of entries, or -errno.
+ * Return: number of entries, @fn's non-zero return (which stops it), or
+ * classfs_path_stat()'s or classfs_readdir()'s errors.
  */
 CLASSFS_PUBLIC int classfs_path_list(struct classfs_tree *tree, const char *path,
 				     int (*fn)(void *ctx, const char *name,

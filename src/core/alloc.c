@@ -8,11 +8,6 @@
 static bool (*alloc_hook)(size_t size, void *data);
 static void *alloc_hook_data;
 
-/**
- * classfs_set_alloc_hook() - route every allocation through @hook
- * @hook: returns false to fail that allocation; NULL removes the hook.
- * @data: passed to @hook.
- */
 void classfs_set_alloc_hook(bool (*hook)(size_t size, void *data), void *data)
 {
 	__atomic_store_n(&alloc_hook_data, data, __ATOMIC_RELEASE);
@@ -68,19 +63,16 @@ void cfs_free(void *p)
 	free(p);
 }
 
-/** classfs_malloc() - allocate @size bytes through the library's allocator */
 void *classfs_malloc(size_t size)
 {
 	return cfs_malloc(size);
 }
 
-/** classfs_zalloc() - allocate @size zeroed bytes through the library's allocator */
 void *classfs_zalloc(size_t size)
 {
 	return cfs_zalloc(size);
 }
 
-/** classfs_free() - free memory from classfs_malloc() or classfs_zalloc() */
 void classfs_free(void *p)
 {
 	cfs_free(p);
@@ -137,11 +129,6 @@ int cfs_name_hash_valid(const char *name, uint32_t *hash)
 	return 0;
 }
 
-/**
- * classfs_name_valid() - check an entry name
- * Return: 0, or -EINVAL for NULL, empty, ".", "..", a '/', a control
- * character or more than NAME_MAX bytes.
- */
 int classfs_name_valid(const char *name)
 {
 	uint32_t h;

@@ -28,7 +28,7 @@ static int file_add(struct classfs_device *dev, const struct classfs_attribute *
 	if (!dev || !a || classfs_name_valid(a->name) < 0 || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
 	t = cfs_device_tree_of(dev);
-	n = cfs_node_new(t, a->name, type, a->mode);
+	n = cfs_node_new(a->name, type, a->mode);
 	if (!n)
 		return -ENOMEM;
 	n->u.attr = def;
@@ -38,31 +38,16 @@ static int file_add(struct classfs_device *dev, const struct classfs_attribute *
 	else if (!name_free_locked(dev, a->name))
 		r = -EEXIST;
 	else
-		r = cfs_node_add(t, &dev->p.node, n);
-	if (r == 0 && owned)
-		n->flags |= CFS_NF_OWN_ATTR;
-	cfs_unlock(t);
-	if (r < 0)
-		cfs_node_free(n);
-	else
-		cfs_watch_sync(t);
-	return r;
+		r = 0;
+	return cfs_file_add_unlock(t, &dev->p.node, n, r, owned);
 }
 
-/**
- * classfs_device_create_file() - add a text attribute to an added device
- * Return: 0, -EINVAL, -ENODEV (being removed), -EEXIST, -ENOMEM.
- */
 int classfs_device_create_file(struct classfs_device *dev,
 			       const struct classfs_device_attribute *attr)
 {
 	return file_add(dev, attr ? &attr->attr : NULL, CFS_NT_REG, attr, false);
 }
 
-/**
- * classfs_device_create_file_owned() - as classfs_device_create_file();
- * @attr is freed with classfs_free() when the file goes, or now on error.
- */
 int classfs_device_create_file_owned(struct classfs_device *dev,
 				     struct classfs_device_attribute *attr)
 {
@@ -73,7 +58,6 @@ int classfs_device_create_file_owned(struct classfs_device *dev,
 	return r;
 }
 
-/** classfs_device_remove_file() - remove a text attribute once its callbacks are done */
 void classfs_device_remove_file(struct classfs_device *dev,
 				const struct classfs_device_attribute *attr)
 {
@@ -82,14 +66,12 @@ void classfs_device_remove_file(struct classfs_device *dev,
 	cfs_remove_file(cfs_device_tree_of(dev), &dev->p.node, attr->attr.name, attr);
 }
 
-/** classfs_device_create_bin_file() - add a binary attribute; as create_file */
 int classfs_device_create_bin_file(struct classfs_device *dev,
 				   const struct classfs_bin_attribute *attr)
 {
 	return file_add(dev, attr ? &attr->attr : NULL, CFS_NT_BIN, attr, false);
 }
 
-/** classfs_device_create_bin_file_owned() - as create_bin_file(); @attr freed with the file */
 int classfs_device_create_bin_file_owned(struct classfs_device *dev,
 					 struct classfs_bin_attribute *attr)
 {
@@ -100,7 +82,6 @@ int classfs_device_create_bin_file_owned(struct classfs_device *dev,
 	return r;
 }
 
-/** classfs_device_remove_bin_file() - remove a binary attribute */
 void classfs_device_remove_bin_file(struct classfs_device *dev,
 				    const struct classfs_bin_attribute *attr)
 {
@@ -110,8 +91,7 @@ void classfs_device_remove_bin_file(struct classfs_device *dev,
 }
 
 /* the nodes of a group's files, chained through ->next */
-static int group_nodes(struct classfs_tree *t, const struct classfs_attribute_group *grp,
-		       struct classfs_node **list)
+static int group_nodes(const struct classfs_attribute_group *grp, struct classfs_node **list)
 {
 	*list = NULL;
 	for (const struct classfs_device_attribute *const *a = grp->attrs; a && *a; a++) {
@@ -119,7 +99,7 @@ static int group_nodes(struct classfs_tree *t, const struct classfs_attribute_gr
 
 		if (classfs_name_valid((*a)->attr.name) < 0)
 			return -EINVAL;
-		n = cfs_node_new(t, (*a)->attr.name, CFS_NT_REG, (*a)->attr.mode);
+		n = cfs_node_new((*a)->attr.name, CFS_NT_REG, (*a)->attr.mode);
 		if (!n)
 			return -ENOMEM;
 		n->u.attr = *a;
@@ -131,7 +111,7 @@ static int group_nodes(struct classfs_tree *t, const struct classfs_attribute_gr
 
 		if (classfs_name_valid((*a)->attr.name) < 0)
 			return -EINVAL;
-		n = cfs_node_new(t, (*a)->attr.name, CFS_NT_BIN, (*a)->attr.mode);
+		n = cfs_node_new((*a)->attr.name, CFS_NT_BIN, (*a)->attr.mode);
 		if (!n)
 			return -ENOMEM;
 		n->u.attr = *a;
@@ -141,11 +121,6 @@ static int group_nodes(struct classfs_tree *t, const struct classfs_attribute_gr
 	return 0;
 }
 
-/**
- * classfs_device_create_group() - add a group's files (in a subdirectory
- * when it is named), all at once or none.
- * Return: 0, -EINVAL, -ENODEV, -EEXIST, -ENOMEM.
- */
 int classfs_device_create_group(struct classfs_device *dev,
 				const struct classfs_attribute_group *grp)
 {
@@ -157,10 +132,10 @@ int classfs_device_create_group(struct classfs_device *dev,
 	    (grp->name && classfs_name_valid(grp->name) < 0))
 		return -EINVAL;
 	t = cfs_device_tree_of(dev);
-	r = group_nodes(t, grp, &list);
+	r = group_nodes(grp, &list);
 	if (r < 0)
 		goto out_free;
-	if (grp->name && !(dir = cfs_node_new(t, grp->name, CFS_NT_DIR, 0755))) {
+	if (grp->name && !(dir = cfs_node_new(grp->name, CFS_NT_DIR, 0755))) {
 		r = -ENOMEM;
 		goto out_free;
 	}
@@ -224,7 +199,6 @@ out_free:
 	return r;
 }
 
-/** classfs_device_remove_group() - remove a group's files (and directory) */
 void classfs_device_remove_group(struct classfs_device *dev,
 				 const struct classfs_attribute_group *grp)
 {
@@ -253,11 +227,6 @@ void classfs_device_remove_group(struct classfs_device *dev,
 	cfs_free_list(freelist);
 }
 
-/**
- * classfs_device_notify() - wake pollers of attribute @attr_name of @dev
- * ("group/name" inside a named group), as sysfs_notify() does.
- * Return: 0, -EINVAL, -ENOENT (no such attribute).
- */
 int classfs_device_notify(struct classfs_device *dev, const char *attr_name)
 {
 	struct classfs_stat st;

@@ -5,7 +5,7 @@
 #include "internal.h"
 
 /* allocate the nodes of @attrs (NULL-terminated) before taking L */
-static int attr_nodes_new(struct classfs_tree *t, const struct classfs_class_attribute *const *attrs,
+static int attr_nodes_new(const struct classfs_class_attribute *const *attrs,
 			  struct classfs_node **list)
 {
 	int r = -EINVAL;
@@ -23,7 +23,7 @@ static int attr_nodes_new(struct classfs_tree *t, const struct classfs_class_att
 				r = -EEXIST;
 				goto fail;
 			}
-		n = cfs_node_new(t, a->attr.name, CFS_NT_REG, a->attr.mode);
+		n = cfs_node_new(a->attr.name, CFS_NT_REG, a->attr.mode);
 		if (!n) {
 			r = -ENOMEM;
 			goto fail;
@@ -41,17 +41,13 @@ fail:
 
 static struct classfs_class *class_find_locked(struct classfs_tree *t, const char *name)
 {
+	cfs_assert_held(t);
 	for (struct classfs_class *c = t->classes; c; c = c->p.next)
 		if (!strcmp(c->name, name))
 			return c;
 	return NULL;
 }
 
-/**
- * classfs_class_register() - add @cls to @tree as class/NAME
- * Return: 0, -EINVAL (NULL, bad name, bad attribute), -EBUSY (registered
- * already), -EEXIST (name taken), -ENOMEM.  On error nothing changed.
- */
 int classfs_class_register(struct classfs_tree *tree, struct classfs_class *cls)
 {
 	struct classfs_node *attrs, *n;
@@ -61,7 +57,7 @@ int classfs_class_register(struct classfs_tree *tree, struct classfs_class *cls)
 		return -EINVAL;
 	if (cls->p.registered)
 		return -EBUSY;
-	r = attr_nodes_new(tree, cls->class_attrs, &attrs);
+	r = attr_nodes_new(cls->class_attrs, &attrs);
 	if (r < 0)
 		return r;
 	bool allocated = cls->p.allocated;
@@ -158,10 +154,6 @@ void cfs_class_devices_unregister(struct classfs_class *cls)
 	}
 }
 
-/**
- * classfs_class_unregister() - remove @cls: its remaining devices are
- * unregistered first, then its directory; its reference is dropped.
- */
 void classfs_class_unregister(struct classfs_class *cls)
 {
 	struct classfs_node *freelist = NULL;
@@ -200,10 +192,6 @@ static void class_create_release(struct classfs_class *cls)
 	cfs_free(cls);
 }
 
-/**
- * classfs_class_create() - allocate and register a class named @name
- * Return: the class, or NULL with errno (EINVAL, EEXIST, ENOMEM).
- */
 struct classfs_class *classfs_class_create(struct classfs_tree *tree, const char *name)
 {
 	struct classfs_class *cls;
@@ -232,13 +220,11 @@ struct classfs_class *classfs_class_create(struct classfs_tree *tree, const char
 	return cls;
 }
 
-/** classfs_class_destroy() - unregister a class from classfs_class_create(); NULL ignored */
 void classfs_class_destroy(struct classfs_class *cls)
 {
 	classfs_class_unregister(cls);
 }
 
-/** classfs_class_get() - take a reference on @cls; NULL tolerated */
 struct classfs_class *classfs_class_get(struct classfs_class *cls)
 {
 	if (cls)
@@ -246,7 +232,6 @@ struct classfs_class *classfs_class_get(struct classfs_class *cls)
 	return cls;
 }
 
-/** classfs_class_put() - drop a reference; the last calls class_release */
 void classfs_class_put(struct classfs_class *cls)
 {
 	if (cls && __atomic_sub_fetch(&cls->p.refcount, 1, __ATOMIC_ACQ_REL) == 0 &&
@@ -254,7 +239,6 @@ void classfs_class_put(struct classfs_class *cls)
 		cls->class_release(cls);
 }
 
-/** classfs_class_find() - the class named @name in @tree, referenced, or NULL */
 struct classfs_class *classfs_class_find(struct classfs_tree *tree, const char *name)
 {
 	struct classfs_class *cls;
@@ -278,7 +262,7 @@ static int class_file_add(struct classfs_class *cls, const struct classfs_class_
 	if (!cls || !attr || !cls->p.registered)
 		return -EINVAL;
 	t = cls->p.tree;
-	r = attr_nodes_new(t, list, &n);
+	r = attr_nodes_new(list, &n);
 	if (r < 0)
 		return r;
 	cfs_lock(t);
@@ -286,31 +270,14 @@ static int class_file_add(struct classfs_class *cls, const struct classfs_class_
 		r = -EINVAL;
 	else if (cfs_class_lookup_locked(cls, n->name))
 		r = -EEXIST;	/* the class directory also lists its devices */
-	else
-		r = cfs_node_add(t, &cls->p.node, n);
-	if (!r && owned)
-		n->flags |= CFS_NF_OWN_ATTR;
-	cfs_unlock(t);
-	if (r < 0)
-		cfs_node_free(n);
-	else
-		cfs_watch_sync(t);
-	return r;
+	return cfs_file_add_unlock(t, &cls->p.node, n, r, owned);
 }
 
-/**
- * classfs_class_create_file() - add @attr to the class directory
- * Return: 0, -EINVAL, -EEXIST (a file or device has the name), -ENOMEM.
- */
 int classfs_class_create_file(struct classfs_class *cls, const struct classfs_class_attribute *attr)
 {
 	return class_file_add(cls, attr, false);
 }
 
-/**
- * classfs_class_create_file_owned() - as classfs_class_create_file(); @attr
- * is freed with classfs_free() when the file goes, or now on error.
- */
 int classfs_class_create_file_owned(struct classfs_class *cls, struct classfs_class_attribute *attr)
 {
 	int r = class_file_add(cls, attr, true);
@@ -325,6 +292,7 @@ int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char
 		    const void *attr)
 {
 	struct classfs_node *n, *freelist = NULL;
+	int r;
 
 	cfs_lock(t);
 	n = cfs_dir_lookup(dir, name);
@@ -333,21 +301,14 @@ int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char
 		cfs_unlock(t);
 		return -ENOENT;
 	}
-	if (cfs_active_held_below(n)) {
-		cfs_unlock(t);
-		return -EDEADLK;
-	}
-	cfs_deactivate(n);
-	/* false: removed with its device (or by a twin call) meanwhile */
-	if (cfs_drain_locked(t, n))
-		cfs_subtree_unlink(t, n, &freelist);
+	r = cfs_node_remove_locked(t, n, &freelist);
 	cfs_unlock(t);
-	cfs_watch_sync(t);
+	if (!r)
+		cfs_watch_sync(t);
 	cfs_free_list(freelist);
-	return 0;
+	return r;
 }
 
-/** classfs_class_remove_file() - remove @attr once no show()/store() of it runs */
 void classfs_class_remove_file(struct classfs_class *cls, const struct classfs_class_attribute *attr)
 {
 	if (!cls || !attr || !cls->p.registered)
@@ -355,10 +316,6 @@ void classfs_class_remove_file(struct classfs_class *cls, const struct classfs_c
 	cfs_remove_file(cls->p.tree, &cls->p.node, attr->attr.name, attr);
 }
 
-/**
- * classfs_class_for_each_device() - call @fn for each listed device of @cls
- * Return: the first non-zero return of @fn, 0, or -EINVAL/-ENOMEM.
- */
 int classfs_class_for_each_device(struct classfs_class *cls,
 				  int (*fn)(struct classfs_device *dev, void *data), void *data)
 {
@@ -389,7 +346,6 @@ int classfs_class_for_each_device(struct classfs_class *cls,
 	return r;
 }
 
-/** classfs_class_find_device_by_devt() - the added device of @cls with @devt */
 struct classfs_device *classfs_class_find_device_by_devt(struct classfs_class *cls, dev_t devt)
 {
 	struct classfs_device *found = NULL;
@@ -413,7 +369,6 @@ struct classfs_device *classfs_class_find_device_by_devt(struct classfs_class *c
 	return found;
 }
 
-/** classfs_class_find_device() - the added device of @cls named @name */
 struct classfs_device *classfs_class_find_device(struct classfs_class *cls, const char *name)
 {
 	struct classfs_device *d;
@@ -428,10 +383,6 @@ struct classfs_device *classfs_class_find_device(struct classfs_class *cls, cons
 
 /* ---- buses ---- */
 
-/**
- * classfs_bus_register() - add bus type @bus as bus/NAME with bus/NAME/devices
- * Return: 0, -EINVAL, -EBUSY, -EEXIST, -ENOMEM.
- */
 int classfs_bus_register(struct classfs_tree *tree, struct classfs_bus *bus)
 {
 	struct classfs_node *devices;
@@ -441,7 +392,7 @@ int classfs_bus_register(struct classfs_tree *tree, struct classfs_bus *bus)
 		return -EINVAL;
 	if (bus->p.registered)
 		return -EBUSY;
-	devices = cfs_node_new(tree, "devices", CFS_NT_DIR, 0755);
+	devices = cfs_node_new("devices", CFS_NT_DIR, 0755);
 	if (!devices)
 		return -ENOMEM;
 	memset(&bus->p, 0, sizeof(bus->p));
@@ -471,10 +422,6 @@ int classfs_bus_register(struct classfs_tree *tree, struct classfs_bus *bus)
 	return r;
 }
 
-/**
- * classfs_bus_unregister() - remove a bus type without devices
- * Return: 0, -EINVAL, -EBUSY while devices are on it.
- */
 int classfs_bus_unregister(struct classfs_bus *bus)
 {
 	struct classfs_node *freelist = NULL;
@@ -501,7 +448,6 @@ int classfs_bus_unregister(struct classfs_bus *bus)
 	return 0;
 }
 
-/** classfs_bus_find() - the bus type named @name in @tree, or NULL */
 struct classfs_bus *classfs_bus_find(struct classfs_tree *tree, const char *name)
 {
 	struct classfs_bus *found = NULL;

@@ -26,17 +26,9 @@ struct dev_vec {
 	struct classfs_device *inl[8];	/* so that a round never comes back empty for lack of memory */
 };
 
-/* the removals running on this thread, innermost first */
-struct removal {
-	struct classfs_device *dev;
-	struct removal *prev;
-};
-
-static __thread struct removal *removals;
-
 static bool removing_here(const struct classfs_device *dev)
 {
-	for (const struct removal *r = removals; r; r = r->prev)
+	for (const struct cfs_removal *r = cfs_self()->removals; r; r = r->prev)
 		if (r->dev == dev)
 			return true;
 	return false;
@@ -99,7 +91,7 @@ static void remove_dependents(struct classfs_tree *t, struct classfs_device *dev
 		 * REMOVE comes first and their nodes are theirs to unlink.
 		 */
 		while (!vec.n && vec.busy) {
-			pthread_cond_wait(&t->drain, &t->lock);
+			cfs_wait_locked(t, &t->removed);
 			vec.busy = false;
 			collect_dir(t, dev, &dev->p.node, &vec);
 		}
@@ -133,7 +125,8 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 	struct classfs_tree *t;
 	struct cfs_event *ev = NULL;
 	struct cfs_frame *self;
-	struct removal removal;
+	struct cfs_thread *me = cfs_self();
+	struct cfs_removal removal;
 
 	if (!dev || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
@@ -156,8 +149,8 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 	}
 	cfs_dev_state_set(dev, CFS_DS_REMOVING);
 	cfs_unlock(t);
-	removal = (struct removal){ dev, removals };
-	removals = &removal;
+	removal = (struct cfs_removal){ dev, me->removals };
+	me->removals = &removal;
 
 	/* its interfaces first: a driver tears down what it hung below */
 	if (dev->cls)
@@ -204,9 +197,9 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 	cfs_dev_state_clear(dev, CFS_DS_ADDED | CFS_DS_REMOVING | CFS_DS_LISTED);
 	t->ndevices--;
 	/* a parent's removal may be waiting for this one (remove_dependents()) */
-	pthread_cond_broadcast(&t->drain);
+	pthread_cond_broadcast(&t->removed);
 	cfs_unlock(t);
-	removals = removal.prev;
+	me->removals = removal.prev;
 
 	cfs_watch_sync(t);
 	cfs_events_deliver(t);
@@ -227,18 +220,11 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 	return 0;
 }
 
-/**
- * classfs_device_del() - unpublish @dev (see the header for the order)
- * Return: 0, -EINVAL (NULL, not added or already being removed),
- * -EDEADLK (from a callback of this device: use
- * classfs_device_unregister_self()).
- */
 int classfs_device_del(struct classfs_device *dev)
 {
 	return device_del(dev, NULL);
 }
 
-/** classfs_device_unregister() - del and drop the registration reference */
 int classfs_device_unregister(struct classfs_device *dev)
 {
 	int r = classfs_device_del(dev);
@@ -248,11 +234,6 @@ int classfs_device_unregister(struct classfs_device *dev)
 	return r;
 }
 
-/**
- * classfs_device_unregister_self() - unregister @dev from one of its own
- * attribute callbacks; the device is released after the callback returns.
- * Return: as classfs_device_del(), or -EINVAL outside such a callback.
- */
 int classfs_device_unregister_self(struct classfs_device *dev)
 {
 	struct cfs_frame *f;

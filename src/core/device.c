@@ -40,12 +40,6 @@ const struct cfs_htab_ops cfs_devt_htab_ops = {
 	.key2 = dev_node_id,
 };
 
-/**
- * classfs_device_initialize() - prepare a device for classfs_device_add()
- * @dev: the device; its public fields are left as they are.
- *
- * The device holds one reference, dropped by classfs_device_put().
- */
 void classfs_device_initialize(struct classfs_device *dev)
 {
 	if (!dev)
@@ -97,10 +91,6 @@ static int set_name_v(struct classfs_device *dev, const char *fmt, va_list ap)
 	return r;
 }
 
-/**
- * classfs_device_set_name() - name a device before classfs_device_add()
- * Return: 0, -EINVAL (invalid name or device), -EBUSY (added), -ENOMEM.
- */
 int classfs_device_set_name(struct classfs_device *dev, const char *fmt, ...)
 {
 	va_list ap;
@@ -112,10 +102,6 @@ int classfs_device_set_name(struct classfs_device *dev, const char *fmt, ...)
 	return r;
 }
 
-/**
- * classfs_device_set_name_static() - name a device with storage the caller
- * keeps for the device's lifetime.  Return: as classfs_device_set_name().
- */
 int classfs_device_set_name_static(struct classfs_device *dev, const char *name)
 {
 	int r = classfs_name_valid(name);
@@ -125,13 +111,11 @@ int classfs_device_set_name_static(struct classfs_device *dev, const char *name)
 	return set_name(dev, name, false);
 }
 
-/** classfs_device_name() - the device's name, NULL before it has one */
 const char *classfs_device_name(const struct classfs_device *dev)
 {
 	return dev ? dev->p.node.name : NULL;
 }
 
-/** classfs_device_is_added() - true between a successful add and its del */
 bool classfs_device_is_added(const struct classfs_device *dev)
 {
 	return dev && cfs_dev_state(dev, CFS_DS_ADDED);
@@ -158,11 +142,7 @@ struct classfs_tree *cfs_device_tree_of(const struct classfs_device *dev)
 	return classfs_default_tree();
 }
 
-/**
- * classfs_device_tree() - the tree an added device is in, else NULL.
- * Safe while another thread removes @dev (found as cfs_device_tree_of()
- * finds it, never through directories that removal frees).
- */
+/* safe while another thread removes @dev: never through the directories it frees */
 struct classfs_tree *classfs_device_tree(const struct classfs_device *dev)
 {
 	if (!dev || !cfs_dev_state(dev, CFS_DS_ADDED))
@@ -170,7 +150,6 @@ struct classfs_tree *classfs_device_tree(const struct classfs_device *dev)
 	return cfs_device_tree_of(dev);
 }
 
-/** classfs_device_get() - take a reference on @dev; NULL tolerated */
 struct classfs_device *classfs_device_get(struct classfs_device *dev)
 {
 	if (dev)
@@ -200,7 +179,6 @@ static void device_release(struct classfs_device *dev)
 	classfs_class_put(cls);
 }
 
-/** classfs_device_put() - drop a reference; the last one releases; NULL tolerated */
 void classfs_device_put(struct classfs_device *dev)
 {
 	if (dev && __atomic_sub_fetch(&dev->p.refcount, 1, __ATOMIC_ACQ_REL) == 0)
@@ -211,6 +189,7 @@ struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const 
 {
 	uint32_t h = cfs_hash_name(name);
 
+	cfs_assert_held(cls->p.tree);
 	for (struct classfs_device *d = cfs_htab_chain(&cls->p.names, h); d; d = d->p.name_next) {
 		if (d->p.node.hash > h)
 			break;
@@ -270,11 +249,11 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 			ev = NULL;
 		}
 	}
-	if (cfs_wants_backlink(t, dev) && !(backlink = cfs_backlink_new(t, dev, name))) {
+	if (cfs_wants_backlink(t, dev) && !(backlink = cfs_backlink_new(dev, name))) {
 		r = -ENOMEM;
 		goto out_free;
 	}
-	if (dev->bus && !(buslink = cfs_node_new(t, name, CFS_NT_LNK, 0777))) {
+	if (dev->bus && !(buslink = cfs_node_new(name, CFS_NT_LNK, 0777))) {
 		r = -ENOMEM;
 		goto out_free;
 	}
@@ -400,19 +379,11 @@ out_free:
 	return r;
 }
 
-/**
- * classfs_device_add() - publish @dev (see the header for the full order)
- * Return: 0, -EINVAL, -EEXIST, -EBUSY (already added), -ENODEV, -ENOMEM.
- */
 int classfs_device_add(struct classfs_device *dev)
 {
 	return device_add(NULL, dev);
 }
 
-/**
- * classfs_device_add_to() - publish a physical device without bus or
- * parent in @tree.  Return: as classfs_device_add().
- */
 int classfs_device_add_to(struct classfs_tree *tree, struct classfs_device *dev)
 {
 	if (!tree)
@@ -420,14 +391,6 @@ int classfs_device_add_to(struct classfs_tree *tree, struct classfs_device *dev)
 	return device_add(tree, dev);
 }
 
-/**
- * classfs_device_add_virtual() - publish a physical device without bus,
- * class or parent in @tree's devices/virtual, as Linux places the root
- * device of a bus registered with subsys_virtual_register()
- * (/devices/virtual/workqueue); the devices below it have it as parent.
- * Return: as classfs_device_add(); -EINVAL also for a device with a bus,
- * class, parent or physical device.
- */
 int classfs_device_add_virtual(struct classfs_tree *tree, struct classfs_device *dev)
 {
 	int r;
@@ -442,7 +405,6 @@ int classfs_device_add_virtual(struct classfs_tree *tree, struct classfs_device 
 	return r;
 }
 
-/** classfs_device_register() - initialize and add @dev */
 int classfs_device_register(struct classfs_device *dev)
 {
 	if (!dev)
@@ -459,11 +421,6 @@ static void device_create_release(struct classfs_device *dev)
 	cfs_free(dev);
 }
 
-/**
- * classfs_device_create() - allocate, name and add a class device
- * Return: the device (released with classfs_device_unregister()), or NULL
- * with errno set as classfs_device_add() would return it.
- */
 struct classfs_device *classfs_device_create(struct classfs_class *cls,
 					     struct classfs_device *parent, dev_t devt,
 					     struct classfs_device *phys, void *drvdata,
@@ -523,12 +480,14 @@ static int device_uevent(struct classfs_device *dev, enum classfs_action action,
 	r = cfs_event_fill(dev, ev, extra);
 	if (!r) {
 		cfs_lock(t);
-		if (!cfs_dev_state(dev, CFS_DS_ADDED))
+		if (!cfs_dev_state(dev, CFS_DS_ADDED)) {
 			r = -ENODEV;
-		else if (send)
-			r = cfs_event_emit_locked(t, ev, action, dev, NULL), ev = NULL;
-		else
+		} else if (send) {
+			r = cfs_event_emit_locked(t, ev, action, dev, NULL);
+			ev = NULL;	/* consumed */
+		} else {
 			r = cfs_event_check_locked(t, ev, action, dev);
+		}
 		cfs_unlock(t);
 	}
 	cfs_event_discard(ev);
@@ -537,31 +496,18 @@ static int device_uevent(struct classfs_device *dev, enum classfs_action action,
 	return !send && r == -ENOMEM ? -E2BIG : r;	/* the event was allocated */
 }
 
-/**
- * classfs_device_uevent() - send @action for @dev with optional extra
- * variables.  Return: 0, -EINVAL, -ENOMEM, or a hook's veto.
- */
 int classfs_device_uevent(struct classfs_device *dev, enum classfs_action action,
 			  const char *const *extra)
 {
 	return device_uevent(dev, action, extra, true);
 }
 
-/**
- * classfs_device_uevent_check() - would classfs_device_uevent() send
- * @action for @dev?  The variables are collected (the hooks run) and the
- * limits checked; nothing is sent and no SEQNUM is used.  For whoever
- * must announce many devices all or none (the record loader).
- * Return: 0, -EINVAL, -ENODEV, -ENOMEM, -E2BIG (the event would exceed
- * the limits), or the hooks' veto.
- */
 int classfs_device_uevent_check(struct classfs_device *dev, enum classfs_action action,
 				const char *const *extra)
 {
 	return device_uevent(dev, action, extra, false);
 }
 
-/** classfs_device_devpath() - DEVPATH of an added device; length or -errno */
 int classfs_device_devpath(struct classfs_device *dev, char *buf, size_t size)
 {
 	struct classfs_tree *t;

@@ -11,7 +11,6 @@
  */
 #include "internal.h"
 
-#define NAMES_SHOWN 512	/* entries a directory computes at most (view.c) */
 #define NAMES_SMALL 64	/* slots on the stack: devices with up to 32 entries */
 
 /* open addressing on the names' hashes, at most half full */
@@ -28,8 +27,8 @@ static int names_alloc(struct names *s, unsigned int n)
 {
 	unsigned int size = 16;
 
-	if (n > NAMES_SHOWN)
-		n = NAMES_SHOWN;
+	if (n > CFS_MAX_COMPUTED)
+		n = CFS_MAX_COMPUTED;
 	while (size < 2 * n)
 		size *= 2;
 	s->cap = size;
@@ -85,7 +84,7 @@ static int names_add(struct names *s, const char *name)
 {
 	uint32_t h;
 
-	if (s->n == NAMES_SHOWN)
+	if (s->n == CFS_MAX_COMPUTED)
 		return 0;
 	if (cfs_name_hash_valid(name, &h) < 0)
 		return -EINVAL;
@@ -121,17 +120,17 @@ static unsigned int group_count(const struct classfs_attribute_group *grp)
 	return count((const void *const *)grp->attrs) + count((const void *const *)grp->bin_attrs);
 }
 
-/* the attributes of @grp into @s, as many as a group shows (0xFF) */
+/* the attributes of @grp into @s, as many as a group shows */
 static int names_add_group(struct names *s, const struct classfs_attribute_group *grp)
 {
 	unsigned int k = 0;
 	int r;
 
-	for (const struct classfs_device_attribute *const *a = grp->attrs; a && *a && k < 0xFF;
+	for (const struct classfs_device_attribute *const *a = grp->attrs; a && *a && k < CFS_GROUP_MAX_ATTRS;
 	     a++, k++)
 		if ((r = names_add(s, (*a)->attr.name)) < 0)
 			return r;
-	for (const struct classfs_bin_attribute *const *b = grp->bin_attrs; b && *b && k < 0xFF;
+	for (const struct classfs_bin_attribute *const *b = grp->bin_attrs; b && *b && k < CFS_GROUP_MAX_ATTRS;
 	     b++, k++)
 		if ((r = names_add(s, (*b)->attr.name)) < 0)
 			return r;
@@ -148,12 +147,12 @@ static int names_add_group(struct names *s, const struct classfs_attribute_group
  */
 int cfs_device_names_check(const struct classfs_device *dev)
 {
-	const struct classfs_attribute_group *grp[14];
-	unsigned int count[14], ng = 0, n = 4, most = 0, g;
+	const struct classfs_attribute_group *grp[CFS_MAX_VGROUPS];
+	unsigned int count[CFS_MAX_VGROUPS], ng = 0, n = 4, most = 0, g;
 	struct names names, *s = &names;
 	int r = 0;
 
-	while (ng < 14 && (grp[ng] = cfs_vgroup(dev, ng + 1))) {
+	while (ng < CFS_MAX_VGROUPS && (grp[ng] = cfs_vgroup(dev, ng + 1))) {
 		count[ng] = group_count(grp[ng]);
 		n += grp[ng]->name ? 1 : count[ng];
 		if (grp[ng]->name && count[ng] > most)

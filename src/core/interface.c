@@ -11,70 +11,67 @@
  * The calls of one class are made under the class's interface lock (I,
  * Linux's class mutex), one thread at a time, so that for each device
  * remove() comes after add() returned and an interface going away meets
- * each device once, before the device's children go.  I is recursive (a
- * callback may add and remove devices of the class) and is taken and
- * released under L.
+ * each device once, before the device's children go.  The thread holding
+ * I may take it again (a callback may add and remove devices of the
+ * class); its owner and depth are kept under L (see internal.h).
  */
 #include "internal.h"
 
 #define CFS_MAX_INTERFACES 64
-
-static __thread struct classfs_interface *running[16];
-static __thread int nrunning;
 
 static bool matches(const struct classfs_interface *intf, const struct classfs_device *dev)
 {
 	return !intf->type || intf->type == dev->type;
 }
 
-static void call_add(struct classfs_interface *intf, struct classfs_device *dev)
+/* one add() or remove(), recorded on this thread while it runs (own_calls()) */
+static void call_one(struct classfs_interface *intf, struct classfs_device *dev, bool add)
 {
-	if (!intf->add)
+	struct cfs_thread *me = cfs_self();
+	struct cfs_intf_call call = { intf, me->intf_calls };
+
+	if (add ? !intf->add : !intf->remove)
 		return;
-	if (nrunning < 16)
-		running[nrunning] = intf;
-	nrunning++;
-	intf->add(dev, intf);
-	nrunning--;
+	me->intf_calls = &call;
+	if (add)
+		intf->add(dev, intf);
+	else
+		intf->remove(dev, intf);
+	me->intf_calls = call.prev;
 }
 
-static void call_remove(struct classfs_interface *intf, struct classfs_device *dev)
-{
-	if (!intf->remove)
-		return;
-	if (nrunning < 16)
-		running[nrunning] = intf;
-	nrunning++;
-	intf->remove(dev, intf);
-	nrunning--;
-}
-
+/* the calls of @intf this thread is inside of */
 static int own_calls(const struct classfs_interface *intf)
 {
 	int n = 0;
 
-	for (int i = 0; i < nrunning && i < 16; i++)
-		n += running[i] == intf;
+	for (const struct cfs_intf_call *c = cfs_self()->intf_calls; c; c = c->prev)
+		n += c->intf == intf;
 	return n;
 }
 
-/* its address tells the threads apart */
-static __thread char self_tag;
-
-/* under L: take @cls's interface lock (L released while waiting) */
+/*
+ * The class's interface lock I: a lock its owner thread may take again,
+ * its owner and depth kept under L.  Under L: take it (L released while
+ * another thread holds it).
+ */
 static void intf_lock_locked(struct classfs_tree *t, struct classfs_class *cls)
 {
-	while (cls->p.intf_depth && cls->p.intf_owner != &self_tag)
-		pthread_cond_wait(&t->drain, &t->lock);
-	cls->p.intf_owner = &self_tag;
+	const void *me = cfs_self();
+
+	cfs_assert_held(t);
+	while (cls->p.intf_depth && cls->p.intf_owner != me)
+		cfs_wait_locked(t, &t->intf_free);
+	cls->p.intf_owner = me;
 	cls->p.intf_depth++;
 }
 
 static void intf_unlock_locked(struct classfs_tree *t, struct classfs_class *cls)
 {
+	cfs_assert_held(t);
 	if (--cls->p.intf_depth == 0) {
 		cls->p.intf_owner = NULL;
-		pthread_cond_broadcast(&t->drain);
+		pthread_cond_broadcast(&t->intf_free);
 	}
 }
 
@@ -86,7 +83,7 @@ static void users_put(struct classfs_tree *t, struct classfs_class *cls,
 	for (int i = 0; i < n; i++)
 		v[i]->p.users--;
 	intf_unlock_locked(t, cls);
-	pthread_cond_broadcast(&t->drain);
+	pthread_cond_broadcast(&t->intf_idle);
 	cfs_unlock(t);
 }
 
@@ -95,6 +92,7 @@ static int snapshot_locked(struct classfs_device *dev, struct classfs_interface 
 {
 	int n = 0;
 
+	cfs_assert_held(dev->cls->p.tree);
 	for (struct classfs_interface *i = dev->cls->p.interfaces; i && n < CFS_MAX_INTERFACES;
 	     i = i->p.next)
 		if (matches(i, dev)) {
@@ -121,7 +119,7 @@ void cfs_interfaces_add_device(struct classfs_device *dev)
 	n = snapshot_locked(dev, v);
 	cfs_unlock(t);
 	for (int i = 0; i < n; i++)
-		call_add(v[i], dev);
+		call_one(v[i], dev, true);
 	users_put(t, dev->cls, v, n);
 }
 
@@ -142,7 +140,7 @@ void cfs_interfaces_remove_device(struct classfs_device *dev)
 	n = snapshot_locked(dev, v);
 	cfs_unlock(t);
 	for (int i = 0; i < n; i++)
-		call_remove(v[i], dev);
+		call_one(v[i], dev, false);
 	users_put(t, dev->cls, v, n);
 }
 
@@ -153,6 +151,7 @@ static struct classfs_device **devices_locked(struct classfs_interface *intf, si
 	struct classfs_device **v = cfs_malloc((cls->p.names.count + 1) * sizeof(*v));
 	size_t n = 0;
 
+	cfs_assert_held(intf->cls->p.tree);
 	*np = 0;
 	if (!v)
 		return NULL;
@@ -164,12 +163,6 @@ static struct classfs_device **devices_locked(struct classfs_interface *intf, si
 	return v;
 }
 
-/**
- * classfs_interface_register() - add @intf to its class; add() runs for
- * every device already there.
- * Return: 0, -ENODEV (no class), -EINVAL (class not registered), -EEXIST
- * (registered already), -ENOSPC (too many interfaces), -ENOMEM.
- */
 int classfs_interface_register(struct classfs_interface *intf)
 {
 	struct classfs_device **v;
@@ -208,7 +201,7 @@ int classfs_interface_register(struct classfs_interface *intf)
 	cfs_unlock(t);
 	for (size_t i = 0; i < n; i++) {
 		if (cfs_dev_state(v[i], CFS_DS_LISTED))
-			call_add(intf, v[i]);
+			call_one(intf, v[i], true);
 		classfs_device_put(v[i]);
 	}
 	cfs_free(v);
@@ -221,10 +214,6 @@ out_unlock:
 	return r;
 }
 
-/**
- * classfs_interface_unregister() - remove @intf; remove() runs for every
- * device of the class it was offered.
- */
 void classfs_interface_unregister(struct classfs_interface *intf)
 {
 	struct classfs_device **v;
@@ -249,13 +238,13 @@ void classfs_interface_unregister(struct classfs_interface *intf)
 	intf->p.registered = false;
 	/* calls from other threads finish first, so remove() comes after add() */
 	while (intf->p.users > own_calls(intf))
-		pthread_cond_wait(&t->drain, &t->lock);
+		cfs_wait_locked(t, &t->intf_idle);
 	v = devices_locked(intf, &n);
 	cfs_unlock(t);
 	for (size_t i = 0; i < n; i++) {
 		/* not those a callback of this thread removed meanwhile */
 		if (cfs_dev_state(v[i], CFS_DS_LISTED))
-			call_remove(intf, v[i]);
+			call_one(intf, v[i], false);
 		classfs_device_put(v[i]);
 	}
 	cfs_free(v);

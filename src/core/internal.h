@@ -6,27 +6,48 @@
  *
  *  tree->lock   (L)  the structure of one tree: nodes, directories, ids,
  *                    class/bus lists, indexes, device state bits,
- *                    interface lists.  Never held while a caller's
- *                    callback (show/store, hooks, add/remove, release,
- *                    listeners) runs.  Allocation under L is allowed.
+ *                    interface lists, pending renames.  Never held while
+ *                    a caller's callback (show/store, hooks, add/remove,
+ *                    release, listeners, watch sync/notify) runs, except
+ *                    a watch's changed(), which only records (see
+ *                    struct classfs_watch_ops).  Allocation under L is
+ *                    allowed.  Functions named *_locked, and those whose
+ *                    comment says "under L", require it:
+ *                    cfs_assert_held() checks that in debug and
+ *                    sanitizer builds (CFS_LOCK_CHECKS).
  *  tree->evlock (E)  the event queue and the listener table.  Taken
  *                    inside L (L -> E) to queue an event in the same
  *                    critical section as the change it reports, so
  *                    SEQNUM order is tree order.  Never held across a
- *                    listener call.
+ *                    listener call.  Waits: tree->evcond (the delivering
+ *                    thread finished a batch).
  *  default_lock      creation of the default tree only.
- *  class I           a class's interface calls (cls->p.intf_owner and
- *                    intf_depth, under L): add()/remove() of one class
- *                    run on one thread at a time, as under Linux's class
- *                    mutex; recursive, so callbacks may add and remove
- *                    devices.  Held across those callbacks (I -> L).
+ *  class I           a class's interface lock (interface.c): add() and
+ *                    remove() of one class run on one thread at a time,
+ *                    as under Linux's class mutex.  Its owner thread may
+ *                    take it again (a callback adds and removes devices of
+ *                    the class); its state (cls->p.intf_owner,
+ *                    intf_depth) is under L, and I is held across the
+ *                    callbacks (I -> L).
  *
- *  Active references (node->active) are atomics, taken under L (the
- *  node is then known alive) and dropped without it.  A drain waits on
- *  tree->drain with L released by pthread_cond_wait, and so do a
- *  removal waiting for dependents another thread is removing and a
- *  thread waiting for a class's I.
- *  Device and class reference counts are atomics.
+ *  Waits under L, each on its own condition variable (cfs_wait_locked()
+ *  releases L while waiting), each signalled under L:
+ *   tree->drained      a deactivated node's last active reference went
+ *                      (cfs_drain_locked(), cfs_subtree_drain_locked());
+ *   tree->removed      a device's removal finished (a removal waiting for
+ *                      dependents another thread is removing);
+ *   tree->intf_free    a class's interface lock was released;
+ *   tree->intf_idle    an interface call finished (unregister waits for
+ *                      other threads' calls of the interface);
+ *   tree->renamed      a rename's MOVE was numbered (the next rename of
+ *                      the same device waits for it).
+ *
+ *  Active references (node->active) are taken under L (the node is then
+ *  known alive) and dropped without it.  Active references, device state
+ *  bits and device and class reference counts are fields of the public
+ *  structs, accessed with the __atomic builtins (the one atomics style of
+ *  the core).  A thread's own bookkeeping (its running callbacks,
+ *  interface calls, removals) is thread-local, in struct cfs_thread.
  */
 #ifndef CLASSFS_INTERNAL_H
 #define CLASSFS_INTERNAL_H
@@ -34,12 +55,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "classfs/classfs.h"
+#include "classfs/testing.h"
 #include "bytes.h"
 
 #define cfs_container_of(ptr, type, member) \
@@ -121,8 +142,19 @@ enum {
 
 extern const struct cfs_htab_ops cfs_node_htab_ops;
 
-struct classfs_node *cfs_node_new(struct classfs_tree *t, const char *name, int type,
-				  mode_t mode);
+static inline struct classfs_device *cfs_node_device(const struct classfs_node *n)
+{
+	return cfs_container_of(n, struct classfs_device, p.node);
+}
+
+static inline struct classfs_class *cfs_node_class(const struct classfs_node *n)
+{
+	return cfs_container_of(n, struct classfs_class, p.node);
+}
+
+struct classfs_tree *cfs_node_tree(const struct classfs_node *n);
+
+struct classfs_node *cfs_node_new(const char *name, int type, mode_t mode);
 void cfs_node_init(struct classfs_node *n, const char *name, int type, mode_t mode, int flags);
 void cfs_node_free(struct classfs_node *n);
 int cfs_node_id_alloc(struct classfs_tree *t, struct classfs_node *n);
@@ -147,25 +179,6 @@ bool cfs_active_get(struct classfs_node *n);
 void cfs_active_put(struct classfs_tree *t, struct classfs_node *n);
 void cfs_deactivate(struct classfs_node *n);
 bool cfs_drain_locked(struct classfs_tree *t, struct classfs_node *n);
-bool cfs_active_held_below(const struct classfs_node *top);
-
-/* the frames of callbacks running on this thread, for -EDEADLK and remove-self */
-struct cfs_frame {
-	struct classfs_node *node;	/* whose active reference is held */
-	bool released;			/* given up by remove-self */
-	struct classfs_node *held;	/* held instead: the removed device's parent */
-	struct classfs_device *put;	/* reference to drop after the callback */
-	struct classfs_node *deferred;	/* nodes to free after the callback */
-	struct classfs_reply_offer *offer;	/* the caller's, for classfs_defer() */
-	bool taken;			/* the offer was taken */
-};
-struct cfs_frame *cfs_frame_push(struct classfs_node *n);
-struct cfs_frame *cfs_frame_top(void);
-void cfs_frame_pop(struct classfs_tree *t, struct cfs_frame *f);
-void cfs_frame_release_locked(struct classfs_tree *t, struct cfs_frame *f,
-			      struct classfs_node *hold);
-struct cfs_frame *cfs_frame_find_device(const struct classfs_device *dev);
-struct cfs_frame *cfs_frame_find_released(const struct classfs_device *dev);
 
 /* removal of a node and everything real below it; under L */
 void cfs_subtree_deactivate(struct classfs_node *n);
@@ -173,6 +186,10 @@ bool cfs_subtree_drain_locked(struct classfs_tree *t, struct classfs_node *n);
 void cfs_subtree_unlink(struct classfs_tree *t, struct classfs_node *n,
 			struct classfs_node **freelist);
 void cfs_free_list(struct classfs_node *freelist);
+int cfs_node_remove_locked(struct classfs_tree *t, struct classfs_node *n,
+			   struct classfs_node **freelist);
+int cfs_file_add_unlock(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n,
+			int r, bool owned);
 
 /* ---- the tree (tree.c) ---- */
 struct cfs_listener {
@@ -204,7 +221,12 @@ struct cfs_watch {
 
 struct classfs_tree {
 	pthread_mutex_t lock;
-	pthread_cond_t drain;
+	uintptr_t lock_owner;		/* its holder's pthread_self() (lock checks) */
+	pthread_cond_t drained;		/* the waits under L (see the top) */
+	pthread_cond_t removed;
+	pthread_cond_t intf_free;
+	pthread_cond_t intf_idle;
+	pthread_cond_t renamed;
 	enum classfs_layout layout;
 	struct classfs_node root;
 	struct classfs_node *class_dir, *devices_dir, *virtual_dir, *block_dir;
@@ -248,27 +270,101 @@ struct cfs_tree_attr {
 	ssize_t (*store)(struct classfs_tree *t, const char *buf, size_t count);
 };
 
+/*
+ * Lock checks (cfs_assert_held()) in debug (-O0) and sanitizer builds,
+ * as check.sh makes them; not in the default optimized build, whose
+ * benchmarks they would slow, nor with NDEBUG.
+ */
+#ifdef __has_feature
+#define CFS_HAS_FEATURE(f) __has_feature(f)
+#else
+#define CFS_HAS_FEATURE(f) 0
+#endif
+#if !defined(NDEBUG) &&                                                              \
+	(!defined(__OPTIMIZE__) || defined(__SANITIZE_ADDRESS__) ||                 \
+	 defined(__SANITIZE_THREAD__) || CFS_HAS_FEATURE(address_sanitizer) ||     \
+	 CFS_HAS_FEATURE(thread_sanitizer))
+#define CFS_LOCK_CHECKS 1
+#endif
+
+/* ---- what this thread is doing (thread.c) ---- */
+#define CFS_MAX_NESTED_CALLS 16	/* attribute callbacks nested on one thread */
+
+/* an attribute callback running on this thread, for -EDEADLK and remove-self */
+struct cfs_frame {
+	struct classfs_node *node;	/* whose active reference is held */
+	bool released;			/* given up by remove-self */
+	struct classfs_node *held;	/* held instead: the removed device's parent */
+	struct classfs_device *put;	/* reference to drop after the callback */
+	struct classfs_node *deferred;	/* nodes to free after the callback */
+	struct classfs_reply_offer *offer;	/* the caller's, for classfs_defer() */
+	bool taken;			/* the offer was taken */
+};
+struct cfs_frame *cfs_frame_push(struct classfs_node *n);
+struct cfs_frame *cfs_frame_top(void);
+void cfs_frame_pop(struct classfs_tree *t, struct cfs_frame *f);
+void cfs_frame_release_locked(struct classfs_tree *t, struct cfs_frame *f,
+			      struct classfs_node *hold);
+struct cfs_frame *cfs_frame_find_device(const struct classfs_device *dev);
+struct cfs_frame *cfs_frame_find_released(const struct classfs_device *dev);
+
+bool cfs_active_held_below(const struct classfs_node *top);
+
+/* a removal running on this thread (device-del.c) */
+struct cfs_removal {
+	struct classfs_device *dev;
+	struct cfs_removal *prev;
+};
+
+/* an interface's add() or remove() running on this thread (interface.c) */
+struct cfs_intf_call {
+	struct classfs_interface *intf;
+	struct cfs_intf_call *prev;
+};
+
+struct cfs_thread {
+	struct cfs_frame frames[CFS_MAX_NESTED_CALLS];	/* innermost last */
+	int nframes;
+	struct cfs_intf_call *intf_calls;	/* innermost first */
+	struct cfs_removal *removals;		/* innermost first */
+	unsigned int watch_deferred;		/* cfs_watch_defer() depth */
+};
+
+struct cfs_thread *cfs_self(void);
+
+/* ---- the tree lock L: taken, released, waited on, checked (thread.c) ---- */
+#ifdef CFS_LOCK_CHECKS
+void cfs_assert_held_fn(struct classfs_tree *t, const char *fn);
+#define cfs_assert_held(t) cfs_assert_held_fn((t), __func__)
+static inline void cfs_owner_set(struct classfs_tree *t, uintptr_t owner)
+{
+	__atomic_store_n(&t->lock_owner, owner, __ATOMIC_RELAXED);
+}
+#else
+#define cfs_assert_held(t) ((void)(t))
+#define cfs_owner_set(t, owner) ((void)(t))
+#endif
+
 static inline void cfs_lock(struct classfs_tree *t)
 {
 	pthread_mutex_lock(&t->lock);
+	cfs_owner_set(t, (uintptr_t)pthread_self());
 }
 
 static inline void cfs_unlock(struct classfs_tree *t)
 {
+	cfs_owner_set(t, 0);
 	pthread_mutex_unlock(&t->lock);
 }
 
-static inline struct classfs_device *cfs_node_device(const struct classfs_node *n)
+/* under L: wait on one of the tree's condition variables, L released meanwhile */
+static inline void cfs_wait_locked(struct classfs_tree *t, pthread_cond_t *cond)
 {
-	return cfs_container_of(n, struct classfs_device, p.node);
+	cfs_assert_held(t);
+	cfs_owner_set(t, 0);
+	pthread_cond_wait(cond, &t->lock);
+	cfs_owner_set(t, (uintptr_t)pthread_self());
 }
-
-static inline struct classfs_class *cfs_node_class(const struct classfs_node *n)
-{
-	return cfs_container_of(n, struct classfs_class, p.node);
-}
-
-struct classfs_tree *cfs_node_tree(const struct classfs_node *n);
 
 /* ---- devices (device.c) ---- */
 enum {
@@ -303,6 +399,7 @@ static inline void cfs_dev_state_clear(struct classfs_device *dev, unsigned int 
 }
 
 struct classfs_tree *cfs_device_tree_of(const struct classfs_device *dev);
+struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const char *name);
 
 static inline bool cfs_dev_alive(const struct classfs_device *d)
 {
@@ -318,15 +415,11 @@ bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev,
 void cfs_glue_put_locked(struct classfs_tree *t, struct classfs_node *g,
 			 struct classfs_node **freelist);
 bool cfs_wants_backlink(struct classfs_tree *t, const struct classfs_device *dev);
-struct classfs_node *cfs_backlink_new(struct classfs_tree *t, struct classfs_device *dev,
-				      const char *name);
+struct classfs_node *cfs_backlink_new(struct classfs_device *dev, const char *name);
 struct classfs_node *cfs_backlink_find(struct classfs_device *dev);
 int cfs_reserve_link(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n);
 void cfs_unreserve_dir(struct classfs_node *dir);
 void cfs_unreserve_htab(struct classfs_htab *h);
-struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const char *name);
-
-void cfs_class_devices_unregister(struct classfs_class *cls);
 
 /* ---- entries of the view (view.c; read and written by io.c) ---- */
 struct cfs_entry {
@@ -344,7 +437,14 @@ void cfs_entry_stat(const struct cfs_entry *e, struct classfs_stat *st);
 
 const struct classfs_attribute_group *cfs_vgroup(const struct classfs_device *dev, unsigned int g);
 bool cfs_name_is_virtual(const struct classfs_device *dev, const char *name);
+
+/* ---- the names of a device's computed entries (entries.c) ---- */
 int cfs_device_names_check(const struct classfs_device *dev);
+
+/* ---- classes and their files (class.c) ---- */
+void cfs_class_devices_unregister(struct classfs_class *cls);
+int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char *name,
+		    const void *attr);
 
 /* ---- uevents (uevent.c) ---- */
 int cfs_env_device_vars(struct classfs_device *dev, struct classfs_uevent_env *env);
@@ -359,8 +459,6 @@ int cfs_event_emit_locked(struct classfs_tree *t, struct cfs_event *ev,
 			  const char *devpath_old);
 void cfs_event_discard(struct cfs_event *ev);
 void cfs_events_deliver(struct classfs_tree *t);
-int cfs_remove_file(struct classfs_tree *t, struct classfs_node *dir, const char *name,
-		    const void *attr);
 
 /* ---- synthetic uevents (synth.c) ---- */
 bool cfs_uevent_key_valid(const char *s, size_t len);
@@ -410,10 +508,38 @@ enum {
 	CFS_SLOT_GROUP_DIR = 0xFF,	/* low byte of a named group's dir */
 };
 
+/*
+ * A default group's entries: slot = group << CFS_SLOT_GROUP_SHIFT |
+ * attribute, groups 1..CFS_MAX_VGROUPS (the slot's top nibble, below
+ * the 0xFFx of the fixed slots elsewhere), attributes 0..
+ * CFS_GROUP_MAX_ATTRS - 1 (CFS_SLOT_GROUP_DIR is the group's directory).
+ */
+#define CFS_SLOT_GROUP_SHIFT 8
+#define CFS_SLOT_ATTR_MASK 0xFFu
+#define CFS_SLOT_GROUP_MASK 0xF00u
+#define CFS_MAX_VGROUPS 14		/* default groups a device shows */
+#define CFS_GROUP_MAX_ATTRS CFS_SLOT_GROUP_DIR	/* attributes a group shows */
+#define CFS_MAX_COMPUTED 512		/* computed entries a directory shows */
+
+static inline unsigned int cfs_slot_group(unsigned int slot)
+{
+	return (slot & CFS_SLOT_GROUP_MASK) >> CFS_SLOT_GROUP_SHIFT;
+}
+
+static inline unsigned int cfs_slot_attr(unsigned int slot)
+{
+	return slot & CFS_SLOT_ATTR_MASK;
+}
+
+static inline unsigned int cfs_group_slot(unsigned int g, unsigned int a)
+{
+	return g << CFS_SLOT_GROUP_SHIFT | a;
+}
+
 static inline uint64_t cfs_ino(const struct classfs_node *n, unsigned int slot)
 {
 	if (n->id == 0 && slot == 0)
-		return 1;
+		return CLASSFS_ROOT_INO;
 	return ((uint64_t)(n->gen & 0xFFFFFF) << 40) | ((uint64_t)n->id << CFS_INO_SLOT_BITS) | slot;
 }
 

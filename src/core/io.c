@@ -59,7 +59,8 @@ static int call_prepare_locked(const struct cfs_entry *e, struct call *c)
 		if (e->slot == CFS_SLOT_UEVENT) {
 			c->kind = CALL_UEVENT;
 		} else {
-			cfs_group_attr(cfs_vgroup(c->dev, e->slot >> 8), e->slot & 0xFF, &text, &bin);
+			cfs_group_attr(cfs_vgroup(c->dev, cfs_slot_group(e->slot)),
+				       cfs_slot_attr(e->slot), &text, &bin);
 			c->kind = text ? CALL_DEV_TEXT : CALL_DEV_BIN;
 			c->attr = text ? (const void *)text : (const void *)bin;
 		}
@@ -145,7 +146,6 @@ static ssize_t offer_result(const struct cfs_frame *f, ssize_t r)
 	return r == -CLASSFS_DEFERRED ? -EIO : r;
 }
 
-/** classfs_defer() - take the current show()/store()'s offer (see the header) */
 struct classfs_reply *classfs_defer(void)
 {
 	struct cfs_frame *f = cfs_frame_top();
@@ -158,7 +158,6 @@ struct classfs_reply *classfs_defer(void)
 	return reply;
 }
 
-/** classfs_io_error() - an error a read or write may end with (see the header) */
 int classfs_io_error(long err)
 {
 	if (err >= 0 || err < -511)
@@ -174,13 +173,11 @@ int classfs_io_error(long err)
 	}
 }
 
-/** classfs_read() - read entry @ino from @off (see the header) */
 ssize_t classfs_read(struct classfs_tree *t, uint64_t ino, char *buf, size_t size, off_t off)
 {
 	return classfs_read_offer(t, ino, buf, size, off, NULL);
 }
 
-/** classfs_read_offer() - read, maybe answered later (see the header) */
 ssize_t classfs_read_offer(struct classfs_tree *t, uint64_t ino, char *buf, size_t size, off_t off,
 			   struct classfs_reply_offer *offer)
 {
@@ -264,13 +261,11 @@ out:
 	return len;
 }
 
-/** classfs_write() - one store() with the whole buffer (see the header) */
 ssize_t classfs_write(struct classfs_tree *t, uint64_t ino, const char *buf, size_t size, off_t off)
 {
 	return classfs_write_offer(t, ino, buf, size, off, NULL);
 }
 
-/** classfs_write_offer() - write, maybe answered later (see the header) */
 ssize_t classfs_write_offer(struct classfs_tree *t, uint64_t ino, const char *buf, size_t size,
 			    off_t off, struct classfs_reply_offer *offer)
 {

@@ -35,12 +35,11 @@ void cfs_node_init(struct classfs_node *n, const char *name, int type, mode_t mo
 }
 
 /* a node with its name stored behind it, not yet in the tree */
-struct classfs_node *cfs_node_new(struct classfs_tree *t, const char *name, int type, mode_t mode)
+struct classfs_node *cfs_node_new(const char *name, int type, mode_t mode)
 {
 	size_t len = strlen(name) + 1;
 	struct classfs_node *n = cfs_malloc(sizeof(*n) + len);
 
-	(void)t;
 	if (!n)
 		return NULL;
 	memcpy((char *)(n + 1), name, len);
@@ -243,7 +242,7 @@ int cfs_node_add(struct classfs_tree *t, struct classfs_node *dir, struct classf
 
 struct classfs_node *cfs_mkdir(struct classfs_tree *t, struct classfs_node *dir, const char *name)
 {
-	struct classfs_node *n = cfs_node_new(t, name, CFS_NT_DIR, 0755);
+	struct classfs_node *n = cfs_node_new(name, CFS_NT_DIR, 0755);
 
 	if (!n)
 		return NULL;
@@ -308,6 +307,7 @@ int cfs_node_path(const struct classfs_node *n, char *buf, size_t size)
 int cfs_event_path_locked(struct classfs_tree *t, const struct classfs_node *n, char *buf,
 			  size_t size)
 {
+	cfs_assert_held(t);
 	return node_path(t->moves ? t : NULL, n, buf, size);
 }
 
@@ -383,7 +383,7 @@ void cfs_active_put(struct classfs_tree *t, struct classfs_node *n)
 	if (__atomic_sub_fetch(&n->active, 1, __ATOMIC_RELEASE) == CFS_ACTIVE_BIAS) {
 		/* last one out of a deactivated node wakes the drainer */
 		cfs_lock(t);
-		pthread_cond_broadcast(&t->drain);
+		pthread_cond_broadcast(&t->drained);
 		cfs_unlock(t);
 	}
 }
@@ -410,101 +410,13 @@ bool cfs_drain_locked(struct classfs_tree *t, struct classfs_node *n)
 {
 	uint32_t id = n->id, gen = n->gen;
 
+	cfs_assert_held(t);
 	while (__atomic_load_n(&n->active, __ATOMIC_ACQUIRE) != CFS_ACTIVE_BIAS) {
-		pthread_cond_wait(&t->drain, &t->lock);
+		cfs_wait_locked(t, &t->drained);
 		if (!node_still_there(t, n, id, gen))
 			return false;
 	}
 	return true;
-}
-
-/* ---- the callbacks running on this thread ---- */
-
-#define CFS_MAX_FRAMES 16
-static __thread struct cfs_frame frames[CFS_MAX_FRAMES];
-static __thread int nframes;
-
-struct cfs_frame *cfs_frame_push(struct classfs_node *n)
-{
-	struct cfs_frame *f;
-
-	if (nframes == CFS_MAX_FRAMES)
-		return NULL;
-	f = &frames[nframes++];
-	*f = (struct cfs_frame){ .node = n };
-	return f;
-}
-
-/* the innermost callback running on this thread, or NULL */
-struct cfs_frame *cfs_frame_top(void)
-{
-	return nframes ? &frames[nframes - 1] : NULL;
-}
-
-void cfs_frame_pop(struct classfs_tree *t, struct cfs_frame *f)
-{
-	struct classfs_device *put = f->put;
-	struct classfs_node *deferred = f->deferred;
-
-	if (!f->released)
-		cfs_active_put(t, f->node);
-	if (f->held)
-		cfs_active_put(t, f->held);
-	nframes--;
-	cfs_free_list(deferred);
-	classfs_device_put(put);
-}
-
-static bool node_below(const struct classfs_node *n, const struct classfs_node *top)
-{
-	for (; n; n = n->parent)
-		if (n == top)
-			return true;
-	return false;
-}
-
-/* does this thread hold an active reference on @top or below it? */
-bool cfs_active_held_below(const struct classfs_node *top)
-{
-	for (int i = 0; i < nframes; i++)
-		if ((!frames[i].released && node_below(frames[i].node, top)) ||
-		    (frames[i].held && node_below(frames[i].held, top)))
-			return true;
-	return false;
-}
-
-/*
- * Under L, for remove-self: give up @f's active reference so that the
- * removal of its own device does not wait for it, and take one on @hold
- * (the directory above the device) instead, so that the removal of what
- * is above still waits for the callback to return.
- */
-void cfs_frame_release_locked(struct classfs_tree *t, struct cfs_frame *f,
-			      struct classfs_node *hold)
-{
-	if (hold && !f->held && cfs_active_get(hold))
-		f->held = hold;
-	f->released = true;
-	if (__atomic_sub_fetch(&f->node->active, 1, __ATOMIC_RELEASE) == CFS_ACTIVE_BIAS)
-		pthread_cond_broadcast(&t->drain);
-}
-
-/* the innermost frame of this thread working on @dev (or a file of it) */
-struct cfs_frame *cfs_frame_find_device(const struct classfs_device *dev)
-{
-	for (int i = nframes - 1; i >= 0; i--)
-		if (!frames[i].released && node_below(frames[i].node, &dev->p.node))
-			return &frames[i];
-	return NULL;
-}
-
-/* the frame whose reference classfs_device_unregister_self() set aside */
-struct cfs_frame *cfs_frame_find_released(const struct classfs_device *dev)
-{
-	for (int i = nframes - 1; i >= 0; i--)
-		if (frames[i].released && node_below(frames[i].node, &dev->p.node))
-			return &frames[i];
-	return NULL;
 }
 
 /* ---- removal of subtrees (under L) ---- */
@@ -552,18 +464,60 @@ static struct classfs_node *subtree_find_active(struct classfs_node *n)
 	return NULL;
 }
 
+/*
+ * Under L: remove @n (a file, a link, a directory of its own) once no
+ * show()/store() of it or below it runs; its nodes go on @freelist.
+ * Return: 0 (also when someone else removed it meanwhile), -EDEADLK (a
+ * callback of this thread runs on it).
+ */
+int cfs_node_remove_locked(struct classfs_tree *t, struct classfs_node *n,
+			   struct classfs_node **freelist)
+{
+	cfs_assert_held(t);
+	if (cfs_active_held_below(n))
+		return -EDEADLK;
+	cfs_deactivate(n);
+	/* false: removed with its device (or by a twin call) meanwhile */
+	if (cfs_drain_locked(t, n))
+		cfs_subtree_unlink(t, n, freelist);
+	return 0;
+}
+
+/*
+ * Called with L held, after the caller's checks (@r: 0, or why @n may
+ * not go in): put file @n in @dir, its definition freed with it when
+ * @owned, and release L; then free @n on error or let the views know.
+ * Return: @r, or cfs_node_add()'s error.
+ */
+int cfs_file_add_unlock(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n,
+			int r, bool owned)
+{
+	cfs_assert_held(t);
+	if (!r)
+		r = cfs_node_add(t, dir, n);
+	if (!r && owned)
+		n->flags |= CFS_NF_OWN_ATTR;
+	cfs_unlock(t);
+	if (r < 0)
+		cfs_node_free(n);
+	else
+		cfs_watch_sync(t);
+	return r;
+}
+
 /* as cfs_drain_locked(), for @n and everything below it */
 bool cfs_subtree_drain_locked(struct classfs_tree *t, struct classfs_node *n)
 {
 	uint32_t id = n->id, gen = n->gen;
 
+	cfs_assert_held(t);
 	/*
 	 * Waiting drops L, and meanwhile other threads may remove files or
 	 * devices below @n (freeing their nodes): walk again from @n, never
 	 * from where the walk stopped.
 	 */
 	while (subtree_find_active(n)) {
-		pthread_cond_wait(&t->drain, &t->lock);
+		cfs_wait_locked(t, &t->drained);
 		if (!node_still_there(t, n, id, gen))
 			return false;
 	}

@@ -104,7 +104,6 @@ static int path_walk(struct classfs_tree *t, const char *path, bool follow_last,
 	return r;
 }
 
-/** classfs_path_stat() - stat a path (the last link not followed); 0 or -errno */
 int classfs_path_stat(struct classfs_tree *t, const char *path, struct classfs_stat *st)
 {
 	if (!st)
@@ -112,7 +111,6 @@ int classfs_path_stat(struct classfs_tree *t, const char *path, struct classfs_s
 	return path_walk(t, path, false, st);
 }
 
-/** classfs_path_read() - read the whole value of an attribute by path */
 ssize_t classfs_path_read(struct classfs_tree *t, const char *path, char *buf, size_t size)
 {
 	struct classfs_stat st;
@@ -123,7 +121,6 @@ ssize_t classfs_path_read(struct classfs_tree *t, const char *path, char *buf, s
 	return classfs_read(t, st.ino, buf, size, 0);
 }
 
-/** classfs_path_write() - write an attribute by path (one store()) */
 ssize_t classfs_path_write(struct classfs_tree *t, const char *path, const char *buf, size_t size)
 {
 	struct classfs_stat st;
@@ -134,7 +131,6 @@ ssize_t classfs_path_write(struct classfs_tree *t, const char *path, const char 
 	return classfs_write(t, st.ino, buf, size, 0);
 }
 
-/** classfs_path_readlink() - the target of the link at @path */
 ssize_t classfs_path_readlink(struct classfs_tree *t, const char *path, char *buf, size_t size)
 {
 	struct classfs_stat st;
@@ -163,7 +159,6 @@ static int list_fill(void *ctx, const char *name, const struct classfs_stat *st,
 	return 0;
 }
 
-/** classfs_path_list() - call @fn for each entry of the directory at @path */
 int classfs_path_list(struct classfs_tree *t, const char *path,
 		      int (*fn)(void *ctx, const char *name, const struct classfs_stat *st),
 		      void *ctx)

@@ -38,6 +38,7 @@ int cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
 {
 	struct classfs_node *base, *g;
 
+	cfs_assert_held(t);
 	*glue = NULL;
 	if (!dev->cls && dev->parent)
 		*dirp = &dev->parent->p.node;
@@ -82,6 +83,7 @@ bool cfs_is_glue_dir(struct classfs_tree *t, const struct classfs_node *n)
 void cfs_glue_put_locked(struct classfs_tree *t, struct classfs_node *g,
 			 struct classfs_node **freelist)
 {
+	cfs_assert_held(t);
 	if (!g || (g->u.dir && g->u.dir->count))
 		return;
 	if (g == t->virtual_dir && t->layout == CLASSFS_LAYOUT_CLASS) {
@@ -98,8 +100,7 @@ bool cfs_wants_backlink(struct classfs_tree *t, const struct classfs_device *dev
 	return dev->cls && dev->phys && t->layout == CLASSFS_LAYOUT_CLASS;
 }
 
-struct classfs_node *cfs_backlink_new(struct classfs_tree *t, struct classfs_device *dev,
-				      const char *name)
+struct classfs_node *cfs_backlink_new(struct classfs_device *dev, const char *name)
 {
 	char buf[2 * NAME_MAX + 2];
 	size_t c = strnlen(dev->cls->name, NAME_MAX), n = strnlen(name, NAME_MAX);
@@ -109,7 +110,7 @@ struct classfs_node *cfs_backlink_new(struct classfs_tree *t, struct classfs_dev
 	buf[c] = ':';
 	memcpy(buf + c + 1, name, n);
 	buf[c + 1 + n] = '\0';
-	return cfs_node_new(t, buf, CFS_NT_LNK, 0777);
+	return cfs_node_new(buf, CFS_NT_LNK, 0777);
 }
 
 struct classfs_node *cfs_backlink_find(struct classfs_device *dev)
@@ -182,13 +183,6 @@ static int syspath_locked(struct classfs_device *dev, char *buf, size_t size, si
 	return 0;
 }
 
-/**
- * classfs_device_syspath() - the path Linux's devices layout gives an
- * added device ("/devices/pci0000:00/0000:00:1f.2/ata1/.../block/sda/sda1",
- * "/devices/virtual/CLASS/NAME" without a physical device), whatever the
- * tree's own layout.  Record files and udev name devices by it.
- * Return: its length, or -EINVAL (not added), -ERANGE (@size too small).
- */
 int classfs_device_syspath(struct classfs_device *dev, char *buf, size_t size)
 {
 	struct classfs_tree *t;
@@ -241,6 +235,7 @@ static struct classfs_device *find_locked(struct classfs_tree *t, struct classfs
 	struct classfs_device *d, *found;
 	struct classfs_node *dir, *x;
 
+	cfs_assert_held(t);
 	if (i == n)
 		return cur;
 	/* a child in @cur's directory, or a top-level physical device */
@@ -313,6 +308,7 @@ bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev,
 {
 	struct classfs_device *at = dev->cls && !dev->parent ? dev->phys : dev->parent;
 
+	cfs_assert_held(t);
 	/* devices/virtual is no device's (a save would read it as one) */
 	if (!dev->cls && !dev->parent && !strcmp(name, "virtual"))
 		return true;
@@ -338,13 +334,6 @@ bool cfs_layout_clash_locked(struct classfs_tree *t, struct classfs_device *dev,
 	return false;
 }
 
-/**
- * classfs_tree_find_device() - the added device of @tree whose
- * classfs_device_syspath() is @syspath ("/devices/pci0000:00/.../block/sda"),
- * found by name lookups along the path (its length, not the tree's size).
- * Return: the device with a reference (drop it with classfs_device_put()),
- * or NULL: none, or @tree or @syspath NULL or not "/devices/...".
- */
 struct classfs_device *classfs_tree_find_device(struct classfs_tree *tree, const char *syspath)
 {
 	char copy[PATH_MAX], *c[FIND_MAX_DEPTH];

@@ -52,13 +52,6 @@ bool cfs_uevent_value_clean(const char *s)
 	return true;
 }
 
-/**
- * classfs_synth_arg_valid() - may a writer add @kv to a synthetic event?
- * @kv: "KEY=VALUE": KEY one or more of [A-Za-z0-9_], VALUE one or more
- *      bytes, none of them a control byte (below 0x20, or 0x7f).
- *
- * Return: 0, or -EINVAL.
- */
 int classfs_synth_arg_valid(const char *kv)
 {
 	const char *eq;
@@ -103,23 +96,9 @@ static bool store_var(char *store, size_t *used, const char *prefix, const char 
 	return true;
 }
 
-/**
- * classfs_device_synth_uevent() - send a synthetic event for @dev, as a
- * write of "ACTION [UUID [KEY=VALUE ...]]" to its `uevent` file does
- * @dev: an added device.
- * @action: the event's action.
- * @uuid: NULL (no SYNTH_UUID), "0", or an 8-4-4-4-12 hexadecimal UUID:
- *        sent as SYNTH_UUID.
- * @args: NULL or a NULL-terminated list of "KEY=VALUE", each checked by
- *        classfs_synth_arg_valid() and sent as SYNTH_ARG_KEY=VALUE.
- *
+/*
  * The event carries the device's own variables as any other; the writer
  * adds only SYNTH_ variables.
- *
- * Return: 0; -EINVAL (bad device, action, UUID or variable: nothing is
- * sent); -ENOMEM (the event would exceed %CLASSFS_UEVENT_NUM_ENVP
- * variables or %CLASSFS_UEVENT_BUFFER bytes: nothing is sent); a hook's
- * veto.
  */
 int classfs_device_synth_uevent(struct classfs_device *dev, enum classfs_action action,
 				const char *uuid, const char *const *args)

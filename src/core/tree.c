@@ -19,7 +19,7 @@ static const struct cfs_tree_attr uevent_seqnum_attr = {
 static struct classfs_node *tree_file(struct classfs_tree *t, struct classfs_node *dir,
 				      const struct cfs_tree_attr *a)
 {
-	struct classfs_node *n = cfs_node_new(t, a->name, CFS_NT_REG, a->mode);
+	struct classfs_node *n = cfs_node_new(a->name, CFS_NT_REG, a->mode);
 
 	if (!n)
 		return NULL;
@@ -63,10 +63,6 @@ static void tree_release_nodes(struct classfs_tree *t)
 	cfs_free_list(freelist);
 }
 
-/**
- * classfs_tree_new() - create an empty tree with @layout
- * Return: the tree, or NULL with errno EINVAL or ENOMEM.
- */
 struct classfs_tree *classfs_tree_new(enum classfs_layout layout)
 {
 	struct classfs_tree *t;
@@ -80,7 +76,11 @@ struct classfs_tree *classfs_tree_new(enum classfs_layout layout)
 		return NULL;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->evlock, NULL);
-	pthread_cond_init(&t->drain, NULL);
+	pthread_cond_init(&t->drained, NULL);
+	pthread_cond_init(&t->removed, NULL);
+	pthread_cond_init(&t->intf_free, NULL);
+	pthread_cond_init(&t->intf_idle, NULL);
+	pthread_cond_init(&t->renamed, NULL);
 	pthread_cond_init(&t->evcond, NULL);
 	t->layout = layout;
 	t->evq_tail = &t->evq_head;
@@ -98,11 +98,6 @@ struct classfs_tree *classfs_tree_new(enum classfs_layout layout)
 	return t;
 }
 
-/**
- * classfs_tree_free() - free an empty tree
- * Return: 0, -EINVAL for NULL or the default tree, -EBUSY while it holds
- * classes, buses or devices.
- */
 int classfs_tree_free(struct classfs_tree *t)
 {
 	if (!t || t->default_tree)
@@ -121,19 +116,21 @@ int classfs_tree_free(struct classfs_tree *t)
 	cfs_free(t->ids);
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->evlock);
-	pthread_cond_destroy(&t->drain);
+	pthread_cond_destroy(&t->drained);
+	pthread_cond_destroy(&t->removed);
+	pthread_cond_destroy(&t->intf_free);
+	pthread_cond_destroy(&t->intf_idle);
+	pthread_cond_destroy(&t->renamed);
 	pthread_cond_destroy(&t->evcond);
 	cfs_free(t);
 	return 0;
 }
 
-/** classfs_tree_layout() - the layout @t was created with */
 enum classfs_layout classfs_tree_layout(const struct classfs_tree *t)
 {
 	return t->layout;
 }
 
-/** classfs_tree_node_count() - live nodes of @t (directories, files, links) */
 size_t classfs_tree_node_count(struct classfs_tree *t)
 {
 	size_t n;
@@ -144,7 +141,6 @@ size_t classfs_tree_node_count(struct classfs_tree *t)
 	return n;
 }
 
-/** classfs_tree_seqnum() - the last SEQNUM handed out in @t */
 uint64_t classfs_tree_seqnum(struct classfs_tree *t)
 {
 	uint64_t s;
@@ -159,10 +155,6 @@ static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct classfs_tree *default_tree;
 static enum classfs_layout default_layout = CLASSFS_LAYOUT_CLASS;
 
-/**
- * classfs_default_tree() - the tree the kernel-compatible API builds
- * Return: the tree, or NULL (errno ENOMEM).
- */
 struct classfs_tree *classfs_default_tree(void)
 {
 	struct classfs_tree *t = __atomic_load_n(&default_tree, __ATOMIC_ACQUIRE);
@@ -182,11 +174,6 @@ struct classfs_tree *classfs_default_tree(void)
 	return t;
 }
 
-/**
- * classfs_set_default_layout() - layout of the default tree
- * Return: 0, -EINVAL (unknown layout), -EBUSY (the default tree already
- * holds a device).  Before the first device the tree is rebuilt.
- */
 int classfs_set_default_layout(enum classfs_layout layout)
 {
 	int r = 0;

@@ -24,7 +24,6 @@ static const char *const action_names[CLASSFS_ACTION_COUNT] = {
 	[CLASSFS_ACTION_UNBIND] = "unbind",
 };
 
-/** classfs_action_name() - "add", "remove", ... or NULL when out of range */
 const char *classfs_action_name(enum classfs_action action)
 {
 	if ((unsigned int)action >= CLASSFS_ACTION_COUNT)
@@ -32,7 +31,6 @@ const char *classfs_action_name(enum classfs_action action)
 	return action_names[action];
 }
 
-/** classfs_action_parse() - the action named by @len bytes at @s, or -EINVAL */
 int classfs_action_parse(const char *s, size_t len)
 {
 	for (int i = 0; i < CLASSFS_ACTION_COUNT; i++)
@@ -106,10 +104,6 @@ static const char *fmt_uint(char *buf, unsigned int v)
 	return p;
 }
 
-/**
- * classfs_uevent_add_var() - append a KEY=VALUE variable to @env
- * Return: 0, or -ENOMEM past 64 variables or 2048 bytes (nothing added).
- */
 int classfs_uevent_add_var(struct classfs_uevent_env *env, const char *fmt, ...)
 {
 	va_list ap;
@@ -322,6 +316,7 @@ int cfs_event_check_locked(struct classfs_tree *t, const struct cfs_event *ev,
 	char devpath[PATH_MAX];
 	int len = event_measure_locked(t, ev, action, dev, NULL, devpath);
 
+	cfs_assert_held(t);
 	return len < 0 ? len : 0;
 }
 
@@ -412,6 +407,7 @@ int cfs_event_emit_locked(struct classfs_tree *t, struct cfs_event *ev,
 {
 	int err;
 
+	cfs_assert_held(t);
 	/*
 	 * A suppressed device sends nothing, and one whose ADD was never
 	 * numbered sends no REMOVE: nobody heard of it.
@@ -479,10 +475,6 @@ void cfs_events_deliver(struct classfs_tree *t)
 	pthread_mutex_unlock(&t->evlock);
 }
 
-/**
- * classfs_listener_add() - receive every later uevent of @tree
- * Return: an id > 0, -EINVAL, or -ENOSPC past 64 listeners.
- */
 int classfs_listener_add(struct classfs_tree *tree, classfs_listener_fn fn, void *data)
 {
 	int id;
@@ -501,12 +493,6 @@ int classfs_listener_add(struct classfs_tree *tree, classfs_listener_fn fn, void
 	return id;
 }
 
-/**
- * classfs_listener_remove() - stop delivering to listener @id
- * Once it returns the listener is not running (unless this is a call from
- * the listener itself) and will not be called again.
- * Return: 0, -EINVAL, -ENOENT.
- */
 int classfs_listener_remove(struct classfs_tree *tree, int id)
 {
 	int i;
@@ -534,7 +520,6 @@ int classfs_listener_remove(struct classfs_tree *tree, int id)
 	return 0;
 }
 
-/** classfs_uevent_get() - the value of @key in @ev, or NULL */
 const char *classfs_uevent_get(const struct classfs_uevent *ev, const char *key)
 {
 	size_t kl;
@@ -548,10 +533,6 @@ const char *classfs_uevent_get(const struct classfs_uevent *ev, const char *key)
 	return NULL;
 }
 
-/**
- * classfs_uevent_format_kernel() - "ACTION@DEVPATH\0KEY=VALUE\0..." of @ev
- * Return: the bytes needed; nothing is written past @size.
- */
 size_t classfs_uevent_format_kernel(const struct classfs_uevent *ev, char *buf, size_t size)
 {
 	size_t len = 0;
@@ -569,15 +550,6 @@ size_t classfs_uevent_format_kernel(const struct classfs_uevent *ev, char *buf, 
 	return len;
 }
 
-/**
- * classfs_device_set_uevent_suppress() - stop or resume a device's uevents
- * (Linux's dev_set_uevent_suppress())
- *
- * While set, the device sends no uevent, its ADD included; a device
- * whose ADD was never sent sends no REMOVE either.  To publish a device
- * with entries of its own before anyone hears of it: set, add, add
- * values and links, clear, then classfs_device_uevent(dev, ADD, NULL).
- */
 void classfs_device_set_uevent_suppress(struct classfs_device *dev, bool suppress)
 {
 	if (!dev)

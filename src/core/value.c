@@ -147,6 +147,7 @@ static int place_locked(struct classfs_tree *t, struct classfs_device *dev, char
 	struct classfs_node *dir = &dev->p.node, *made = NULL;
 	int r = 0;
 
+	cfs_assert_held(t);
 	for (int i = 0; i < ncomp - 1; i++) {
 		struct classfs_node *c = cfs_dir_lookup(dir, comp[i]);
 
@@ -162,7 +163,7 @@ static int place_locked(struct classfs_tree *t, struct classfs_device *dev, char
 			r = -EEXIST;
 			goto fail;
 		}
-		c = cfs_node_new(t, comp[i], CFS_NT_DIR, 0755);
+		c = cfs_node_new(comp[i], CFS_NT_DIR, 0755);
 		if (!c) {
 			r = -ENOMEM;
 			goto fail;
@@ -222,22 +223,6 @@ static const char *leaf_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/**
- * classfs_device_add_value() - add an attribute holding @value
- * @dev: an added device.
- * @path: "name", or "dir/name" (up to 8 components): missing plain
- *        directories are made, and go with the device.
- * @mode: permission bits (enforced for filesystem and path-API writes).
- * @value: @len bytes, copied; a text value is read back exactly as given.
- * @flags: %CLASSFS_VALUE_BINARY for a binary attribute (random access,
- *         st_size is its length, at most 2 GiB - 1).
- *
- * A write to a writable value replaces it: the whole buffer for text, the
- * bytes written for binary.
- * Return: 0, -EINVAL (bad path or flags), -ENODEV (device not added or
- * going), -EEXIST (name taken, computed entries included), -E2BIG (text
- * over %CLASSFS_ATTR_MAX bytes), -ENOMEM.
- */
 int classfs_device_add_value(struct classfs_device *dev, const char *path, mode_t mode,
 			     const void *value, size_t len, unsigned int flags)
 {
@@ -299,11 +284,23 @@ static struct classfs_node *entry_find_locked(struct classfs_device *dev, const 
 	return ncomp > 0 ? n : NULL;
 }
 
-/**
- * classfs_device_set_value() - replace the bytes of a value added with
- * classfs_device_add_value(), whatever its mode, and wake its pollers.
- * Return: 0, -EINVAL, -ENOENT (no such value), -E2BIG, -ENOMEM.
+/*
+ * Take @dev's tree lock and find the entry at @path (*@np, NULL: none).
+ * Return: the tree, locked; NULL (not locked) when @dev is not added.
  */
+static struct classfs_tree *entry_find_lock(struct classfs_device *dev, const char *path,
+					    struct classfs_node **np)
+{
+	struct classfs_tree *t;
+
+	if (!cfs_dev_state(dev, CFS_DS_ADDED))
+		return NULL;
+	t = cfs_device_tree_of(dev);
+	cfs_lock(t);
+	*np = entry_find_locked(dev, path);
+	return t;
+}
+
 int classfs_device_set_value(struct classfs_device *dev, const char *path, const void *value,
 			     size_t len)
 {
@@ -314,11 +311,9 @@ int classfs_device_set_value(struct classfs_device *dev, const char *path, const
 
 	if (!dev || !path || (len && !value))
 		return -EINVAL;
-	if (!cfs_dev_state(dev, CFS_DS_ADDED))
+	t = entry_find_lock(dev, path, &n);
+	if (!t)
 		return -ENOENT;
-	t = cfs_device_tree_of(dev);
-	cfs_lock(t);
-	n = entry_find_locked(dev, path);
 	if (n && (n->flags & CFS_NF_VALUE) && cfs_active_get(n))
 		v = (struct cfs_value *)n->u.attr;
 	cfs_unlock(t);
@@ -352,12 +347,6 @@ static struct classfs_node *link_node(struct classfs_tree *t, const char *name,
 	return n;
 }
 
-/**
- * classfs_device_add_link() - add a symlink whose target is @target as
- * given (it may point outside the tree or nowhere).
- * Return: 0, -EINVAL (bad path, empty target or one over PATH_MAX),
- * -ENODEV, -EEXIST, -ENOMEM.
- */
 int classfs_device_add_link(struct classfs_device *dev, const char *path, const char *target)
 {
 	struct classfs_node *n;
@@ -372,13 +361,6 @@ int classfs_device_add_link(struct classfs_device *dev, const char *path, const 
 	return entry_add(dev, path, n);
 }
 
-/**
- * classfs_device_add_link_to() - add a symlink to @target's directory;
- * its text is computed when read, for the tree's layout and names then.
- * The link holds a reference to @target; once @target is removed,
- * reading the link gives -ENOENT.
- * Return: 0, -EINVAL (other tree, bad path), -ENODEV, -EEXIST, -ENOMEM.
- */
 int classfs_device_add_link_to(struct classfs_device *dev, const char *path,
 			       struct classfs_device *target)
 {
@@ -399,13 +381,6 @@ int classfs_device_add_link_to(struct classfs_device *dev, const char *path,
 	return r;
 }
 
-/**
- * classfs_device_remove_entry() - remove a value, a link or an empty plain
- * directory that the calls above made; waits for a running show()/store()
- * of a value.
- * Return: 0, -EINVAL, -ENOENT (none such), -ENOTEMPTY, -EDEADLK (called
- * from that value's own show()/store()).
- */
 int classfs_device_remove_entry(struct classfs_device *dev, const char *path)
 {
 	struct classfs_node *n, *freelist = NULL;
@@ -414,23 +389,15 @@ int classfs_device_remove_entry(struct classfs_device *dev, const char *path)
 
 	if (!dev || !path)
 		return -EINVAL;
-	if (!cfs_dev_state(dev, CFS_DS_ADDED))
+	t = entry_find_lock(dev, path, &n);
+	if (!t)
 		return -ENOENT;
-	t = cfs_device_tree_of(dev);
-	cfs_lock(t);
-	n = entry_find_locked(dev, path);
 	if (!n || !(n->flags & (CFS_NF_VALUE | CFS_NF_USER_LINK | CFS_NF_PLAIN_DIR)))
 		r = -ENOENT;
 	else if ((n->flags & CFS_NF_PLAIN_DIR) && n->u.dir && n->u.dir->count)
 		r = -ENOTEMPTY;
-	else if (cfs_active_held_below(n))
-		r = -EDEADLK;
-	if (r == 0) {
-		cfs_deactivate(n);
-		/* false: removed with its device meanwhile */
-		if (cfs_drain_locked(t, n))
-			cfs_subtree_unlink(t, n, &freelist);
-	}
+	else
+		r = cfs_node_remove_locked(t, n, &freelist);
 	cfs_unlock(t);
 	cfs_watch_sync(t);
 	cfs_free_list(freelist);

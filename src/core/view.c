@@ -9,7 +9,8 @@
  * node however many standard files it shows:
  *   in its directory    uevent, dev, subsystem, device, and the class's
  *                       and type's default attribute groups
- *                       (slot = group << 8 | attribute, 0xFF = group dir)
+ *                       (cfs_group_slot(): group << 8 | attribute,
+ *                       CFS_SLOT_GROUP_DIR for a named group's directory)
  *   elsewhere           class/CLASS/NAME alias, block/NAME,
  *                       dev/{block,char}/MAJ:MIN.
  * An inode number is generation << 40 | id << 12 | slot (root: 1); a
@@ -33,10 +34,10 @@ _Static_assert(32 + CFS_HTAB_KEY2_BITS < 61, "keys must fit a position");
 
 enum { R_COMPUTED = 0, R_CHILDREN = 1, R_INDEX = 2, R_DEVT = 3, R_END = 4 };
 
-/** classfs_root_ino() - the root's inode number, 1 as FUSE wants it */
+/* %CLASSFS_ROOT_INO: 1, as FUSE wants it */
 uint64_t classfs_root_ino(void)
 {
-	return 1;
+	return CLASSFS_ROOT_INO;
 }
 
 struct classfs_device *cfs_entry_device(const struct cfs_entry *e)
@@ -82,7 +83,7 @@ const struct classfs_attribute *cfs_group_attr(const struct classfs_attribute_gr
 
 	*text = NULL;
 	*bin = NULL;
-	if (a >= n || a >= 0xFF)
+	if (a >= n || a >= CFS_GROUP_MAX_ATTRS)
 		return NULL;
 	if (a < ntext) {
 		*text = grp->attrs[a];
@@ -123,7 +124,7 @@ static bool slot_exists(struct classfs_tree *t, const struct classfs_device *dev
 	case CFS_SLOT_DEVNUM:
 		return major(dev->devt) && is_first_devt(t, dev);
 	}
-	unsigned int g = slot >> 8, a = slot & 0xFF;
+	unsigned int g = cfs_slot_group(slot), a = cfs_slot_attr(slot);
 	const struct classfs_attribute_group *grp = g ? cfs_vgroup(dev, g) : NULL;
 	const struct classfs_device_attribute *text;
 	const struct classfs_bin_attribute *bin;
@@ -137,7 +138,8 @@ static bool slot_exists(struct classfs_tree *t, const struct classfs_device *dev
 
 int cfs_resolve_locked(struct classfs_tree *t, uint64_t ino, struct cfs_entry *e)
 {
-	if (ino == 1) {
+	cfs_assert_held(t);
+	if (ino == CLASSFS_ROOT_INO) {
 		*e = (struct cfs_entry){ &t->root, 0 };
 		return 0;
 	}
@@ -176,11 +178,11 @@ static const char *entry_name(const struct cfs_entry *e, char *buf, size_t size)
 		snprintf(buf, size, "%u:%u", major(dev->devt), minor(dev->devt));
 		return buf;
 	}
-	const struct classfs_attribute_group *grp = cfs_vgroup(dev, e->slot >> 8);
+	const struct classfs_attribute_group *grp = cfs_vgroup(dev, cfs_slot_group(e->slot));
 
-	if ((e->slot & 0xFF) == CFS_SLOT_GROUP_DIR)
+	if (cfs_slot_attr(e->slot) == CFS_SLOT_GROUP_DIR)
 		return grp->name;
-	return cfs_group_attr(grp, e->slot & 0xFF, &text, &bin)->name;
+	return cfs_group_attr(grp, cfs_slot_attr(e->slot), &text, &bin)->name;
 }
 
 void cfs_entry_stat(const struct cfs_entry *e, struct classfs_stat *st)
@@ -274,7 +276,6 @@ static int link_ends(struct classfs_tree *t, const struct cfs_entry *e,
 	return -EINVAL;
 }
 
-/** classfs_getattr() - stat entry @ino.  Return: 0 or -ENOENT. */
 int classfs_getattr(struct classfs_tree *t, uint64_t ino, struct classfs_stat *st)
 {
 	struct cfs_entry e;
@@ -290,76 +291,94 @@ int classfs_getattr(struct classfs_tree *t, uint64_t ino, struct classfs_stat *s
 	return r;
 }
 
-/* the ordered list of computed entries of a device directory */
-static int computed_slots(struct classfs_tree *t, const struct classfs_device *dev,
-			  unsigned int *slots, int max)
+/*
+ * Call @fn for each computed entry of @dev's directory, in order, at most
+ * CFS_MAX_COMPUTED: the fixed entries the device has, then each default
+ * group's directory (named group) or attributes (unnamed group).  Stops
+ * at, and returns, @fn's first true.  Needs no lock: it reads only the
+ * device's own fields and its class's and type's groups.
+ */
+static bool computed_each(const struct classfs_device *dev,
+			  bool (*fn)(const struct classfs_device *dev, unsigned int slot,
+				     void *ctx),
+			  void *ctx)
 {
 	int n = 0;
 
-	for (unsigned int s = CFS_SLOT_UEVENT; s <= CFS_SLOT_FIXED_MAX; s++)
-		if (slot_exists(t, dev, s))
-			slots[n++] = s;
-	for (unsigned int g = 1; g < 15; g++) {
+	/* (whether a device has its fixed entries does not depend on the tree) */
+	for (unsigned int s = CFS_SLOT_UEVENT; s <= CFS_SLOT_FIXED_MAX; s++) {
+		if (!slot_exists(NULL, dev, s))
+			continue;
+		n++;
+		if (fn(dev, s, ctx))
+			return true;
+	}
+	for (unsigned int g = 1; g <= CFS_MAX_VGROUPS; g++) {
 		const struct classfs_attribute_group *grp = cfs_vgroup(dev, g);
 		unsigned int ntext, na;
 
 		if (!grp)
 			break;
 		if (grp->name) {
-			if (n < max)
-				slots[n++] = g << 8 | CFS_SLOT_GROUP_DIR;
+			if (n == CFS_MAX_COMPUTED)
+				return false;
+			n++;
+			if (fn(dev, cfs_group_slot(g, CFS_SLOT_GROUP_DIR), ctx))
+				return true;
 			continue;
 		}
 		na = group_nattrs(grp, &ntext);
-		for (unsigned int a = 0; a < na && a < 0xFF && n < max; a++)
-			slots[n++] = g << 8 | a;
+		for (unsigned int a = 0; a < na && a < CFS_GROUP_MAX_ATTRS; a++) {
+			if (n == CFS_MAX_COMPUTED)
+				return false;
+			n++;
+			if (fn(dev, cfs_group_slot(g, a), ctx))
+				return true;
+		}
 	}
-	return n;
+	return false;
+}
+
+struct slot_list {
+	unsigned int *slots;
+	int n;
+};
+
+static bool slot_collect(const struct classfs_device *dev, unsigned int slot, void *ctx)
+{
+	struct slot_list *l = ctx;
+
+	(void)dev;
+	l->slots[l->n++] = slot;
+	return false;
+}
+
+/* the ordered list of computed entries of a device directory (CFS_MAX_COMPUTED slots) */
+static int computed_slots(const struct classfs_device *dev, unsigned int *slots)
+{
+	struct slot_list l = { slots, 0 };
+
+	computed_each(dev, slot_collect, &l);
+	return l.n;
+}
+
+static bool slot_named(const struct classfs_device *dev, unsigned int slot, void *ctx)
+{
+	struct cfs_entry e = { (struct classfs_node *)&dev->p.node, slot };
+
+	/* a device directory's computed names are never formatted: no buffer */
+	return !strcmp(entry_name(&e, NULL, 0), ctx);
 }
 
 /*
- * Is @name one of @dev's computed entries?  The names of computed_slots()
- * compared as they are found, with no list and no formatting: every
- * attribute, value and link added to a device asks.
+ * Is @name one of @dev's computed entries?  Every attribute, value and
+ * link added to a device asks.  `dev`, `subsystem` and `device` only
+ * where the device has them: a PCI device's `device` file is an
+ * attribute of its own (its device id), as in Linux.
  */
 bool cfs_name_is_virtual(const struct classfs_device *dev, const char *name)
 {
-	int n = 0;
-
-	/*
-	 * `dev`, `subsystem` and `device` only where the device has them: a
-	 * PCI device's `device` file is an attribute of its own (its device
-	 * id), as in Linux.  A name that is not one of them here may still
-	 * be a group's attribute.
-	 */
-	if (!strcmp(name, "uevent"))
-		return true;
-	if ((major(dev->devt) && !strcmp(name, "dev")) ||
-	    ((dev->cls || dev->bus) && !strcmp(name, "subsystem")) ||
-	    (dev->cls && dev->phys && !strcmp(name, "device")))
-		return true;
-	/* the fixed slots that exist count towards computed_slots()' 512 */
-	n = 1 + (major(dev->devt) != 0) + (dev->cls || dev->bus) + (dev->cls && dev->phys);
-	for (unsigned int g = 1; g < 15; g++) {
-		const struct classfs_attribute_group *grp = cfs_vgroup(dev, g);
-		const struct classfs_device_attribute *text;
-		const struct classfs_bin_attribute *bin;
-		unsigned int ntext, na;
-
-		if (!grp)
-			break;
-		if (grp->name) {
-			if (n < 512 && !strcmp(grp->name, name))
-				return true;
-			n += n < 512;
-			continue;
-		}
-		na = group_nattrs(grp, &ntext);
-		for (unsigned int a = 0; a < na && a < 0xFF && n < 512; a++, n++)
-			if (!strcmp(cfs_group_attr(grp, a, &text, &bin)->name, name))
-				return true;
-	}
-	return false;
+	return computed_each(dev, slot_named, (void *)name);
 }
 
 static int parse_devnum(const char *name, dev_t *devt)
@@ -380,17 +399,18 @@ static int lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, co
 	struct classfs_node *c;
 	char buf[32];
 
+	cfs_assert_held(t);
 	if (dir->slot) {
 		/* a named default group's directory */
 		const struct classfs_attribute_group *grp;
 		unsigned int ntext, na;
 
-		if ((dir->slot & 0xFF) != CFS_SLOT_GROUP_DIR)
+		if (cfs_slot_attr(dir->slot) != CFS_SLOT_GROUP_DIR)
 			return -ENOTDIR;
-		grp = cfs_vgroup(dev, dir->slot >> 8);
+		grp = cfs_vgroup(dev, cfs_slot_group(dir->slot));
 		na = group_nattrs(grp, &ntext);
-		for (unsigned int a = 0; a < na && a < 0xFF; a++) {
-			*out = (struct cfs_entry){ dir->n, (dir->slot & 0xF00) | a };
+		for (unsigned int a = 0; a < na && a < CFS_GROUP_MAX_ATTRS; a++) {
+			*out = (struct cfs_entry){ dir->n, cfs_group_slot(cfs_slot_group(dir->slot), a) };
 			if (!strcmp(entry_name(out, buf, sizeof(buf)), name))
 				return 0;
 		}
@@ -399,8 +419,8 @@ static int lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, co
 	if (dir->n->type != CFS_NT_DIR)
 		return -ENOTDIR;
 	if (dev) {
-		unsigned int slots[512];
-		int n = computed_slots(t, dev, slots, 512);
+		unsigned int slots[CFS_MAX_COMPUTED];
+		int n = computed_slots(dev, slots);
 
 		for (int i = 0; i < n; i++) {
 			*out = (struct cfs_entry){ dir->n, slots[i] };
@@ -444,7 +464,6 @@ static int lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, co
 	return -ENOENT;
 }
 
-/** classfs_lookup() - the entry @name of directory @dir.  Return: 0, -ENOENT, -ENOTDIR. */
 int classfs_lookup(struct classfs_tree *t, uint64_t dir, const char *name, struct classfs_stat *st)
 {
 	struct cfs_entry d, e;
@@ -520,6 +539,7 @@ static bool readdir_locked(struct classfs_tree *t, const struct cfs_entry *dir, 
 {
 	int regions[3], nr = dir_regions(t, dir, regions);
 
+	cfs_assert_held(t);
 	for (int i = 0; i < nr; i++) {
 		int r = regions[i];
 		uint64_t pos;
@@ -528,19 +548,20 @@ static bool readdir_locked(struct classfs_tree *t, const struct cfs_entry *dir, 
 			continue;
 		pos = OFF_REGION(off) == (unsigned int)r ? OFF_POS(off) : 0;
 		if (r == R_COMPUTED) {
-			unsigned int slots[512];
+			unsigned int slots[CFS_MAX_COMPUTED];
 			int n;
 
 			if (dir->slot) {
+				unsigned int g = cfs_slot_group(dir->slot);
 				const struct classfs_attribute_group *grp =
-					cfs_vgroup(cfs_entry_device(dir), dir->slot >> 8);
+					cfs_vgroup(cfs_entry_device(dir), g);
 				unsigned int ntext, na = group_nattrs(grp, &ntext);
 
 				n = 0;
-				for (unsigned int a = 0; a < na && a < 0xFF; a++)
-					slots[n++] = (dir->slot & 0xF00) | a;
+				for (unsigned int a = 0; a < na && a < CFS_GROUP_MAX_ATTRS; a++)
+					slots[n++] = cfs_group_slot(g, a);
 			} else {
-				n = computed_slots(t, cfs_entry_device(dir), slots, 512);
+				n = computed_slots(cfs_entry_device(dir), slots);
 			}
 			for (int k = (int)pos; k < n; k++) {
 				struct cfs_entry e = { dir->n, slots[k] };
@@ -600,12 +621,6 @@ static bool readdir_locked(struct classfs_tree *t, const struct cfs_entry *dir, 
 	return false;
 }
 
-/**
- * classfs_readdir() - list directory @dir from offset @off
- * @fill gets each entry with the offset to resume after it, outside any
- * library lock; a non-zero return stops the listing.
- * Return: 0, or -ENOENT, -ENOTDIR, -ENOMEM.
- */
 int classfs_readdir(struct classfs_tree *t, uint64_t dir, uint64_t off,
 		    int (*fill)(void *ctx, const char *name, const struct classfs_stat *st,
 				uint64_t next_off),
@@ -650,7 +665,6 @@ out:
 	return r;
 }
 
-/** classfs_readlink() - the relative target of link @ino; length or -errno */
 ssize_t classfs_readlink(struct classfs_tree *t, uint64_t ino, char *buf, size_t size)
 {
 	const struct classfs_node *from, *to;

@@ -27,11 +27,6 @@ static int vec_push(struct ptr_vec *vec, void *p)
 	return 0;
 }
 
-/**
- * classfs_tree_for_each_class() - call @fn for each registered class of
- * @tree, with a reference held and no lock held
- * Return: the first non-zero return of @fn, 0, -EINVAL or -ENOMEM.
- */
 int classfs_tree_for_each_class(struct classfs_tree *tree,
 				int (*fn)(struct classfs_class *cls, void *data), void *data)
 {
@@ -106,15 +101,6 @@ static int collect_dir(struct ptr_vec *vec, struct classfs_node *n)
 	return r;
 }
 
-/**
- * classfs_tree_for_each_device() - call @fn for each added device of
- * @tree (class devices and physical devices), each after its parent and
- * its physical device, with a reference held and no lock held
- *
- * Devices added during the walk may or may not be visited; a device
- * removed during the walk is still visited (it is then no longer added).
- * Return: the first non-zero return of @fn, 0, -EINVAL or -ENOMEM.
- */
 int classfs_tree_for_each_device(struct classfs_tree *tree,
 				 int (*fn)(struct classfs_device *dev, void *data), void *data)
 {

@@ -11,14 +11,8 @@
  */
 #include "internal.h"
 
-int cfs_watchers_active;	/* any tree has watchers: skip the work otherwise */
+static int cfs_watchers_active;	/* any tree has watchers: skip the work otherwise */
 
-static __thread unsigned int deferred;	/* cfs_watch_defer() depth of this thread */
-
-/**
- * classfs_tree_watch_add() - observe @tree's changes (for views)
- * Return: a watch id (> 0), -EINVAL, or -ENOSPC.
- */
 int classfs_tree_watch_add(struct classfs_tree *tree, const struct classfs_watch_ops *ops,
 			   void *data)
 {
@@ -38,7 +32,6 @@ int classfs_tree_watch_add(struct classfs_tree *tree, const struct classfs_watch
 	return id;
 }
 
-/** classfs_tree_watch_remove() - stop observing.  Return: 0 or -ENOENT. */
 int classfs_tree_watch_remove(struct classfs_tree *tree, int id)
 {
 	int i;
@@ -70,6 +63,7 @@ static inline bool watched(void)
 void cfs_watch_entry_locked(struct classfs_tree *t, const struct classfs_node *dir,
 			    unsigned int slot, const char *name)
 {
+	cfs_assert_held(t);
 	if (!watched() || !t->nwatches || !dir || (dir->flags & CFS_NF_DEAD))
 		return;
 	uint64_t ino = cfs_ino(dir, slot);
@@ -92,6 +86,7 @@ void cfs_watch_device_locked(struct classfs_tree *t, const struct classfs_device
 {
 	char buf[32];
 
+	cfs_assert_held(t);
 	if (!watched() || !t->nwatches)
 		return;
 	if (dev->cls) {
@@ -124,7 +119,7 @@ void cfs_watch_sync(struct classfs_tree *t)
 	struct cfs_watch w[CFS_MAX_WATCHES];
 	int n;
 
-	if (!watched() || deferred)
+	if (!watched() || cfs_self()->watch_deferred)
 		return;
 	n = watch_snapshot(t, w);
 	for (int i = 0; i < n; i++)
@@ -144,13 +139,15 @@ void cfs_watch_sync(struct classfs_tree *t)
  */
 void cfs_watch_defer(void)
 {
-	deferred++;
+	cfs_self()->watch_deferred++;
 }
 
 /** cfs_watch_resume() - end a cfs_watch_defer(); the outermost one syncs @t */
 void cfs_watch_resume(struct classfs_tree *t)
 {
-	if (deferred && !--deferred)
+	struct cfs_thread *me = cfs_self();
+
+	if (me->watch_deferred && !--me->watch_deferred)
 		cfs_watch_sync(t);
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "classfs/classfs.h"
+#include "classfs/testing.h"
 #include "../harness.h"
 
 int classfs_module_init(void);

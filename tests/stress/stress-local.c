@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "classfs/classfs.h"
+#include "classfs/testing.h"
 #include "stress-util.h"
 
 #define MAX_WRITERS 8

@@ -22,6 +22,7 @@
  */
 #include "fuse-internal.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #define deferred_of(r) ((struct cfs_fuse_deferred *)((char *)(r) - offsetof(struct cfs_fuse_deferred, reply)))
