@@ -13,7 +13,7 @@
 
 int cfs_watchers_active;	/* any tree has watchers: skip the work otherwise */
 
-static __thread unsigned int deferred;	/* cfs_watch_defer() depth of this thread */
+static __thread unsigned int deferred;	/* classfs_sync_defer() depth of this thread */
 
 /**
  * classfs_tree_watch_add() - observe @tree's changes (for views)
@@ -132,25 +132,24 @@ void cfs_watch_sync(struct classfs_tree *t)
 			w[i].ops->sync(w[i].data);
 }
 
-/**
- * cfs_watch_defer() - hold this thread's syncs until cfs_watch_resume()
+/*
+ * classfs_sync_defer(), classfs_sync_resume(): documented in classfs.h.
  *
  * For one API call made of many (a record load builds thousands of
  * devices, each an API call of its own, before it announces any): the
  * views keep pushing what they record as it comes, and the call waits for
- * them once, at cfs_watch_resume(), instead of after every device.  The
+ * them once, at classfs_sync_resume(), instead of after every device.  The
  * contract stays that of the outer call: when it returns, every view has
  * pushed what it changed.  Nests.
  */
-void cfs_watch_defer(void)
+void classfs_sync_defer(void)
 {
 	deferred++;
 }
 
-/** cfs_watch_resume() - end a cfs_watch_defer(); the outermost one syncs @t */
-void cfs_watch_resume(struct classfs_tree *t)
+void classfs_sync_resume(struct classfs_tree *t)
 {
-	if (deferred && !--deferred)
+	if (deferred && !--deferred && t)
 		cfs_watch_sync(t);
 }
 

@@ -32,12 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "run-internal.h"
-#include "src/run/run-paths.h"
-
-#ifndef CLASSFS_RUN_SBINDIR
-#define CLASSFS_RUN_SBINDIR "/usr/local/sbin"
-#endif
 
 /* how long a holder may take to go once told to (then SIGKILL) */
 #define STOP_TIMEOUT_MS 10000
@@ -77,37 +73,24 @@ static bool executable(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-/* the classfsd to start: option, $CLASSFSD, next to this program, installed */
+/*
+ * the classfsd to start: the option, else $CLASSFSD (tests and a build that
+ * is not installed), else where meson installs it (config.h)
+ */
 static int find_daemon(const char *given, char *buf, size_t size)
 {
-	static const char *const rel[] = { "/../classfsd/classfsd", "/../sbin/classfsd",
-					   "/classfsd" };
 	const char *env = getenv("CLASSFSD");
-	char exe[PATH_MAX];
-	ssize_t n;
+	int n;
 
-	if (given || (env && *env)) {
-		const char *p = given ? given : env;
-
-		if (snprintf(buf, size, "%s", p) >= (int)size)
-			return -ENAMETOOLONG;
-		return executable(buf) ? 0 : -ENOENT;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *slash;
-
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
-			if (snprintf(buf, size, "%s%s", exe, rel[i]) < (int)size && executable(buf))
-				return 0;
-	}
-	if (snprintf(buf, size, "%s/classfsd", CLASSFS_RUN_SBINDIR) < (int)size && executable(buf))
-		return 0;
-	return -ENOENT;
+	if (given)
+		n = snprintf(buf, size, "%s", given);
+	else if (env && *env)
+		n = snprintf(buf, size, "%s", env);
+	else
+		n = snprintf(buf, size, "%s/classfsd", CLASSFS_SBINDIR);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return executable(buf) ? 0 : -ENOENT;
 }
 
 static int read_report(int fd, struct cfs_run_report *rep)

@@ -20,7 +20,15 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
-#include "../../core/internal.h"
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <classfs/classfs.h>
 
 #define CFS_FUSE_TIMEOUT 86400.0	/* entries and attributes: a day, pushed invalidation */
 
