@@ -302,44 +302,6 @@ static void dv_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	fuse_reply_err(req, EPERM);
 }
 
-static void dv_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      struct fuse_file_info *fi)
-{
-	fuse_reply_err(req, EACCES);
-}
-
-static void dv_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		     dev_t rdev)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void dv_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void dv_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void dv_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void dv_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-		      const char *newname, unsigned int flags)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void dv_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
-{
-	fuse_reply_err(req, EPERM);
-}
-
 const struct fuse_lowlevel_ops cfs_devview_ops = {
 	.init = dv_init,
 	.lookup = dv_lookup,
@@ -354,13 +316,13 @@ const struct fuse_lowlevel_ops cfs_devview_ops = {
 	.readdir = dv_readdir,
 	.releasedir = dv_releasedir,
 	.statfs = dv_statfs,
-	.create = dv_create,
-	.mknod = dv_mknod,
-	.mkdir = dv_mkdir,
-	.unlink = dv_unlink,
-	.rmdir = dv_unlink,
-	.symlink = dv_symlink,
-	.rename = dv_rename,
-	.link = dv_link,
+	.create = cfs_fuse_refuse_create,
+	.mknod = cfs_fuse_refuse_mknod,
+	.mkdir = cfs_fuse_refuse_mkdir,
+	.unlink = cfs_fuse_refuse_unlink,
+	.rmdir = cfs_fuse_refuse_unlink,
+	.symlink = cfs_fuse_refuse_symlink,
+	.rename = cfs_fuse_refuse_rename,
+	.link = cfs_fuse_refuse_link,
 };
 

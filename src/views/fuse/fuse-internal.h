@@ -119,6 +119,20 @@ struct cfs_fuse_offer {
 /* ops.c */
 extern const struct fuse_lowlevel_ops cfs_fuse_ops;
 
+/* refuse.c: the requests both mounts refuse */
+void cfs_fuse_refuse_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			    struct fuse_file_info *fi);
+void cfs_fuse_refuse_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			   dev_t rdev);
+void cfs_fuse_refuse_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void cfs_fuse_refuse_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void cfs_fuse_refuse_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+			     const char *name);
+void cfs_fuse_refuse_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+			    fuse_ino_t newparent, const char *newname, unsigned int flags);
+void cfs_fuse_refuse_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+			  const char *newname);
+
 /* reply.c */
 void cfs_fuse_reply_io_err(fuse_req_t req, long err);
 void cfs_fuse_offer_init(struct cfs_fuse_offer *o, struct classfs_mount *m, fuse_req_t req,

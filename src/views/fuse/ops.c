@@ -358,50 +358,6 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &sv);
 }
 
-/*
- * Entries come and go only through the tree: refuse the rest as sysfs
- * does (EACCES for a new file, EPERM for the others) rather than with
- * FUSE's ENOSYS, which `echo 1 > attr-typo` would print as "Function not
- * implemented".
- */
-static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      struct fuse_file_info *fi)
-{
-	fuse_reply_err(req, EACCES);
-}
-
-static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		     dev_t rdev)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-		      const char *newname, unsigned int flags)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
-{
-	fuse_reply_err(req, EPERM);
-}
-
 const struct fuse_lowlevel_ops cfs_fuse_ops = {
 	.init = op_init,
 	.lookup = op_lookup,
@@ -417,12 +373,12 @@ const struct fuse_lowlevel_ops cfs_fuse_ops = {
 	.readdir = op_readdir,
 	.poll = cfs_fuse_poll,
 	.statfs = op_statfs,
-	.create = op_create,
-	.mknod = op_mknod,
-	.mkdir = op_mkdir,
-	.unlink = op_unlink,
-	.rmdir = op_unlink,
-	.symlink = op_symlink,
-	.rename = op_rename,
-	.link = op_link,
+	.create = cfs_fuse_refuse_create,
+	.mknod = cfs_fuse_refuse_mknod,
+	.mkdir = cfs_fuse_refuse_mkdir,
+	.unlink = cfs_fuse_refuse_unlink,
+	.rmdir = cfs_fuse_refuse_unlink,
+	.symlink = cfs_fuse_refuse_symlink,
+	.rename = cfs_fuse_refuse_rename,
+	.link = cfs_fuse_refuse_link,
 };
