@@ -279,22 +279,6 @@ static void dv_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	fuse_reply_err(req, 0);
 }
 
-static void dv_statfs(fuse_req_t req, fuse_ino_t ino)
-{
-	struct statvfs sv = { .f_bsize = 4096, .f_frsize = 4096, .f_namemax = NAME_MAX };
-
-	(void)ino;
-	fuse_reply_statfs(req, &sv);
-}
-
-static void dv_init(void *data, struct fuse_conn_info *conn)
-{
-	(void)data;
-	conn->want &= ~(unsigned)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_SPLICE_READ |
-				  FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
-				  FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_EXPORT_SUPPORT);
-}
-
 /* entries come and go with the tree's devices only: a devtmpfs nobody writes */
 static void dv_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
@@ -303,7 +287,7 @@ static void dv_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 }
 
 const struct fuse_lowlevel_ops cfs_devview_ops = {
-	.init = dv_init,
+	.init = cfs_fuse_init,
 	.lookup = dv_lookup,
 	.forget = dv_forget,
 	.getattr = dv_getattr,
@@ -315,7 +299,7 @@ const struct fuse_lowlevel_ops cfs_devview_ops = {
 	.opendir = dv_opendir,
 	.readdir = dv_readdir,
 	.releasedir = dv_releasedir,
-	.statfs = dv_statfs,
+	.statfs = cfs_fuse_statfs,
 	.create = cfs_fuse_refuse_create,
 	.mknod = cfs_fuse_refuse_mknod,
 	.mkdir = cfs_fuse_refuse_mkdir,

@@ -119,7 +119,9 @@ struct cfs_fuse_offer {
 /* ops.c */
 extern const struct fuse_lowlevel_ops cfs_fuse_ops;
 
-/* refuse.c: the requests both mounts refuse */
+/* common-ops.c: the requests both mounts answer alike */
+void cfs_fuse_init(void *data, struct fuse_conn_info *conn);
+void cfs_fuse_statfs(fuse_req_t req, fuse_ino_t ino);
 void cfs_fuse_refuse_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 			    struct fuse_file_info *fi);
 void cfs_fuse_refuse_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,

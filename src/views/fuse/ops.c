@@ -65,15 +65,6 @@ static void reply_entry(fuse_req_t req, const struct classfs_stat *cs)
 	fuse_reply_entry(req, &e);
 }
 
-static void op_init(void *data, struct fuse_conn_info *conn)
-{
-	(void)data;
-	/* O_TRUNC arrives as setattr(size 0); no splice, no writeback cache */
-	conn->want &= ~(unsigned)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_SPLICE_READ |
-				  FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
-				  FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_EXPORT_SUPPORT);
-}
-
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct classfs_stat cs;
@@ -350,16 +341,8 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(d.buf);
 }
 
-static void op_statfs(fuse_req_t req, fuse_ino_t ino)
-{
-	struct statvfs sv = { .f_bsize = 4096, .f_frsize = 4096, .f_namemax = NAME_MAX };
-
-	(void)ino;
-	fuse_reply_statfs(req, &sv);
-}
-
 const struct fuse_lowlevel_ops cfs_fuse_ops = {
-	.init = op_init,
+	.init = cfs_fuse_init,
 	.lookup = op_lookup,
 	.forget = op_forget,
 	.getattr = op_getattr,
@@ -372,7 +355,7 @@ const struct fuse_lowlevel_ops cfs_fuse_ops = {
 	.opendir = op_opendir,
 	.readdir = op_readdir,
 	.poll = cfs_fuse_poll,
-	.statfs = op_statfs,
+	.statfs = cfs_fuse_statfs,
 	.create = cfs_fuse_refuse_create,
 	.mknod = cfs_fuse_refuse_mknod,
 	.mkdir = cfs_fuse_refuse_mkdir,
