@@ -287,7 +287,7 @@ static void dv_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 }
 
 const struct fuse_lowlevel_ops cfs_devview_ops = {
-	.init = cfs_fuse_init,
+	CFS_FUSE_COMMON_OPS,
 	.lookup = dv_lookup,
 	.forget = dv_forget,
 	.getattr = dv_getattr,
@@ -299,14 +299,5 @@ const struct fuse_lowlevel_ops cfs_devview_ops = {
 	.opendir = dv_opendir,
 	.readdir = dv_readdir,
 	.releasedir = dv_releasedir,
-	.statfs = cfs_fuse_statfs,
-	.create = cfs_fuse_refuse_create,
-	.mknod = cfs_fuse_refuse_mknod,
-	.mkdir = cfs_fuse_refuse_mkdir,
-	.unlink = cfs_fuse_refuse_unlink,
-	.rmdir = cfs_fuse_refuse_unlink,
-	.symlink = cfs_fuse_refuse_symlink,
-	.rename = cfs_fuse_refuse_rename,
-	.link = cfs_fuse_refuse_link,
 };
 

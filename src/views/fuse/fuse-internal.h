@@ -134,6 +134,18 @@ void cfs_fuse_refuse_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			    fuse_ino_t newparent, const char *newname, unsigned int flags);
 void cfs_fuse_refuse_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 			  const char *newname);
+/* the members of both mounts' fuse_lowlevel_ops that common-ops.c answers */
+#define CFS_FUSE_COMMON_OPS				\
+	.init = cfs_fuse_init,				\
+	.statfs = cfs_fuse_statfs,			\
+	.create = cfs_fuse_refuse_create,		\
+	.mknod = cfs_fuse_refuse_mknod,			\
+	.mkdir = cfs_fuse_refuse_mkdir,			\
+	.unlink = cfs_fuse_refuse_unlink,		\
+	.rmdir = cfs_fuse_refuse_unlink,		\
+	.symlink = cfs_fuse_refuse_symlink,		\
+	.rename = cfs_fuse_refuse_rename,		\
+	.link = cfs_fuse_refuse_link
 
 /* reply.c */
 void cfs_fuse_reply_io_err(fuse_req_t req, long err);

@@ -342,7 +342,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 const struct fuse_lowlevel_ops cfs_fuse_ops = {
-	.init = cfs_fuse_init,
+	CFS_FUSE_COMMON_OPS,
 	.lookup = op_lookup,
 	.forget = op_forget,
 	.getattr = op_getattr,
@@ -355,13 +355,4 @@ const struct fuse_lowlevel_ops cfs_fuse_ops = {
 	.opendir = op_opendir,
 	.readdir = op_readdir,
 	.poll = cfs_fuse_poll,
-	.statfs = cfs_fuse_statfs,
-	.create = cfs_fuse_refuse_create,
-	.mknod = cfs_fuse_refuse_mknod,
-	.mkdir = cfs_fuse_refuse_mkdir,
-	.unlink = cfs_fuse_refuse_unlink,
-	.rmdir = cfs_fuse_refuse_unlink,
-	.symlink = cfs_fuse_refuse_symlink,
-	.rename = cfs_fuse_refuse_rename,
-	.link = cfs_fuse_refuse_link,
 };
