@@ -30,6 +30,8 @@
 
 #include <classfs/run.h>
 
+#include "util.h"
+
 /* own_namespaces() made them: a process does so once */
 static bool owned;
 
@@ -154,19 +156,6 @@ PyObject *cfs_py_leave(PyObject *self, PyObject *args)
 	return PyBool_FromLong(same);
 }
 
-static int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
-	size_t len = strlen(text);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		r = -errno;
-	close(fd);
-	return r;
-}
-
 /* the loopback interface up, as in the host's network namespace */
 static int loopback_up(void)
 {
@@ -193,8 +182,8 @@ static int loopback_up(void)
  */
 PyObject *cfs_py_own_namespaces(PyObject *self, PyObject *unused)
 {
-	unsigned int uid = geteuid(), gid = getegid();
-	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
 	int r;
 
 	if (owned)
@@ -206,14 +195,7 @@ PyObject *cfs_py_own_namespaces(PyObject *self, PyObject *unused)
 	}
 	/* from here on we are in it, for better or worse: no way back */
 	owned = true;
-	/* a process with no right to setgroups() may map its gid only with setgroups denied */
-	r = write_text("/proc/self/setgroups", "deny");
-	snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
-	if (r == 0)
-		r = write_text("/proc/self/uid_map", map);
-	snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
-	if (r == 0)
-		r = write_text("/proc/self/gid_map", map);
+	r = cfs_idmap_write(uid, uid, gid, gid);
 	if (r < 0)
 		return cfs_py_error(r, "cannot map this process's uid and gid in its user namespace",
 				    NULL);

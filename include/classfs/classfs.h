@@ -712,6 +712,20 @@ CLASSFS_PUBLIC int classfs_tree_watch_add(struct classfs_tree *tree,
 					  const struct classfs_watch_ops *ops, void *data);
 /** classfs_tree_watch_remove() - stop; 0, -EINVAL (NULL @tree) or -ENOENT */
 CLASSFS_PUBLIC int classfs_tree_watch_remove(struct classfs_tree *tree, int id);
+/**
+ * classfs_sync_defer() - hold the syncs of this thread's calls until
+ * classfs_sync_resume(): for many calls that make one change (adding
+ * thousands of devices), the views (mounts) still record each change as it
+ * comes, but the calls return without waiting for them to push it.
+ * Nests; per thread.
+ */
+CLASSFS_PUBLIC void classfs_sync_defer(void);
+/**
+ * classfs_sync_resume() - end a classfs_sync_defer(); the outermost one
+ * waits for @tree's views to push what the deferred calls changed (a
+ * view's @sync), as the last of those calls would have.
+ */
+CLASSFS_PUBLIC void classfs_sync_resume(struct classfs_tree *tree);
 /* ------------------------------------------------------------------ */
 /* data-driven publishing: stored values, links, quiet adds            */
 /* ------------------------------------------------------------------ */

@@ -59,9 +59,9 @@ extern "C" {
  * @socket: NULL to start a classfsd of our own inside the namespaces;
  *          else the control socket of a running classfsd to join (its
  *          tree must be mounted; records are loaded into it, and stay).
- * @daemon: the classfsd to start; NULL: $CLASSFSD, else the one next to
- *          the running program (build tree or installed), else
- *          the installed one.
+ * @daemon: the classfsd to start; NULL: $CLASSFSD, else the installed
+ *          one (the sbindir the library was configured with; a build
+ *          that is not installed sets $CLASSFSD).
  * @verbose: log what the holder does to stderr.
  * @root: for a caller who is not root: map the caller's uid and gid to 0
  *        inside (for programs that insist on root; they have every

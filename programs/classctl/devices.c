@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "classctl.h"
+#include "util.h"
 
 /* Linux's device numbers: 12-bit major (0 means none), 20-bit minor */
 #define MAJOR_MAX 4095u
@@ -31,33 +32,19 @@ bool ctl_no_options(int argc, char **argv)
 	return true;
 }
 
-static bool parse_uint(const char *s, unsigned int max, unsigned int *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > max)
-		return false;
-	*out = (unsigned int)v;
-	return true;
-}
-
 /* "MAJ:MIN" with MAJ in 1..4095 and MIN in 0..1048575 */
 static bool parse_devt(const char *s, dev_t *out)
 {
 	const char *colon = strchr(s, ':');
 	char maj[16];
-	unsigned int ma, mi;
+	unsigned long ma, mi;
 
 	if (!colon || (size_t)(colon - s) >= sizeof(maj))
 		return false;
 	memcpy(maj, s, (size_t)(colon - s));
 	maj[colon - s] = '\0';
-	if (!parse_uint(maj, MAJOR_MAX, &ma) || !ma || !parse_uint(colon + 1, MINOR_MAX, &mi))
+	if (!cfs_parse_uint(maj, strlen(maj), MAJOR_MAX, &ma) || !ma ||
+	    !cfs_parse_uint(colon + 1, strlen(colon + 1), MINOR_MAX, &mi))
 		return false;
 	*out = makedev(ma, mi);
 	return true;

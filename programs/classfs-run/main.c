@@ -44,6 +44,7 @@ static void usage(FILE *out)
 		"  -v, --verbose         log what happens to the environment\n"
 		"  -h, --help            show this help\n\n"
 		"COMMAND gets CLASSFS_SOCKET (for classctl) and SYSTEMD_DEVICE_VERIFY_SYSFS=0.\n"
+		"The classfsd started is $CLASSFSD, else the installed one.\n"
 		"Any uid may run it where the kernel allows unprivileged user namespaces.\n"
 		"Exit status: COMMAND's; 125 when classfs-run failed.\n");
 }

@@ -26,10 +26,7 @@
 #endif
 
 #include "daemon.h"
-
-#ifndef CLASSFS_DATADIR
-#define CLASSFS_DATADIR "/usr/share/classfs"
-#endif
+#include "util.h"
 
 struct cfsd D;
 
@@ -262,21 +259,6 @@ static int load_file(const char *path)
 #endif
 }
 
-static const char *sample_path(void)
-{
-	static const char *const candidates[] = {
-		CLASSFS_DATADIR "/sample.umockdev",
-#ifdef CLASSFS_SOURCE_DATADIR
-		CLASSFS_SOURCE_DATADIR "/sample.umockdev",
-#endif
-	};
-
-	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
-		if (access(candidates[i], R_OK) == 0)
-			return candidates[i];
-	return candidates[0];
-}
-
 /* the socket's directory (/run/classfs): made when missing, its parent must exist */
 static int mkdir_parent(const char *path)
 {
@@ -460,7 +442,7 @@ int main(int argc, char **argv)
 			goto out_mount;
 		}
 	}
-	if (D.cfg.sample && load_file(sample_path()) < 0)
+	if (D.cfg.sample && load_file(cfs_sample_path()) < 0)
 		goto out_mount;
 	if (D.cfg.load_file && load_file(D.cfg.load_file) < 0)
 		goto out_mount;

@@ -482,8 +482,6 @@ void cfs_watch_entry_locked(struct classfs_tree *t, const struct classfs_node *d
 void cfs_watch_node_locked(const struct classfs_node *n);
 void cfs_watch_device_locked(struct classfs_tree *t, const struct classfs_device *dev);
 void cfs_watch_sync(struct classfs_tree *t);
-void cfs_watch_defer(void);
-void cfs_watch_resume(struct classfs_tree *t);
 void cfs_watch_notify(struct classfs_tree *t, uint64_t ino);
 
 /* ---- interfaces (interface.c) ---- */

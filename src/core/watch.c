@@ -127,27 +127,26 @@ void cfs_watch_sync(struct classfs_tree *t)
 			w[i].ops->sync(w[i].data);
 }
 
-/**
- * cfs_watch_defer() - hold this thread's syncs until cfs_watch_resume()
+/*
+ * classfs_sync_defer(), classfs_sync_resume(): documented in classfs.h.
  *
  * For one API call made of many (a record load builds thousands of
  * devices, each an API call of its own, before it announces any): the
  * views keep pushing what they record as it comes, and the call waits for
- * them once, at cfs_watch_resume(), instead of after every device.  The
+ * them once, at classfs_sync_resume(), instead of after every device.  The
  * contract stays that of the outer call: when it returns, every view has
  * pushed what it changed.  Nests.
  */
-void cfs_watch_defer(void)
+void classfs_sync_defer(void)
 {
 	cfs_self()->watch_deferred++;
 }
 
-/** cfs_watch_resume() - end a cfs_watch_defer(); the outermost one syncs @t */
-void cfs_watch_resume(struct classfs_tree *t)
+void classfs_sync_resume(struct classfs_tree *t)
 {
 	struct cfs_thread *me = cfs_self();
 
-	if (me->watch_deferred && !--me->watch_deferred)
+	if (me->watch_deferred && !--me->watch_deferred && t)
 		cfs_watch_sync(t);
 }
 

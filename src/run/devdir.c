@@ -64,34 +64,6 @@ enum cfs_dev_name cfs_dev_name_kind(const char *rel)
 	return CFS_DEV_NAME_FREE;
 }
 
-/**
- * cfs_dev_rel_name() - "/dev/input/event5" or "input/event5" as
- * "input/event5" in @buf
- * Return: false when the name is empty, absolute elsewhere, too long, or
- * has an empty, "." or ".." component.
- */
-bool cfs_dev_rel_name(const char *devname, char *buf, size_t size)
-{
-	const char *s = devname;
-
-	if (!s)
-		return false;
-	if (!strncmp(s, "/dev/", 5))
-		s += 5;
-	if (!*s || *s == '/')
-		return false;
-	for (const char *p = s; *p;) {
-		size_t n = strcspn(p, "/");
-
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
-		p += n;
-		if (*p && !*++p)
-			return false;	/* a trailing '/' */
-	}
-	return snprintf(buf, size, "%s", s) < (int)size;
-}
-
 /* the directory @name below @dirfd: no symlink, no "..", no other mount on the way */
 static int open_beneath(int dirfd, const char *name)
 {

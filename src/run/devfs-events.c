@@ -33,23 +33,6 @@ static const char *ev_get(const struct classfs_uevent *ev, const char *key)
 	return v && *v ? v : NULL;
 }
 
-static bool parse_uint(const char *s, size_t len, unsigned long max, unsigned long *out)
-{
-	unsigned long v = 0;
-
-	if (!len || len > 10)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (unsigned long)(s[i] - '0');
-	}
-	if (v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
 /**
  * cfs_own_vars_parse() - the node variables of a device's `uevent` file
  * (@len bytes of "KEY=VALUE\n" lines at @text) into @o
@@ -69,16 +52,16 @@ void cfs_own_vars_parse(const char *text, size_t len, struct own_vars *o)
 		if (!eq) {
 			/* not a variable */
 		} else if (KEY_IS("MAJOR")) {
-			have_ma = parse_uint(eq + 1, vl, 0xfff, &ma);
+			have_ma = cfs_parse_uint(eq + 1, vl, 0xfff, &ma);
 		} else if (KEY_IS("MINOR")) {
-			have_mi = parse_uint(eq + 1, vl, 0xfffff, &mi);
+			have_mi = cfs_parse_uint(eq + 1, vl, 0xfffff, &mi);
 		} else if (KEY_IS("DEVNAME") && vl < sizeof(o->devname)) {
 			memcpy(o->devname, eq + 1, vl);
 			o->devname[vl] = '\0';
 		} else if (KEY_IS("DEVMODE") && vl && vl <= 4 && strspn(eq + 1, "01234567") >= vl) {
 			v = strtoul(eq + 1, NULL, 8);
 			o->mode = (mode_t)(v & 07777);
-		} else if (KEY_IS("IFINDEX") && parse_uint(eq + 1, vl, 0x7fffffff, &v)) {
+		} else if (KEY_IS("IFINDEX") && cfs_parse_uint(eq + 1, vl, 0x7fffffff, &v)) {
 			snprintf(o->ifindex, sizeof(o->ifindex), "%lu", v);
 		}
 #undef KEY_IS
@@ -170,19 +153,6 @@ static bool kernel_key(const char *kv)
 	return false;
 }
 
-static void put_tags(FILE *f, char tag, const char *tags)
-{
-	for (const char *s = tags; s && *s;) {
-		size_t n = strcspn(s, ":");
-
-		if (n)
-			fprintf(f, "%c:%.*s\n", tag, (int)n, s);
-		s += n;
-		if (*s)
-			s++;
-	}
-}
-
 /* the database entry @name udev would write for a device it just handled */
 static int write_db(struct cfs_devfs *d, const struct classfs_uevent *ev, const char *name)
 {
@@ -201,8 +171,8 @@ static int write_db(struct cfs_devfs *d, const struct classfs_uevent *ev, const 
 	for (int i = 0; i < ev->envc; i++)
 		if (!kernel_key(ev->envp[i]))
 			fprintf(f, "E:%s\n", ev->envp[i]);
-	put_tags(f, 'G', ev_get(ev, "TAGS"));
-	put_tags(f, 'Q', ev_get(ev, "CURRENT_TAGS"));
+	cfs_put_tags(f, 'G', ev_get(ev, "TAGS"));
+	cfs_put_tags(f, 'Q', ev_get(ev, "CURRENT_TAGS"));
 	fputs("V:1\n", f);
 	if (fclose(f) != 0) {
 		free(buf);

@@ -47,11 +47,6 @@
 #include <classfs/wire.h>
 
 #include "run-internal.h"
-#include "src/run/run-paths.h"
-
-#ifndef CLASSFS_RUN_DATADIR
-#define CLASSFS_RUN_DATADIR "/usr/local/share/classfs"
-#endif
 
 #define READY_TIMEOUT_MS 30000
 
@@ -281,21 +276,6 @@ static void stop_daemon(struct holder *h)
 	while (waitpid(h->daemon, &st, 0) < 0 && errno == EINTR)
 		;
 	h->daemon = 0;
-}
-
-static const char *sample_path(void)
-{
-	static const char *const candidates[] = {
-		CLASSFS_RUN_DATADIR "/sample.umockdev",
-#ifdef CLASSFS_RUN_SOURCE_DATADIR
-		CLASSFS_RUN_SOURCE_DATADIR "/sample.umockdev",
-#endif
-	};
-
-	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
-		if (access(candidates[i], R_OK) == 0)
-			return candidates[i];
-	return candidates[0];
 }
 
 static int load_one(struct holder *h, const char *path)
@@ -584,7 +564,7 @@ static int setup(struct holder *h)
 	if (r < 0)
 		return r;
 
-	if (o->sample && (r = load_one(h, sample_path())) < 0)
+	if (o->sample && (r = load_one(h, cfs_sample_path())) < 0)
 		return r;
 	for (const char *const *f = o->records; f && *f; f++)
 		if ((r = load_one(h, *f)) < 0)

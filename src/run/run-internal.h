@@ -18,6 +18,8 @@
 #include <classfs/record.h>
 #include <classfs/run.h>
 
+#include "util.h"
+
 #define CFS_RUN_SOCKET_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
 /* $TMPDIR (at most 64 bytes) + "/classfs-run.XXXXXX": room for "/control" in a socket path */
 #define CFS_RUN_TMPDIR_MAX 88
@@ -72,7 +74,6 @@ enum cfs_dev_name {
 	CFS_DEV_NAME_HOST,	/* a host node bound in: stays the host's */
 	CFS_DEV_NAME_OWN,	/* the environment's own entry (fd, stdin, pts, ...) */
 };
-bool cfs_dev_rel_name(const char *devname, char *buf, size_t size);
 int cfs_dev_check_record(const char *data, size_t len, const char *file, char *msg,
 			 size_t msgsize);
 enum cfs_dev_name cfs_dev_name_kind(const char *rel);

@@ -32,12 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "run-internal.h"
-#include "src/run/run-paths.h"
-
-#ifndef CLASSFS_RUN_SBINDIR
-#define CLASSFS_RUN_SBINDIR "/usr/local/sbin"
-#endif
 
 /* how long a holder may take to go once told to (then SIGKILL) */
 #define STOP_TIMEOUT_MS 10000
@@ -77,37 +73,24 @@ static bool executable(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-/* the classfsd to start: option, $CLASSFSD, next to this program, installed */
+/*
+ * the classfsd to start: the option, else $CLASSFSD (tests and a build that
+ * is not installed), else where meson installs it (config.h)
+ */
 static int find_daemon(const char *given, char *buf, size_t size)
 {
-	static const char *const rel[] = { "/../classfsd/classfsd", "/../sbin/classfsd",
-					   "/classfsd" };
 	const char *env = getenv("CLASSFSD");
-	char exe[PATH_MAX];
-	ssize_t n;
+	int n;
 
-	if (given || (env && *env)) {
-		const char *p = given ? given : env;
-
-		if (snprintf(buf, size, "%s", p) >= (int)size)
-			return -ENAMETOOLONG;
-		return executable(buf) ? 0 : -ENOENT;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *slash;
-
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
-			if (snprintf(buf, size, "%s%s", exe, rel[i]) < (int)size && executable(buf))
-				return 0;
-	}
-	if (snprintf(buf, size, "%s/classfsd", CLASSFS_RUN_SBINDIR) < (int)size && executable(buf))
-		return 0;
-	return -ENOENT;
+	if (given)
+		n = snprintf(buf, size, "%s", given);
+	else if (env && *env)
+		n = snprintf(buf, size, "%s", env);
+	else
+		n = snprintf(buf, size, "%s/classfsd", CLASSFS_SBINDIR);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return executable(buf) ? 0 : -ENOENT;
 }
 
 static int read_report(int fd, struct cfs_run_report *rep)
@@ -163,24 +146,9 @@ static void remove_tmpdir(const char *dir)
 	rmdir(dir);
 }
 
-int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run **out,
-		      struct classfs_run_error *err)
+/* what the caller asked for is usable: Return 0, or -errno with @err told why */
+static int check_options(const struct classfs_run_options *opt, struct classfs_run_error *err)
 {
-	static const struct classfs_run_options none = { .layout = CLASSFS_LAYOUT_CLASS };
-	struct cfs_holder_args a = { .ready_fd = -1, .ctl_fd = -1 };
-	struct cfs_run_report rep = { 0 };
-	char daemon[PATH_MAX];
-	int ready[2] = { -1, -1 }, ctl[2] = { -1, -1 }, r;
-	struct classfs_run *run;
-	pid_t pid;
-
-	if (err)
-		err->message[0] = '\0';
-	if (!out)
-		return set_err(err, -EINVAL, "no place for the environment");
-	*out = NULL;
-	if (!opt)
-		opt = &none;
 	if (opt->layout != CLASSFS_LAYOUT_CLASS && opt->layout != CLASSFS_LAYOUT_DEVICES)
 		return set_err(err, -EINVAL, "unknown layout %d", (int)opt->layout);
 	for (const char *const *f = opt->records; f && *f; f++)
@@ -192,6 +160,162 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 			       "joining a running classfsd (--socket %s) needs root: as uid %u, "
 			       "classfs-run starts a classfsd of its own", opt->socket,
 			       (unsigned int)geteuid());
+	return 0;
+}
+
+/*
+ * The control socket: the running classfsd's to join, or one in a new
+ * directory for the classfsd the holder starts (found into @daemon).
+ */
+static int choose_socket(struct classfs_run *run, const struct classfs_run_options *opt,
+			 struct cfs_holder_args *a, char *daemon, size_t size,
+			 struct classfs_run_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	int r;
+
+	if (opt->socket) {
+		if (snprintf(run->socket, sizeof(run->socket), "%s", opt->socket) >=
+		    (int)sizeof(run->socket))
+			return set_err(err, -ENAMETOOLONG, "socket path %s is too long",
+				       opt->socket);
+		return 0;
+	}
+	r = find_daemon(opt->daemon, daemon, size);
+	if (r < 0)
+		return set_err(err, r, "cannot find classfsd%s%s (set CLASSFSD)",
+			       opt->daemon ? " at " : "", opt->daemon ? opt->daemon : "");
+	a->daemon = daemon;
+	/* socket paths are short (108 bytes): a long $TMPDIR falls back to /tmp */
+	if (!tmp || !*tmp || strlen(tmp) > 64)
+		tmp = "/tmp";
+	snprintf(run->tmpdir, sizeof(run->tmpdir), "%s/classfs-run.XXXXXX", tmp);
+	if (!mkdtemp(run->tmpdir)) {
+		r = set_err(err, -errno, "cannot create a directory in %s: %s", tmp,
+			    strerror(errno));
+		run->tmpdir[0] = '\0';
+		return r;
+	}
+	snprintf(run->socket, sizeof(run->socket), "%s/control", run->tmpdir);
+	return 0;
+}
+
+/*
+ * Fork the holder (holder.c) and read its report: 0 once the environment
+ * is ready (the holder is @run's), or -errno with @err told why (the
+ * holder, if started, is reaped).
+ */
+static int start_holder(struct classfs_run *run, struct cfs_holder_args *a,
+			struct cfs_run_report *rep, struct classfs_run_error *err)
+{
+	int ready[2] = { -1, -1 }, ctl[2] = { -1, -1 }, r;
+	pid_t pid;
+
+	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(ctl, O_CLOEXEC) < 0) {
+		r = set_err(err, -errno, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		r = set_err(err, -errno, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		close(ready[0]);
+		close(ctl[1]);
+		a->ready_fd = ready[1];
+		a->ctl_fd = ctl[0];
+		cfs_holder_main(a);
+	}
+	run->holder = pid;
+	run->ctl_fd = ctl[1];
+	ctl[1] = -1;
+	close(ready[1]);
+	ready[1] = -1;
+
+	r = read_report(ready[0], rep);
+	if (r < 0)
+		r = set_err(err, -EIO, "the environment's holder died while starting");
+	else if (rep->status < 0)
+		r = set_err(err, rep->status, "%s", rep->message);
+	if (r < 0) {
+		close(run->ctl_fd);
+		run->ctl_fd = -1;
+		reap(run->holder, STOP_TIMEOUT_MS);
+	}
+out:
+	for (int i = 0; i < 2; i++) {
+		if (ready[i] >= 0)
+			close(ready[i]);
+		if (ctl[i] >= 0)
+			close(ctl[i]);
+	}
+	return r;
+}
+
+/* the holder's namespaces and root, opened to join them: 0 or -errno (@err told) */
+static int open_namespaces(struct classfs_run *run, bool userns, struct classfs_run_error *err)
+{
+	int pid = (int)run->holder;
+	char p[64];
+
+	if (userns) {
+		snprintf(p, sizeof(p), "/proc/%d/ns/user", pid);
+		run->ns_user = open(p, O_RDONLY | O_CLOEXEC);
+		if (run->ns_user < 0)
+			return set_err(err, -errno, "cannot open the user namespace of %d: %s", pid,
+				       strerror(errno));
+	}
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", pid);
+	run->ns_mnt = open(p, O_RDONLY | O_CLOEXEC);
+	snprintf(p, sizeof(p), "/proc/%d/ns/net", pid);
+	run->ns_net = open(p, O_RDONLY | O_CLOEXEC);
+	snprintf(p, sizeof(p), "/proc/%d/root", pid);
+	run->root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (run->ns_mnt < 0 || run->ns_net < 0 || run->root < 0)
+		return set_err(err, -errno, "cannot open the namespaces and root of %d: %s", pid,
+			       strerror(errno));
+	return 0;
+}
+
+/* the handle's descriptors and directory gone, the handle freed (the holder is reaped) */
+static void run_free(struct classfs_run *run)
+{
+	if (run->ctl_fd >= 0)
+		close(run->ctl_fd);
+	if (run->ns_user >= 0)
+		close(run->ns_user);
+	if (run->ns_mnt >= 0)
+		close(run->ns_mnt);
+	if (run->ns_net >= 0)
+		close(run->ns_net);
+	if (run->root >= 0)
+		close(run->root);
+	remove_tmpdir(run->tmpdir);
+	free(run);
+}
+
+int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run **out,
+		      struct classfs_run_error *err)
+{
+	static const struct classfs_run_options none = { .layout = CLASSFS_LAYOUT_CLASS };
+	struct cfs_holder_args a = { .ready_fd = -1, .ctl_fd = -1 };
+	struct cfs_run_report rep = { 0 };
+	char daemon[PATH_MAX];
+	struct classfs_run *run;
+	int r;
+
+	if (err)
+		err->message[0] = '\0';
+	if (!out)
+		return set_err(err, -EINVAL, "no place for the environment");
+	*out = NULL;
+	if (!opt)
+		opt = &none;
+	r = check_options(opt, err);
+	if (r < 0)
+		return r;
 
 	run = calloc(1, sizeof(*run));
 	if (!run)
@@ -209,97 +333,19 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	a.new_userns = a.userns && (opt->root || !cfs_userns_capable());
 	a.uid = geteuid();
 	a.gid = getegid();
-	if (opt->socket) {
-		if (snprintf(run->socket, sizeof(run->socket), "%s", opt->socket) >=
-		    (int)sizeof(run->socket)) {
-			r = set_err(err, -ENAMETOOLONG, "socket path %s is too long", opt->socket);
-			goto fail;
-		}
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		r = find_daemon(opt->daemon, daemon, sizeof(daemon));
-		if (r < 0) {
-			set_err(err, r, "cannot find classfsd%s%s (set CLASSFSD)",
-				opt->daemon ? " at " : "", opt->daemon ? opt->daemon : "");
-			goto fail;
-		}
-		a.daemon = daemon;
-		/* socket paths are short (108 bytes): a long $TMPDIR falls back to /tmp */
-		if (!tmp || !*tmp || strlen(tmp) > 64)
-			tmp = "/tmp";
-		snprintf(run->tmpdir, sizeof(run->tmpdir), "%s/classfs-run.XXXXXX", tmp);
-		if (!mkdtemp(run->tmpdir)) {
-			r = set_err(err, -errno, "cannot create a directory in %s: %s", tmp,
-				    strerror(errno));
-			run->tmpdir[0] = '\0';
-			goto fail;
-		}
-		snprintf(run->socket, sizeof(run->socket), "%s/control", run->tmpdir);
-	}
+	r = choose_socket(run, opt, &a, daemon, sizeof(daemon), err);
+	if (r < 0)
+		goto fail;
 	memcpy(a.socket, run->socket, sizeof(a.socket));
 	memcpy(a.tmpdir, run->tmpdir, sizeof(a.tmpdir));
 
-	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(ctl, O_CLOEXEC) < 0) {
-		r = set_err(err, -errno, "pipe: %s", strerror(errno));
+	r = start_holder(run, &a, &rep, err);
+	if (r < 0)
 		goto fail;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		r = set_err(err, -errno, "fork: %s", strerror(errno));
-		goto fail;
-	}
-	if (pid == 0) {
-		close(ready[0]);
-		close(ctl[1]);
-		a.ready_fd = ready[1];
-		a.ctl_fd = ctl[0];
-		cfs_holder_main(&a);
-	}
-	close(ready[1]);
-	close(ctl[0]);
-	ready[1] = ctl[0] = -1;
-	run->holder = pid;
-	run->ctl_fd = ctl[1];
-	ctl[1] = -1;
-
-	r = read_report(ready[0], &rep);
-	if (r < 0) {
-		set_err(err, -EIO, "the environment's holder died while starting");
-		r = -EIO;
+	r = open_namespaces(run, a.new_userns, err);
+	if (r < 0)
 		goto fail_holder;
-	}
-	if (rep.status < 0) {
-		r = set_err(err, rep.status, "%s", rep.message);
-		goto fail_holder;
-	}
-	{
-		char p[64];
-
-		if (a.new_userns) {
-			snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
-			run->ns_user = open(p, O_RDONLY | O_CLOEXEC);
-			if (run->ns_user < 0) {
-				r = set_err(err, -errno, "cannot open the user namespace of %d: %s",
-					    (int)pid, strerror(errno));
-				goto fail_holder;
-			}
-		}
-		snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
-		run->ns_mnt = open(p, O_RDONLY | O_CLOEXEC);
-		snprintf(p, sizeof(p), "/proc/%d/ns/net", (int)pid);
-		run->ns_net = open(p, O_RDONLY | O_CLOEXEC);
-		snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
-		run->root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (run->ns_mnt < 0 || run->ns_net < 0 || run->root < 0) {
-			r = set_err(err, -errno, "cannot open the namespaces and root of %d: %s",
-				    (int)pid, strerror(errno));
-			goto fail_holder;
-		}
-	}
 	run->sys_dev = (dev_t)rep.sys_dev;
-	close(ready[0]);
 	*out = run;
 	return 0;
 
@@ -308,22 +354,7 @@ fail_holder:
 	run->ctl_fd = -1;
 	reap(run->holder, STOP_TIMEOUT_MS);
 fail:
-	for (int i = 0; i < 2; i++) {
-		if (ready[i] >= 0)
-			close(ready[i]);
-		if (ctl[i] >= 0)
-			close(ctl[i]);
-	}
-	if (run->ns_user >= 0)
-		close(run->ns_user);
-	if (run->ns_mnt >= 0)
-		close(run->ns_mnt);
-	if (run->ns_net >= 0)
-		close(run->ns_net);
-	if (run->root >= 0)
-		close(run->root);
-	remove_tmpdir(run->tmpdir);
-	free(run);
+	run_free(run);
 	return r;
 }
 
@@ -536,18 +567,10 @@ int classfs_run_stop(struct classfs_run *run)
 	/* EOF on the control pipe tells the holder to stop */
 	if (run->ctl_fd >= 0)
 		close(run->ctl_fd);
+	run->ctl_fd = -1;
 	st = reap(run->holder, STOP_TIMEOUT_MS);
 	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		r = -EIO;
-	if (run->ns_user >= 0)
-		close(run->ns_user);
-	if (run->ns_mnt >= 0)
-		close(run->ns_mnt);
-	if (run->ns_net >= 0)
-		close(run->ns_net);
-	if (run->root >= 0)
-		close(run->root);
-	remove_tmpdir(run->tmpdir);
-	free(run);
+	run_free(run);
 	return r;
 }

@@ -102,19 +102,6 @@ int cfs_userns_refusal(int err, const char *step, char *msg, size_t size)
 	return err;
 }
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
-	size_t len = strlen(text);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		r = -errno;
-	close(fd);
-	return r;
-}
-
 /**
  * cfs_userns_enter() - make the calling (single-threaded) process the
  * owner of a new user namespace, @uid and @gid mapped to themselves, or
@@ -125,23 +112,11 @@ static int write_file(const char *path, const char *text)
  */
 int cfs_userns_enter(uid_t uid, gid_t gid, bool as_root, char *msg, size_t size)
 {
-	char map[64];
 	int r;
 
 	if (unshare(CLONE_NEWUSER) < 0)
 		return cfs_userns_refusal(-errno, "cannot make a user namespace", msg, size);
-	/* a process with no right to setgroups() may map its gid only with setgroups denied */
-	r = write_file("/proc/self/setgroups", "deny");
-	if (r == 0) {
-		snprintf(map, sizeof(map), "%u %u 1\n", as_root ? 0u : (unsigned int)uid,
-			 (unsigned int)uid);
-		r = write_file("/proc/self/uid_map", map);
-	}
-	if (r == 0) {
-		snprintf(map, sizeof(map), "%u %u 1\n", as_root ? 0u : (unsigned int)gid,
-			 (unsigned int)gid);
-		r = write_file("/proc/self/gid_map", map);
-	}
+	r = cfs_idmap_write(as_root ? 0 : uid, uid, as_root ? 0 : gid, gid);
 	if (r < 0)
 		return cfs_userns_refusal(r, "cannot map the caller's uid and gid in a user namespace",
 					  msg, size);

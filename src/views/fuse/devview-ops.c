@@ -279,22 +279,6 @@ static void dv_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	fuse_reply_err(req, 0);
 }
 
-static void dv_statfs(fuse_req_t req, fuse_ino_t ino)
-{
-	struct statvfs sv = { .f_bsize = 4096, .f_frsize = 4096, .f_namemax = NAME_MAX };
-
-	(void)ino;
-	fuse_reply_statfs(req, &sv);
-}
-
-static void dv_init(void *data, struct fuse_conn_info *conn)
-{
-	(void)data;
-	conn->want &= ~(unsigned)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_SPLICE_READ |
-				  FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
-				  FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_EXPORT_SUPPORT);
-}
-
 /* entries come and go with the tree's devices only: a devtmpfs nobody writes */
 static void dv_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
@@ -302,46 +286,8 @@ static void dv_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	fuse_reply_err(req, EPERM);
 }
 
-static void dv_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      struct fuse_file_info *fi)
-{
-	fuse_reply_err(req, EACCES);
-}
-
-static void dv_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		     dev_t rdev)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void dv_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void dv_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void dv_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void dv_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-		      const char *newname, unsigned int flags)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void dv_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
-{
-	fuse_reply_err(req, EPERM);
-}
-
 const struct fuse_lowlevel_ops cfs_devview_ops = {
-	.init = dv_init,
+	CFS_FUSE_COMMON_OPS,
 	.lookup = dv_lookup,
 	.forget = dv_forget,
 	.getattr = dv_getattr,
@@ -353,14 +299,5 @@ const struct fuse_lowlevel_ops cfs_devview_ops = {
 	.opendir = dv_opendir,
 	.readdir = dv_readdir,
 	.releasedir = dv_releasedir,
-	.statfs = dv_statfs,
-	.create = dv_create,
-	.mknod = dv_mknod,
-	.mkdir = dv_mkdir,
-	.unlink = dv_unlink,
-	.rmdir = dv_unlink,
-	.symlink = dv_symlink,
-	.rename = dv_rename,
-	.link = dv_link,
 };
 

@@ -32,6 +32,7 @@
  * Its requests are in devview-ops.c.
  */
 #include "devview.h"
+#include "util.h"
 
 #include <search.h>
 #include <sys/stat.h>
@@ -222,29 +223,6 @@ nomem:
 	return NULL;
 }
 
-/* "/dev/input/event5" or "input/event5" as "input/event5"; false when unusable */
-static bool rel_name(const char *devname, char *buf, size_t size)
-{
-	const char *s = devname;
-
-	if (!s)
-		return false;
-	if (!strncmp(s, "/dev/", 5))
-		s += 5;
-	if (!*s || *s == '/')
-		return false;
-	for (const char *p = s; *p;) {
-		size_t n = strcspn(p, "/");
-
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
-		p += n;
-		if (*p && !*++p)
-			return false;
-	}
-	return snprintf(buf, size, "%s", s) < (int)size;
-}
-
 /* a name of the fixed entries, or below one of them */
 static bool reserved(const char *rel)
 {
@@ -305,7 +283,7 @@ static struct dv_entry *add_node(struct cfs_devview *dv, struct dv_table *t, con
 	struct dv_entry *e;
 
 	*err = 0;
-	if (!rel_name(devname, rel, sizeof(rel)) || reserved(rel))
+	if (!cfs_dev_rel_name(devname, rel, sizeof(rel)) || reserved(rel))
 		return NULL;
 	e = table_add(dv, t, rel, type | (perm & 07777), err);
 	if (!e) {
@@ -388,30 +366,13 @@ static int build_recorded(const struct classfs_record_node *node, void *data)
 	for (size_t i = 0; i < node->nsymlinks; i++) {
 		char link[PATH_MAX];
 
-		if (!rel_name(node->symlinks[i], link, sizeof(link)))
+		if (!cfs_dev_rel_name(node->symlinks[i], link, sizeof(link)))
 			continue;
 		err = add_link(b->dv, b->t, link, e->path);
 		if (err)
 			return err;
 	}
 	return 0;
-}
-
-static bool parse_uint(const char *s, size_t len, unsigned long max, unsigned long *out)
-{
-	unsigned long v = 0;
-
-	if (!len || len > 10)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (unsigned long)(s[i] - '0');
-	}
-	if (v > max)
-		return false;
-	*out = v;
-	return true;
 }
 
 /* what a device's own `uevent` file says of its node */
@@ -435,17 +396,17 @@ static void parse_uevent(const char *text, size_t len, struct own *o)
 		if (!eq) {
 			/* not a variable */
 		} else if (KEY_IS("MAJOR")) {
-			o->have_major = parse_uint(eq + 1, vl, 0xfff, &o->major);
+			o->have_major = cfs_parse_uint(eq + 1, vl, 0xfff, &o->major);
 		} else if (KEY_IS("MINOR")) {
-			o->have_minor = parse_uint(eq + 1, vl, 0xfffff, &o->minor);
+			o->have_minor = cfs_parse_uint(eq + 1, vl, 0xfffff, &o->minor);
 		} else if (KEY_IS("DEVNAME") && vl < sizeof(o->devname)) {
 			memcpy(o->devname, eq + 1, vl);
 			o->devname[vl] = '\0';
 		} else if (KEY_IS("DEVMODE") && vl && vl <= 4 && strspn(eq + 1, "01234567") >= vl) {
 			o->mode = (mode_t)(strtoul(eq + 1, NULL, 8) & 07777);
-		} else if (KEY_IS("DEVUID") && parse_uint(eq + 1, vl, 0xfffffffe, &v)) {
+		} else if (KEY_IS("DEVUID") && cfs_parse_uint(eq + 1, vl, 0xfffffffe, &v)) {
 			o->uid = v;
-		} else if (KEY_IS("DEVGID") && parse_uint(eq + 1, vl, 0xfffffffe, &v)) {
+		} else if (KEY_IS("DEVGID") && cfs_parse_uint(eq + 1, vl, 0xfffffffe, &v)) {
 			o->gid = v;
 		}
 #undef KEY_IS

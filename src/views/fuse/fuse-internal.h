@@ -20,7 +20,15 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
-#include "../../core/internal.h"
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <classfs/classfs.h>
 
 #define CFS_FUSE_TIMEOUT 86400.0	/* entries and attributes: a day, pushed invalidation */
 
@@ -110,6 +118,34 @@ struct cfs_fuse_offer {
 
 /* ops.c */
 extern const struct fuse_lowlevel_ops cfs_fuse_ops;
+
+/* common-ops.c: the requests both mounts answer alike */
+void cfs_fuse_init(void *data, struct fuse_conn_info *conn);
+void cfs_fuse_statfs(fuse_req_t req, fuse_ino_t ino);
+void cfs_fuse_refuse_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			    struct fuse_file_info *fi);
+void cfs_fuse_refuse_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			   dev_t rdev);
+void cfs_fuse_refuse_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void cfs_fuse_refuse_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void cfs_fuse_refuse_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+			     const char *name);
+void cfs_fuse_refuse_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+			    fuse_ino_t newparent, const char *newname, unsigned int flags);
+void cfs_fuse_refuse_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+			  const char *newname);
+/* the members of both mounts' fuse_lowlevel_ops that common-ops.c answers */
+#define CFS_FUSE_COMMON_OPS				\
+	.init = cfs_fuse_init,				\
+	.statfs = cfs_fuse_statfs,			\
+	.create = cfs_fuse_refuse_create,		\
+	.mknod = cfs_fuse_refuse_mknod,			\
+	.mkdir = cfs_fuse_refuse_mkdir,			\
+	.unlink = cfs_fuse_refuse_unlink,		\
+	.rmdir = cfs_fuse_refuse_unlink,		\
+	.symlink = cfs_fuse_refuse_symlink,		\
+	.rename = cfs_fuse_refuse_rename,		\
+	.link = cfs_fuse_refuse_link
 
 /* reply.c */
 void cfs_fuse_reply_io_err(fuse_req_t req, long err);

@@ -65,15 +65,6 @@ static void reply_entry(fuse_req_t req, const struct classfs_stat *cs)
 	fuse_reply_entry(req, &e);
 }
 
-static void op_init(void *data, struct fuse_conn_info *conn)
-{
-	(void)data;
-	/* O_TRUNC arrives as setattr(size 0); no splice, no writeback cache */
-	conn->want &= ~(unsigned)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_SPLICE_READ |
-				  FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
-				  FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_EXPORT_SUPPORT);
-}
-
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct classfs_stat cs;
@@ -350,60 +341,8 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(d.buf);
 }
 
-static void op_statfs(fuse_req_t req, fuse_ino_t ino)
-{
-	struct statvfs sv = { .f_bsize = 4096, .f_frsize = 4096, .f_namemax = NAME_MAX };
-
-	(void)ino;
-	fuse_reply_statfs(req, &sv);
-}
-
-/*
- * Entries come and go only through the tree: refuse the rest as sysfs
- * does (EACCES for a new file, EPERM for the others) rather than with
- * FUSE's ENOSYS, which `echo 1 > attr-typo` would print as "Function not
- * implemented".
- */
-static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      struct fuse_file_info *fi)
-{
-	fuse_reply_err(req, EACCES);
-}
-
-static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		     dev_t rdev)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-		      const char *newname, unsigned int flags)
-{
-	fuse_reply_err(req, EPERM);
-}
-
-static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
-{
-	fuse_reply_err(req, EPERM);
-}
-
 const struct fuse_lowlevel_ops cfs_fuse_ops = {
-	.init = op_init,
+	CFS_FUSE_COMMON_OPS,
 	.lookup = op_lookup,
 	.forget = op_forget,
 	.getattr = op_getattr,
@@ -416,13 +355,4 @@ const struct fuse_lowlevel_ops cfs_fuse_ops = {
 	.opendir = op_opendir,
 	.readdir = op_readdir,
 	.poll = cfs_fuse_poll,
-	.statfs = op_statfs,
-	.create = op_create,
-	.mknod = op_mknod,
-	.mkdir = op_mkdir,
-	.unlink = op_unlink,
-	.rmdir = op_unlink,
-	.symlink = op_symlink,
-	.rename = op_rename,
-	.link = op_link,
 };

@@ -19,6 +19,7 @@
 
 #include <json-c/json.h>
 
+#include "util.h"
 #include "wire-internal.h"
 
 static struct timespec now_or(const struct timespec *when)
@@ -110,17 +111,6 @@ static int add_str(struct json_object *o, const char *key, const char *val)
 	return 0;
 }
 
-static int add_obj(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (!v)
-		return -ENOMEM;
-	if (json_object_object_add(o, key, v)) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /**
  * classfs_uevent_print_json() - print @ev as one line of JSON
  * @ev: the event.
@@ -157,17 +147,17 @@ int classfs_uevent_print_json(const struct classfs_uevent *ev, const struct time
 		if (add_str(props, key, eq + 1))
 			goto out;
 	}
-	if (add_obj(o, "seqnum", json_object_new_uint64(ev->seqnum)) ||
+	if (cfs_json_add(o, "seqnum", json_object_new_uint64(ev->seqnum)) ||
 	    add_str(o, "action", classfs_action_name(ev->action)) ||
 	    add_str(o, "devpath", ev->devpath ? ev->devpath : classfs_uevent_get(ev, "DEVPATH")) ||
 	    add_str(o, "subsystem",
 		    ev->subsystem ? ev->subsystem : classfs_uevent_get(ev, "SUBSYSTEM")) ||
-	    add_obj(o, "usec",
+	    cfs_json_add(o, "usec",
 		    json_object_new_uint64((uint64_t)ts.tv_sec * 1000000u +
 					   (uint64_t)ts.tv_nsec / 1000u)))
 		goto out;
-	r = add_obj(o, "properties", props);
-	props = NULL;	/* owned by @o now, or freed by add_obj() */
+	r = cfs_json_add(o, "properties", props);
+	props = NULL;	/* owned by @o now, or freed by cfs_json_add() */
 	if (r)
 		goto out;
 	fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |

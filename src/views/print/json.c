@@ -14,17 +14,6 @@
 
 #include "print-internal.h"
 
-int cfs_json_add(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (!v)
-		return -ENOMEM;
-	if (json_object_object_add(o, key, v)) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 int cfs_json_add_str(struct json_object *o, const char *key, const char *s)
 {
 	if (!s)

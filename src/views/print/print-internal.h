@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "classfs/print.h"
+#include "util.h"
 
 #define CFS_NONE ((size_t)-1)
 
@@ -62,8 +63,7 @@ int cfs_print_info(struct classfs_device *dev, enum classfs_print_format fmt, FI
 /* one device's neighbourhood in DOT (dot.c) */
 int cfs_print_info_dot(struct classfs_device *dev, FILE *out);
 
-/* json-c helpers: add to @o, taking @v (freed on failure); -ENOMEM */
-int cfs_json_add(struct json_object *o, const char *key, struct json_object *v);
+/* json-c helpers: add to @o (util.h: cfs_json_add()), a string or null; -ENOMEM */
 int cfs_json_add_str(struct json_object *o, const char *key, const char *s);
 /* print @o followed by a newline; 0 or -EIO */
 int cfs_json_print(struct json_object *o, FILE *out);

@@ -15,7 +15,6 @@
  * the recorded properties, links, node and `dev` text, attribute names.
  */
 #include "record-internal.h"
-#include "../../core/internal.h"	/* cfs_watch_defer(): one wait for the views */
 
 #include <limits.h>
 #include <stdarg.h>
@@ -706,7 +705,7 @@ int classfs_record_load(struct classfs_tree *tree, const char *data, size_t len,
 		goto out;
 
 	/* quiet devices: the mounts catch up as they go, the load waits for them once */
-	cfs_watch_defer();
+	classfs_sync_defer();
 	deferred = true;
 	for (size_t k = 0; k < l->p.ndevs; k++) {
 		if (l->p.devs[l->order[k]].existing)
@@ -728,7 +727,7 @@ int classfs_record_load(struct classfs_tree *tree, const char *data, size_t len,
 	}
 	progress(l, l->p.ndevs);
 	/* before any ADD: a listener may look at the new devices through a mount */
-	cfs_watch_resume(tree);
+	classfs_sync_resume(tree);
 	deferred = false;
 
 	/* everything exists: announce, parents first */
@@ -761,7 +760,7 @@ fail:
 	unbuild(l);
 out:
 	if (deferred)
-		cfs_watch_resume(tree);
+		classfs_sync_resume(tree);
 	for (size_t i = 0; i < l->nsubs; i++)
 		classfs_class_put(l->subs[i].cls);
 	for (size_t i = 0; i < l->p.ndevs; i++)

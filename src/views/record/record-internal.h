@@ -16,7 +16,7 @@
 
 #include <classfs/classfs.h>
 #include <classfs/record.h>
-#include "../../core/bytes.h"	/* the bytes of shaped attributes */
+#include "bytes.h"	/* src/util: the bytes of shaped attributes */
 #include <limits.h>
 #include <stdio.h>
 

@@ -17,7 +17,7 @@
  * itself, more than a few hundred) stay value nodes: load.c decides.
  *
  * Locking: shape_lock guards the table and the counts; a device's bytes
- * are the core's struct cfs_bytes, as a value node's (src/core/bytes.h).
+ * are struct cfs_bytes (src/util/bytes.h), as a value node's.
  */
 #include "record-internal.h"
 

@@ -11,6 +11,7 @@
  * other recorded property, "V:1" the format version.
  */
 #include "record-internal.h"
+#include "util.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -38,20 +39,6 @@ static bool db_name(struct rec_dev *rd, char *buf, size_t size)
 	}
 	snprintf(buf, size, "+%s:%s", subsystem, classfs_device_name(&rd->dev));
 	return true;
-}
-
-/* ":a:b:" tags as one line each */
-static void put_tags(FILE *f, char tag, const char *tags)
-{
-	for (const char *s = tags; *s;) {
-		size_t n = strcspn(s, ":");
-
-		if (n)
-			fprintf(f, "%c:%.*s\n", tag, (int)n, s);
-		s += n;
-		if (*s)
-			s++;
-	}
 }
 
 static int write_db(struct rec_dev *rd, int dirfd)
@@ -97,9 +84,9 @@ static int write_db(struct rec_dev *rd, int dirfd)
 				s += strspn(s, " ");
 			}
 		} else if (!strcmp(e.a, "TAGS")) {
-			put_tags(f, 'G', e.b);
+			cfs_put_tags(f, 'G', e.b);
 		} else if (!strcmp(e.a, "CURRENT_TAGS")) {
-			put_tags(f, 'Q', e.b);
+			cfs_put_tags(f, 'Q', e.b);
 		} else if (!strcmp(e.a, "USEC_INITIALIZED")) {
 			fprintf(f, "I:%s\n", e.b);
 		} else if (!cfs_rec_udev_only_key(e.a)) {

@@ -6,8 +6,8 @@
  */
 #include <limits.h>
 
-#include "harness.h"
-#include "native-util.h"
+#include "../harness.h"
+#include "../native-util.h"
 
 /* a constant: usable where a function call is not */
 _Static_assert(CLASSFS_ROOT_INO == 1, "CLASSFS_ROOT_INO is the constant 1");

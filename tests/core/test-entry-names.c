@@ -8,8 +8,8 @@
  * roots of virtual buses: physical devices in devices/virtual, in both
  * layouts, where no physical device named "virtual" may go.
  */
-#include "harness.h"
-#include "native-util.h"
+#include "../harness.h"
+#include "../native-util.h"
 
 static ssize_t show_x(struct classfs_device *dev, const struct classfs_device_attribute *a,
 		      char *buf)

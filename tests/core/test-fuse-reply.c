@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "classfs/classfs.h"
-#include "harness.h"
+#include "../harness.h"
 
 #define READERS 12
 #define MAX_PENDING 64

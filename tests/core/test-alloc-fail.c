@@ -7,8 +7,8 @@
  * SEQNUM, no event); removals cannot fail and still send every REMOVE.
  * Leaks are LeakSanitizer's to find (./check.sh runs this under ASan).
  */
-#include "harness.h"
-#include "native-util.h"
+#include "../harness.h"
+#include "../native-util.h"
 
 /* ---- the hook ---- */
 

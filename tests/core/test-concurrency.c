@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "classfs/classfs.h"
-#include "harness.h"
+#include "../harness.h"
 
 #define NWRITERS 3
 #define NREADERS 3

@@ -7,8 +7,8 @@
  */
 #include <pthread.h>
 
-#include "harness.h"
-#include "native-util.h"
+#include "../harness.h"
+#include "../native-util.h"
 
 /* ---- a log of calls ---- */
 

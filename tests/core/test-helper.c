@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "classfs/classfs.h"
-#include "harness.h"
+#include "../harness.h"
 
 static char dir[] = "/tmp/classfs-helper-XXXXXX";
 static char script[256], logfile[256];

@@ -9,8 +9,8 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "harness.h"
-#include "native-util.h"
+#include "../harness.h"
+#include "../native-util.h"
 
 /* ---- a text attribute that records its calls ---- */
 

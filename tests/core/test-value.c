@@ -7,8 +7,8 @@
  */
 #include <sys/sysmacros.h>
 
-#include "harness.h"
-#include "native-util.h"
+#include "../harness.h"
+#include "../native-util.h"
 
 static struct classfs_device *mkdev(struct classfs_tree *t, struct classfs_class *cls,
 				    struct classfs_device *parent, struct classfs_device *phys,

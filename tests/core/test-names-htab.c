@@ -6,8 +6,8 @@
  */
 #include <limits.h>
 
-#include "harness.h"
-#include "native-util.h"
+#include "../harness.h"
+#include "../native-util.h"
 
 TEST(name_valid)
 {

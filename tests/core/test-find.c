@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <sys/sysmacros.h>
 
-#include "harness.h"
+#include "../harness.h"
 #include "classfs/classfs.h"
 
 #define NDEV 12

@@ -10,8 +10,8 @@
  * a new buffer in under it and frees the old one after, so a reader sees
  * the old bytes or the new, never a mix.
  */
-#ifndef CLASSFS_CORE_BYTES_H
-#define CLASSFS_CORE_BYTES_H
+#ifndef CLASSFS_UTIL_BYTES_H
+#define CLASSFS_UTIL_BYTES_H
 
 #include <stdbool.h>
 #include <stddef.h>

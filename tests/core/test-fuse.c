@@ -43,8 +43,8 @@
 #include <unistd.h>
 
 #include "classfs/classfs.h"
-#include "harness.h"
-#include "native-util.h"
+#include "../harness.h"
+#include "../native-util.h"
 
 #define UUID "12345678-1234-1234-1234-123456789abc"
 #define TEST_TIMEOUT_S 240

@@ -6,8 +6,8 @@
  * children, rename, class devices as physical parents, buses, and the
  * paths of both layouts (every link relative and resolving in the tree).
  */
-#include "harness.h"
-#include "native-util.h"
+#include "../harness.h"
+#include "../native-util.h"
 
 static struct classfs_tree *tree_with_links_checked(struct classfs_tree *t)
 {

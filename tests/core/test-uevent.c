@@ -8,8 +8,8 @@
  */
 #include <pthread.h>
 
-#include "harness.h"
-#include "native-util.h"
+#include "../harness.h"
+#include "../native-util.h"
 
 static int index_of(struct recorder *r, int i, const char *key)
 {

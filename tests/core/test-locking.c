@@ -9,8 +9,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "harness.h"
-#include "native-util.h"
+#include "../harness.h"
+#include "../native-util.h"
 
 static void on_alarm(int sig)
 {

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * text.c - numbers, device node names and tag lists as the kernel's
+ * `uevent` files and udev's database write them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+/**
+ * cfs_parse_uint() - @len bytes at @s as a decimal number of at most @max
+ * Only digits, at most 10 of them (no sign, no space, no base prefix).
+ * Return: false when the text is not such a number or the number is above @max.
+ */
+bool cfs_parse_uint(const char *s, size_t len, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+
+	if (!len || len > 10)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	if (v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/**
+ * cfs_dev_rel_name() - "/dev/input/event5" or "input/event5" as
+ * "input/event5" in @buf
+ * Return: false when the name is empty, absolute elsewhere, too long, or
+ * has an empty, "." or ".." component.
+ */
+bool cfs_dev_rel_name(const char *devname, char *buf, size_t size)
+{
+	const char *s = devname;
+
+	if (!s)
+		return false;
+	if (!strncmp(s, "/dev/", 5))
+		s += 5;
+	if (!*s || *s == '/')
+		return false;
+	for (const char *p = s; *p;) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += n;
+		if (*p && !*++p)
+			return false;	/* a trailing '/' */
+	}
+	return snprintf(buf, size, "%s", s) < (int)size;
+}
+
+/**
+ * cfs_put_tags() - udev's ":a:b:" tag list @tags (or NULL) as database
+ * lines "@tag:a", "@tag:b", one per tag
+ */
+void cfs_put_tags(FILE *f, char tag, const char *tags)
+{
+	for (const char *s = tags; s && *s;) {
+		size_t n = strcspn(s, ":");
+
+		if (n)
+			fprintf(f, "%c:%.*s\n", tag, (int)n, s);
+		s += n;
+		if (*s)
+			s++;
+	}
+}

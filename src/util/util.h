@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * util.h - small helpers more than one layer needs (src/util): numbers
+ * and names as the kernel and udev write them, the udev database's tag
+ * lines, a user namespace's id maps, JSON members, and where the
+ * installed data is.  Nothing here knows a tree: what needs one belongs
+ * to the core or a view.
+ */
+#ifndef CLASSFS_UTIL_H
+#define CLASSFS_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* text.c */
+bool cfs_parse_uint(const char *s, size_t len, unsigned long max, unsigned long *out);
+bool cfs_dev_rel_name(const char *devname, char *buf, size_t size);
+void cfs_put_tags(FILE *f, char tag, const char *tags);
+
+/* idmap.c */
+int cfs_write_text_file(const char *path, const char *text);
+int cfs_idmap_write(uid_t inner_uid, uid_t uid, gid_t inner_gid, gid_t gid);
+
+/* paths.c */
+const char *cfs_sample_path(void);
+
+/* json.c */
+struct json_object;
+int cfs_json_add(struct json_object *o, const char *key, struct json_object *v);
+
+#endif

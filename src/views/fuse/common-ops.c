@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * common-ops.c - the requests both mounts (the sysfs view, ops.c, and the
+ * devtmpfs-style view, devview-ops.c) answer alike: the connection's
+ * options, statfs, and what they refuse.  Entries come and go only
+ * through the tree, so creating, linking, renaming and removing fail as
+ * sysfs makes them fail (EACCES for a new file, EPERM for the others)
+ * rather than with FUSE's ENOSYS, which `echo 1 > attr-typo` would print
+ * as "Function not implemented".
+ */
+#include <sys/statvfs.h>
+
+#include "fuse-internal.h"
+
+void cfs_fuse_init(void *data, struct fuse_conn_info *conn)
+{
+	(void)data;
+	/* O_TRUNC arrives as setattr(size 0); no splice, no writeback cache */
+	conn->want &= ~(unsigned)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_SPLICE_READ |
+				  FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
+				  FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_EXPORT_SUPPORT);
+}
+
+void cfs_fuse_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv = { .f_bsize = 4096, .f_frsize = 4096, .f_namemax = NAME_MAX };
+
+	(void)ino;
+	fuse_reply_statfs(req, &sv);
+}
+
+void cfs_fuse_refuse_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			    struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EACCES);
+}
+
+void cfs_fuse_refuse_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+			   dev_t rdev)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+void cfs_fuse_refuse_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+void cfs_fuse_refuse_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+void cfs_fuse_refuse_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+void cfs_fuse_refuse_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+			    const char *newname, unsigned int flags)
+{
+	fuse_reply_err(req, EPERM);
+}
+
+void cfs_fuse_refuse_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	fuse_reply_err(req, EPERM);
+}
