@@ -28,7 +28,7 @@
  *
  * Pinned (the default pass): every thread of the serving process and the
  * measuring child on one CPU (--cpu, default the last allowed one), as
- * DESIGN section 4 measured.  The unpinned pass (--no-unpinned skips it)
+ * docs/design.md's FUSE section says.  The unpinned pass (--no-unpinned skips it)
  * lets both sides run on every CPU.  Each figure is the median of --reps
  * runs (default 7, --quick 3), each run many iterations, each operation
  * run on classfs, sysfs and tmpfs in turn (the order rotating per run) so

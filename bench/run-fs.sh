@@ -43,7 +43,7 @@ cmd="bench/run-fs.sh${quick:+ $quick}"
 {
 	echo "## classfs filesystem benchmark (FUSE mount against sysfs and tmpfs)"
 	echo
-	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "- date: $(date -u +%Y-%m-%d)"
 	echo "- machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)," \
 		"$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \
 		"kernel $(uname -r), libfuse $(pkg-config --modversion fuse3 2>/dev/null || echo '?')"

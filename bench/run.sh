@@ -39,7 +39,7 @@ trap 'rm -f "$ref"' EXIT
 cmd="bench/run.sh${quick:+ $quick}"
 echo "## classfs core benchmark"
 echo
-echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "- date: $(date -u +%Y-%m-%d)"
 echo "- machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)," \
 	"$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \
 	"load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -31,10 +31,13 @@ fi
 ninja -C build-fuzz "${targets[@]/#/fuzz/fuzz-}" >/dev/null ||
 	{ ninja -C build-fuzz "${targets[@]/#/fuzz/fuzz-}"; exit 2; }
 
-# extra_seeds TARGET - seed folders kept outside the repository
+# extra_seeds TARGET - seed folders beside the corpus: the repo's
+# recordings, and ../shared's when it is there
 extra_seeds() {
 	case $1 in
-	record) [[ -d ../shared/testdata/umockdev ]] && echo ../shared/testdata/umockdev ;;
+	record)
+		echo tests/record/data
+		[[ -d ../shared/testdata/umockdev ]] && echo ../shared/testdata/umockdev ;;
 	esac
 }
 

@@ -37,7 +37,7 @@ fi
 
 echo "## classfs record benchmark (bench/record/run.sh${quick:+ $quick})"
 echo
-echo "$(date -u "+%Y-%m-%d %H:%M UTC"), $(nproc) CPUs, $(uname -r), pinned: ${pin[*]:-no}, load average before: $(cut -d" " -f1-3 /proc/loadavg)"
+echo "$(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), pinned: ${pin[*]:-no}, load average before: $(cut -d" " -f1-3 /proc/loadavg)"
 echo
 command -v umockdev-run >/dev/null || echo "(umockdev-run missing: install umockdev for the comparison)"
 "${pin[@]}" build-bench/bench/record/bench-record $quick || status=1

@@ -48,7 +48,7 @@ runs() {
 
 echo "## classfsd: remote publishing and event fan-out"
 echo
-echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg) at start"
+echo "- date: $(date -u +%Y-%m-%d), $(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg) at start"
 echo "- command: bench/remote/run.sh${1:+ $1} (medians of 3 runs)"
 echo
 echo "| what | N | devices/s | time | daemon CPU us/device | client CPU us/device |"

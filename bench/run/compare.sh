@@ -5,9 +5,10 @@
 # on the same recordings under umockdev-run (LD_PRELOAD, files for /sys)
 # and under classfs-run (namespaces, the FUSE tree as /sys), run by root
 # and by uid 65534 (a user namespace, /dev the devtmpfs-style view): what
-# each sees and the wall time of each, for the sample machine, the real
-# recordings and generated recordings of $SIZES devices (default 10,
-# 1,000 and 10,000).
+# each sees and the wall time of each, for the sample machine, the repo's
+# recordings (tests/record/data), the real ones in ../shared/testdata/umockdev
+# (or $CLASSFS_RECORDINGS) when that folder is there, and generated
+# recordings of $SIZES devices (default 10, 1,000 and 10,000).
 #
 # Prints a Markdown table; with DOC, also replaces the part of DOC between
 # "<!-- bench:begin -->" and "<!-- bench:end -->" with it.
@@ -156,7 +157,8 @@ measure() { # measure LABEL FILE REPEAT
 }
 
 measure "sample machine" "$src/data/sample.umockdev" "$repeat"
-for rec in "$recdir"/*.umockdev; do
+for rec in "$src"/tests/record/data/usb-*.umockdev "$src"/tests/record/data/spi-*.umockdev \
+	"$recdir"/*.umockdev; do
 	[[ -e $rec ]] && measure "$(basename "$rec")" "$rec" "$repeat"
 done
 for n in $sizes; do

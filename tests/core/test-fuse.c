@@ -4,7 +4,7 @@
  *
  * Each test builds a tree (both layouts), serves it at one or two fresh
  * mount points (mkdtemp under /tmp) and checks the sysfs rules of
- * ../shared/DESIGN.md sections 2-4 with open/read/write/close,
+ * docs/design.md (rules, tools, FUSE view) with open/read/write/close,
  * stat/lstat, getdents64, readlink, realpath and poll, some of them from
  * a forked child (another process must see changes at once):
  *  - files: st_size 4096, the whole value in one read(), `dev` is

@@ -5,8 +5,9 @@
 #
 # classfs-run with programs nobody here wrote (lsblk, udevadm, busybox)
 # and with a libudev program (udev-probe) that knows nothing of classfs:
-# the sample machine and every recording in /work/shared/testdata/umockdev
-# (or $CLASSFS_RECORDINGS), both layouts; hotplug made with classctl from
+# the sample machine, the repo's recordings (tests/record/data) and every
+# recording in ../shared/testdata/umockdev (or $CLASSFS_RECORDINGS) when
+# that folder is there, both layouts; hotplug made with classctl from
 # outside the environment and from inside it, with a daemon classfs-run
 # started and with one it joined; inside a chroot; a daemon mounted on
 # /sys in another namespace (refused); a static program; exit statuses,
@@ -39,7 +40,14 @@ fi
 run=$(realpath "$1") classfsd=$(realpath "$2") classctl=$(realpath "$3")
 probe=$(realpath "$4") static=${5:+$(realpath "$5")}
 src=$(cd "$(dirname "$0")/../.." && pwd)
+own=$src/tests/record/data
+recs=("$own/usb-mouse.umockdev" "$own/spi-flash.umockdev" "$own/usb-token.umockdev")
 recdir=${CLASSFS_RECORDINGS:-$src/../shared/testdata/umockdev}
+if [[ -d $recdir ]]; then
+	recs+=("$recdir"/*.umockdev)
+else
+	echo "note: $recdir absent: the repo's recordings only"
+fi
 export CLASSFSD=$classfsd
 
 for tool in lsblk udevadm unshare od; do
@@ -191,7 +199,7 @@ check_clean "sample runs"
 
 # ---------------------------------------------------- recordings, both layouts
 nrec=0
-for rec in "$recdir"/*.umockdev; do
+for rec in "${recs[@]}"; do
 	[[ -e $rec ]] || continue
 	nrec=$((nrec + 1))
 	name=$(basename "$rec")
@@ -226,13 +234,13 @@ for rec in "$recdir"/*.umockdev; do
 			bad "$name: /dev/$node contents: '$got' != '$hex'"
 	fi
 done
-((nrec > 0)) && ok "$nrec recordings tried" || bad "no recordings in $recdir"
+((nrec >= 3)) && ok "$nrec recordings tried" || bad "only $nrec recordings of ${recs[*]}"
 # a USB device's number leads to it too (its node holds recorded bytes, so by /sys/dev)
-out=$("$run" --load "$recdir/usbkbd.umockdev" -- udevadm info /sys/dev/char/189:8 2>&1)
-has "$out" "P: /devices/pci0000:00/0000:00:1a.0/usb1/1-1/1-1.5/1-1.5.4/1-1.5.4.2$" &&
-	has "$out" "N: bus/usb/001/009" && has "$out" "E: MAJOR=189" &&
-	ok "udevadm info /sys/dev/char/189:8: the USB device, its node name" ||
-	bad "udevadm info /sys/dev/char/189:8: $out"
+out=$("$run" --load "$own/usb-mouse.umockdev" -- udevadm info /sys/dev/char/189:1 2>&1)
+has "$out" "P: /devices/pci0000:00/0000:00:14.0/usb1/1-2$" &&
+	has "$out" "N: bus/usb/001/002" && has "$out" "E: MAJOR=189" &&
+	ok "udevadm info /sys/dev/char/189:1: the USB device, its node name" ||
+	bad "udevadm info /sys/dev/char/189:1: $out"
 check_clean "recording runs"
 
 # records with nodes and links on the environment's own /dev entries
@@ -273,7 +281,7 @@ hotplug_outside() { # hotplug_outside LABEL [classfs-run options...]
 }
 hotplug_outside outside-class --sample
 hotplug_outside outside-devices --layout devices --sample
-for rec in "$recdir"/*.umockdev; do
+for rec in "${recs[@]}"; do
 	[[ -e $rec ]] && hotplug_outside "outside-$(basename "$rec" .umockdev)" --load "$rec"
 done
 
@@ -367,22 +375,22 @@ fi
 
 # ------------------------------------------------------------ static programs
 if [[ -n $static ]]; then
-	out=$("$run" --load "$recdir/usbkbd.umockdev" -- "$static" /dev/input/event5 \
-		/sys/class/input/event5/dev /sys/class/input/event5/uevent /dev/null 2>&1) || true
-	has "$out" "^/dev/input/event5 c 13:69 open=EACCES" &&
-		has "$out" "^/sys/class/input/event5/dev = 13:69" &&
-		has "$out" "^/sys/class/input/event5/uevent = MAJOR=13" &&
+	out=$("$run" --load "$own/usb-mouse.umockdev" -- "$static" /dev/input/event1 \
+		/sys/class/input/event1/dev /sys/class/input/event1/uevent /dev/null 2>&1) || true
+	has "$out" "^/dev/input/event1 c 13:65 open=EACCES" &&
+		has "$out" "^/sys/class/input/event1/dev = 13:65" &&
+		has "$out" "^/sys/class/input/event1/uevent = MAJOR=13" &&
 		has "$out" "^/dev/null c 1:3 open=ok" &&
-		ok "static program: node 13:69 seen but not openable (nodev), /sys read, /dev/null usable" ||
+		ok "static program: node 13:65 seen but not openable (nodev), /sys read, /dev/null usable" ||
 		bad "static program: $out"
 else
 	echo "note: static probe not built (sanitizer build): static program test skipped"
 fi
 if [[ -x /bin/busybox ]]; then
-	out=$("$run" --load "$recdir/usbkbd.umockdev" -- /bin/busybox sh -c \
-		'busybox ls -l /dev/input/event5; busybox cat /sys/class/input/event5/dev; busybox ls /sys/class/input' 2>&1) || true
-	has "$out" "13, *69 .*/dev/input/event5" && has "$out" "^13:69" && has "$out" "input5" &&
-		ok "static busybox: ls -l /dev/input/event5, cat /sys/class/input/event5/dev" ||
+	out=$("$run" --load "$own/usb-mouse.umockdev" -- /bin/busybox sh -c \
+		'busybox ls -l /dev/input/event1; busybox cat /sys/class/input/event1/dev; busybox ls /sys/class/input' 2>&1) || true
+	has "$out" "13, *65 .*/dev/input/event1" && has "$out" "^13:65" && has "$out" "input1" &&
+		ok "static busybox: ls -l /dev/input/event1, cat /sys/class/input/event1/dev" ||
 		bad "static busybox: $out"
 else
 	echo "note: no /bin/busybox (package busybox-static): busybox test skipped"

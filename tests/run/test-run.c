@@ -85,7 +85,7 @@ static const char *rec_path(const char *name)
 {
 	static char buf[512];
 
-	snprintf(buf, sizeof(buf), "%s/../shared/testdata/umockdev/%s", SOURCE_ROOT, name);
+	snprintf(buf, sizeof(buf), "%s/tests/record/data/%s", SOURCE_ROOT, name);
 	return buf;
 }
 
@@ -273,8 +273,8 @@ static int count_nodes(void *data)
 {
 	struct stat st;
 
-	/* the usbkbd recording's keyboard: event5 is 13:69 */
-	if (stat("/dev/input/event5", &st) < 0 || st.st_rdev != makedev(13, 69))
+	/* the repo's mouse recording: event1 is 13:65 */
+	if (stat("/dev/input/event1", &st) < 0 || st.st_rdev != makedev(13, 65))
 		return 1;
 	/* the sample machine is not there */
 	return stat("/dev/sda", &st) == 0 ? 2 : 0;
@@ -282,10 +282,10 @@ static int count_nodes(void *data)
 
 TEST(recording_devices_layout_and_spawn)
 {
-	const char *recs[] = { rec_path("usbkbd.umockdev"), NULL };
+	const char *recs[] = { rec_path("usb-mouse.umockdev"), NULL };
 	struct classfs_run_options o = { .records = recs, .layout = CLASSFS_LAYOUT_DEVICES };
 	char *argv[] = { "sh", "-c",
-			 "test -L /sys/class/input/event5 && test -d /sys/devices/pci0000:00 && "
+			 "test -L /sys/class/input/event1 && test -d /sys/devices/pci0000:00 && "
 			 "exit 3", NULL };
 	struct classfs_run *run = NULL;
 	pid_t pid;

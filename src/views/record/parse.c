@@ -348,22 +348,23 @@ static bool is_dir_of(const struct rec_parse *p, const struct rec_line *x, const
 	       !memcmp(cfs_rec_key(p, x), cfs_rec_key(p, y), x->keylen);
 }
 
-/* the end of a device's paragraph: duplicate names, and what its lines say */
-static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
-{
-	const struct rec_line *sub = NULL, *major = NULL, *minor = NULL, *devattr = NULL;
-	const struct rec_line *stack[64], **names = stack;
-	size_t nnames = 0;
-	uint32_t idx;
-	int r = 0;
+/* the lines of one paragraph that say what the device is */
+struct rec_keys {
+	const struct rec_line *sub;	/* L: subsystem */
+	const struct rec_line *devattr;	/* A: dev */
+	const struct rec_line *major, *minor;	/* E: MAJOR, E: MINOR */
+};
 
-	idx = lookup_hashed(p, d->path, d->pathlen, p->pending_hash);
-	if (idx != REC_NONE)
-		return cfs_rec_error(p, d->lineno, "duplicate device %.*s (first at line %u)",
-				     (int)d->pathlen, d->path, p->devs[idx].lineno);
-	insert_hashed(p, (uint32_t)(d - p->devs), p->pending_hash);
-	if (d->nlines > 64 && !(names = malloc(d->nlines * sizeof(*names))))
-		return -ENOMEM;
+/*
+ * The named lines of @d (attributes, links, properties) into @names, and
+ * the lines that say what the device is into @keys; SUBSYSTEM and DEVTYPE
+ * are taken at once.  Returns how many names.
+ */
+static size_t collect_names(struct rec_parse *p, struct rec_pdev *d,
+			    const struct rec_line **names, struct rec_keys *keys)
+{
+	size_t nnames = 0;
+
 	for (uint32_t i = 0; i < d->nlines; i++) {
 		const struct rec_line *l = &p->lines[d->first + i];
 
@@ -373,9 +374,9 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 		case 'L':
 			names[nnames++] = l;
 			if (l->tag == 'L' && key_is(p, l, "subsystem"))
-				sub = l;
+				keys->sub = l;
 			if (l->tag == 'A' && key_is(p, l, "dev"))
-				devattr = l;
+				keys->devattr = l;
 			break;
 		case 'E':
 			/* a property twice would make the line order matter */
@@ -387,17 +388,25 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 				d->devtype = cfs_rec_val(p, l);
 				d->devtypelen = l->vallen;
 			} else if (key_is(p, l, "MAJOR")) {
-				major = l;
+				keys->major = l;
 			} else if (key_is(p, l, "MINOR")) {
-				minor = l;
+				keys->minor = l;
 			}
 			break;
 		}
 	}
+	return nnames;
+}
+
+/* @names in cmp_linename() order */
+static void sort_names(struct rec_parse *p, const struct rec_line **names, size_t nnames)
+{
 	/* few names per device: an insertion sort beats qsort()'s calls */
-	if (nnames > 16)
+	if (nnames > 16) {
 		qsort_r(names, nnames, sizeof(*names), cmp_linename, p);
-	for (size_t i = 1; i < nnames && nnames <= 16; i++) {
+		return;
+	}
+	for (size_t i = 1; i < nnames; i++) {
 		const struct rec_line *x = names[i];
 		size_t k = i;
 
@@ -405,39 +414,46 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 			names[k] = names[k - 1];
 		names[k] = x;
 	}
+}
+
+/* sorted @names: no name twice, none both an entry and a directory */
+static int check_names(struct rec_parse *p, const struct rec_pdev *d,
+		       const struct rec_line **names, size_t nnames)
+{
 	for (size_t i = 1; i < nnames; i++) {
-		if (is_dir_of(p, names[i - 1], names[i])) {
-			const struct rec_line *l = names[i] > names[i - 1] ? names[i] : names[i - 1];
+		/* the error names the later of the two lines */
+		const struct rec_line *l = names[i] > names[i - 1] ? names[i] : names[i - 1];
 
-			r = cfs_rec_error(p, cfs_rec_lineno(p, d, l), "'%.*s' is both an entry and the "
-					  "directory of '%.*s' in device %.*s", (int)names[i - 1]->keylen,
-					  cfs_rec_key(p, names[i - 1]), (int)names[i]->keylen,
-					  cfs_rec_key(p, names[i]), (int)d->pathlen, d->path);
-			goto out;
-		}
-		if (!cmp_linename(&names[i - 1], &names[i], p)) {
-			const struct rec_line *l = names[i] > names[i - 1] ? names[i] : names[i - 1];
-
-			r = cfs_rec_error(p, cfs_rec_lineno(p, d, l), "duplicate %s '%.*s' in device %.*s",
-					  l->tag == 'E' ? "property" : "attribute", (int)l->keylen,
-					  cfs_rec_key(p, l), (int)d->pathlen, d->path);
-			goto out;
-		}
+		if (is_dir_of(p, names[i - 1], names[i]))
+			return cfs_rec_error(p, cfs_rec_lineno(p, d, l), "'%.*s' is both an entry and the "
+					     "directory of '%.*s' in device %.*s", (int)names[i - 1]->keylen,
+					     cfs_rec_key(p, names[i - 1]), (int)names[i]->keylen,
+					     cfs_rec_key(p, names[i]), (int)d->pathlen, d->path);
+		if (!cmp_linename(&names[i - 1], &names[i], p))
+			return cfs_rec_error(p, cfs_rec_lineno(p, d, l), "duplicate %s '%.*s' in device %.*s",
+					     l->tag == 'E' ? "property" : "attribute", (int)l->keylen,
+					     cfs_rec_key(p, l), (int)d->pathlen, d->path);
 	}
+	return 0;
+}
 
+/*
+ * What @d is: a bus, class or plain device, and its subsystem.  A
+ * subsystem link decides (".../bus/NAME" or ".../class/NAME"), else the
+ * SUBSYSTEM property and the buses the library knows.
+ */
+static int classify(struct rec_parse *p, struct rec_pdev *d, const struct rec_line *sub)
+{
 	d->kind = REC_PLAIN;
 	if (sub) {
-		/* ".../bus/NAME" or ".../class/NAME": the link decides */
 		const char *target = cfs_rec_val(p, sub), *base = target + sub->vallen;
 
 		while (base > target && base[-1] != '/')
 			base--;
 		d->subsys = base;
 		d->subsyslen = (uint32_t)(target + sub->vallen - base);
-		if (!d->subsyslen) {
-			r = cfs_rec_error(p, cfs_rec_lineno(p, d, sub), "subsystem link without a name");
-			goto out;
-		}
+		if (!d->subsyslen)
+			return cfs_rec_error(p, cfs_rec_lineno(p, d, sub), "subsystem link without a name");
 		if (base - target >= 5 && !memcmp(base - 5, "/bus/", 5))
 			d->kind = REC_BUS;
 		else if (base - target >= 7 && !memcmp(base - 7, "/class/", 7))
@@ -449,19 +465,21 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 	}
 	if (d->subsys && (!d->subsyslen || d->subsyslen > NAME_MAX ||
 			  find(d->subsys, d->subsyslen, '/') ||
-			  (d->subsyslen <= 2 && d->subsys[0] == '.'))) {
-		r = cfs_rec_error(p, d->lineno, "invalid SUBSYSTEM '%.*s'", (int)d->subsyslen,
-				  d->subsys);
-		goto out;
-	}
+			  (d->subsyslen <= 2 && d->subsys[0] == '.')))
+		return cfs_rec_error(p, d->lineno, "invalid SUBSYSTEM '%.*s'", (int)d->subsyslen,
+				     d->subsys);
 	if (d->kind == REC_CLASS && d->pathlen > 17 &&
-	    !memcmp(d->path, "/devices/virtual/", 17) && d->depth < 4) {
-		r = cfs_rec_error(p, d->lineno, "class device %.*s is not in /devices/virtual/CLASS/",
-				  (int)d->pathlen, d->path);
-		goto out;
-	}
+	    !memcmp(d->path, "/devices/virtual/", 17) && d->depth < 4)
+		return cfs_rec_error(p, d->lineno, "class device %.*s is not in /devices/virtual/CLASS/",
+				     (int)d->pathlen, d->path);
+	return 0;
+}
 
-	/* the device number: `dev` first, else MAJOR and MINOR */
+/* the device number: the `dev` attribute (MAJOR:MINOR) first, else MAJOR and MINOR */
+static int parse_devt(struct rec_parse *p, struct rec_pdev *d, const struct rec_keys *keys)
+{
+	const struct rec_line *devattr = keys->devattr;
+
 	if (devattr) {
 		char buf[64], *end;
 		size_t n;
@@ -470,10 +488,8 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 		bool ok = false;
 
 		if (devattr->vallen >= sizeof(buf) ||
-		    cfs_rec_unescape(cfs_rec_val(p, devattr), devattr->vallen, buf, &n, &why) < 0) {
-			r = cfs_rec_error(p, cfs_rec_lineno(p, d, devattr), "invalid dev attribute");
-			goto out;
-		}
+		    cfs_rec_unescape(cfs_rec_val(p, devattr), devattr->vallen, buf, &n, &why) < 0)
+			return cfs_rec_error(p, cfs_rec_lineno(p, d, devattr), "invalid dev attribute");
 		buf[n] = '\0';
 		if (buf[0] >= '0' && buf[0] <= '9') {
 			ma = strtoul(buf, &end, 10);
@@ -482,20 +498,43 @@ static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
 				ok = (!*end || !strcmp(end, "\n")) && ma <= 0xfff && mi <= 0xfffff;
 			}
 		}
-		if (!ok) {
-			r = cfs_rec_error(p, cfs_rec_lineno(p, d, devattr), "dev attribute '%s' is not MAJOR:MINOR",
-					  buf);
-			goto out;
-		}
+		if (!ok)
+			return cfs_rec_error(p, cfs_rec_lineno(p, d, devattr),
+					     "dev attribute '%s' is not MAJOR:MINOR", buf);
 		d->devt = makedev((unsigned int)ma, (unsigned int)mi);
-	} else if (major && minor) {
+	} else if (keys->major && keys->minor) {
 		char *end;
-		unsigned long ma = strtoul(cfs_rec_val(p, major), &end, 10);
-		unsigned long mi = strtoul(cfs_rec_val(p, minor), &end, 10);
+		unsigned long ma = strtoul(cfs_rec_val(p, keys->major), &end, 10);
+		unsigned long mi = strtoul(cfs_rec_val(p, keys->minor), &end, 10);
 
 		d->devt = makedev((unsigned int)ma, (unsigned int)mi);
 	}
-out:
+	return 0;
+}
+
+/* the end of a device's paragraph: duplicate names, and what its lines say */
+static int finish_dev(struct rec_parse *p, struct rec_pdev *d)
+{
+	const struct rec_line *stack[64], **names = stack;
+	struct rec_keys keys = { 0 };
+	size_t nnames;
+	uint32_t idx;
+	int r;
+
+	idx = lookup_hashed(p, d->path, d->pathlen, p->pending_hash);
+	if (idx != REC_NONE)
+		return cfs_rec_error(p, d->lineno, "duplicate device %.*s (first at line %u)",
+				     (int)d->pathlen, d->path, p->devs[idx].lineno);
+	insert_hashed(p, (uint32_t)(d - p->devs), p->pending_hash);
+	if (d->nlines > 64 && !(names = malloc(d->nlines * sizeof(*names))))
+		return -ENOMEM;
+	nnames = collect_names(p, d, names, &keys);
+	sort_names(p, names, nnames);
+	r = check_names(p, d, names, nnames);
+	if (!r)
+		r = classify(p, d, keys.sub);
+	if (!r)
+		r = parse_devt(p, d, &keys);
 	if (names != stack)
 		free(names);
 	return r;
