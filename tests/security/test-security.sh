@@ -317,10 +317,12 @@ rm -f "$probe.ran"
 SEC_DAEMON_OWN=leak start_daemon hlp --group nogroup --mount-options allow_other \
 	--uevent-helper "$hdir/hotplug"
 sock=$tmp/hlp/sock mnt=$tmp/hlp/mnt
-# helper_env PATTERN - the helper environment (one entry a line) holding an entry matching PATTERN
+# helper_env PATTERN - the helper environment (one entry a line) holding an
+# entry matching PATTERN; waits up to 30 s (the helper is a fork and exec
+# the daemon runs after the event: on a loaded CI machine 5 s was too few)
 helper_env() {
 	local f
-	for _ in $(seq 100); do
+	for _ in $(seq 600); do
 		f=$(grep -lzE "$1" "$hdir"/env.* 2>/dev/null | head -n1)
 		[[ -n $f ]] && { tr '\0' '\n' <"$f"; return 0; }
 		sleep 0.05
