@@ -97,6 +97,24 @@ class Monitor:
         self.close()
 
 
+def _privileged():
+    """Whether this process makes environments as root does (device
+    nodes by mknod()): uid 0 with CAP_MKNOD in the initial user namespace,
+    the one that maps every uid to itself.  Root of a container's user
+    namespace is not: the kernel refuses it mknod() of a device."""
+    if os.geteuid() != 0:
+        return False
+    try:
+        with open("/proc/self/uid_map") as f:
+            if f.read().split() != ["0", "0", "4294967295"]:
+                return False
+        with open("/proc/self/status") as f:
+            eff = next(line.split()[1] for line in f if line.startswith("CapEff:"))
+    except (OSError, StopIteration):
+        return True     # no /proc: nothing says otherwise
+    return bool(int(eff, 16) >> 27 & 1)     # CAP_MKNOD
+
+
 def _own_namespaces():
     """A process that is not root could not come back from an environment
     made in a user namespace of its own: once, it becomes the owner of a
@@ -148,7 +166,7 @@ class Testbed:
     # -- making and joining the environment ------------------------------
 
     def _start(self, records, sample, daemon, verbose):
-        refused = os.geteuid() != 0 and not _own_namespaces()
+        refused = not _privileged() and not _own_namespaces()
         try:
             self._run = _classfs.Run(records=list(records) or None, sample=sample,
                                      layout=_classfs.LAYOUT_DEVICES,

@@ -100,6 +100,7 @@ ssize_t cfs_devdir_readlink(int root, const char *rel, char *buf, size_t size);
 int cfs_userns_refusal(int err, const char *step, char *msg, size_t size);
 int cfs_userns_enter(uid_t uid, gid_t gid, bool as_root, char *msg, size_t size);
 bool cfs_userns_capable(void);
+bool cfs_userns_privileged(void);
 int cfs_userns_fuse_detached(const char *fsname, uid_t uid, gid_t gid, int *fuse_fd, int *mnt_fd,
 			     char *msg, size_t size);
 int cfs_userns_attach(int mnt_fd, const char *where);

@@ -172,6 +172,7 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	char daemon[PATH_MAX];
 	int ready[2] = { -1, -1 }, ctl[2] = { -1, -1 }, r;
 	struct classfs_run *run;
+	bool privileged;
 	pid_t pid;
 
 	if (err)
@@ -186,11 +187,16 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	for (const char *const *f = opt->records; f && *f; f++)
 		if (access(*f, R_OK) < 0)
 			return set_err(err, -errno, "cannot read %s: %s", *f, strerror(errno));
-	/* another uid gets a user namespace; a daemon it joins could serve it no /dev */
-	if (geteuid() != 0 && opt->socket)
+	/*
+	 * another uid (or root of a container's user namespace: no mknod())
+	 * gets a user namespace; a daemon it joins could serve it no /dev
+	 */
+	privileged = cfs_userns_privileged();
+	if (!privileged && opt->socket)
 		return set_err(err, -EPERM,
-			       "joining a running classfsd (--socket %s) needs root: as uid %u, "
-			       "classfs-run starts a classfsd of its own", opt->socket,
+			       "joining a running classfsd (--socket %s) needs root with CAP_MKNOD in "
+			       "the initial user namespace: as uid %u here, classfs-run starts a "
+			       "classfsd of its own", opt->socket,
 			       (unsigned int)geteuid());
 
 	run = calloc(1, sizeof(*run));
@@ -198,7 +204,7 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 		return set_err(err, -ENOMEM, "out of memory");
 	run->ctl_fd = run->ns_user = run->ns_mnt = run->ns_net = run->root = -1;
 	a.opt = opt;
-	a.userns = geteuid() != 0;
+	a.userns = !privileged;
 	/*
 	 * A caller with the capabilities in a user namespace of its own (a
 	 * test runner that made it to go in and out of environments) gets

@@ -2,11 +2,18 @@
 """What a device's events carry and what they cost: the udev database's
 properties in the events a pyudev.Monitor receives, as udevd broadcasts
 them, and an add_device() that returns as soon as the environment
-applied its event."""
+applied its event; a testbed made by uid 0 of a container's user
+namespace."""
 import os
+import shutil
+import subprocess
+import sys
 import time
 
 import pyudev
+import pytest
+
+import classfs
 
 MOUSE_RECORD = ("P: /devices/virtual/input/mouse7\n"
                 "N: input/mouse7\n"
@@ -75,3 +82,32 @@ def test_add_device_returns_once_its_event_is_applied_without_waiting_longer(tes
         assert testbed.get_property(path, "ID_SERIAL") == f"fake_{i}"
     times.sort()
     assert times[0] < 0.00045, f"fastest add_device took {times[0] * 1e3:.3f} ms"
+
+
+CONTAINER_ROOT_SCRIPT = """
+import os, sys, pyudev, classfs
+assert os.geteuid() == 0
+with classfs.Testbed() as tb:
+    path = tb.add_device("input", "event9", dev=(13, 73), properties={"ID_MODEL": "In_Userns"})
+    dev = pyudev.Devices.from_device_file(pyudev.Context(), "/dev/event9")
+    assert dev.sys_path == path and dev.properties["ID_MODEL"] == "In_Userns", dict(dev.properties)
+    assert tb.get_attribute(path, "dev") == "13:73\\n"
+print("ok")
+"""
+
+
+def test_root_of_a_containers_user_namespace_gets_a_testbed():
+    # uid 0 in a user namespace other than the initial one may not mknod()
+    # a device: the testbed takes the way of a caller who is not root
+    if classfs.in_environment():
+        pytest.skip("joined an environment: its /dev has no /dev/fuse for another")
+    if not shutil.which("unshare"):
+        pytest.skip("no unshare(1)")
+    cmd = ["unshare", "-U", "--map-root-user", sys.executable, "-c", CONTAINER_ROOT_SCRIPT]
+    if os.geteuid() == 0:
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] + cmd
+    env = {k: v for k, v in os.environ.items() if k != "CLASSFS_SOCKET"}
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    if "unshare failed" in out.stderr:
+        pytest.skip(f"user namespaces refused here: {out.stderr.strip()}")
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
