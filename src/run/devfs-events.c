@@ -139,6 +139,9 @@ static int read_own(const char *devpath, struct own_vars *o)
 		if (n <= 0)
 			break;
 		len += (size_t)n;
+		/* short: the end of a regular file (no second FUSE read to learn it) */
+		if (len < sizeof(text))
+			break;
 	}
 	close(fd);
 	if (r < 0)
