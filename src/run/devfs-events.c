@@ -212,7 +212,9 @@ static int write_db(struct cfs_devfs *d, const struct classfs_uevent *ev, const 
 		const char *kv = recorded->buf + off;
 
 		off += strlen(kv) + 1;
-		if (!kernel_key(kv))
+		/* links and the time have lines of their own (S:, I:), not E: */
+		if (!kernel_key(kv) && strncmp(kv, "DEVLINKS=", 9) &&
+		    strncmp(kv, "USEC_INITIALIZED=", 17))
 			fprintf(f, "E:%s\n", kv);
 	}
 	put_tags(f, 'G', ev_get(ev, "TAGS"));
