@@ -3,8 +3,7 @@
 properties in the events a pyudev.Monitor receives, as udevd broadcasts
 them, and an add_device() that returns as soon as the environment
 applied its event, with an event the daemon sends at once; a testbed
-made by uid 0 of a container's user
-namespace."""
+made by uid 0 of a container's user namespace."""
 import os
 import shutil
 import subprocess
