@@ -306,16 +306,6 @@ static PyObject *sync_wait_add(struct cfs_py_sync *self, PyObject *args)
 	return PyLong_FromUnsignedLongLong(self->found);
 }
 
-static PyObject *sync_get_seen(struct cfs_py_sync *self, void *unused)
-{
-	return PyLong_FromUnsignedLongLong(self->seen);
-}
-
-static PyGetSetDef sync_getset[] = {
-	{ "seen", (getter)sync_get_seen, NULL, "the highest SEQNUM received so far", NULL },
-	{ NULL, NULL, NULL, NULL, NULL },
-};
-
 static PyMethodDef sync_methods[] = {
 	{ "wait", (PyCFunction)sync_wait, METH_VARARGS,
 	  "wait(seqnum, timeout_ms) -> True once event seqnum (or a later one) was broadcast" },
@@ -335,5 +325,4 @@ PyTypeObject cfs_py_sync_type = {
 	.tp_init = (initproc)sync_init,
 	.tp_dealloc = (destructor)sync_dealloc,
 	.tp_methods = sync_methods,
-	.tp_getset = sync_getset,
 };
