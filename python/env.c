@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -150,6 +151,9 @@ struct cfs_py_sync {
 	PyObject_HEAD
 	int fd;			/* NETLINK_KOBJECT_UEVENT, udev group */
 	unsigned long long seen;	/* highest SEQNUM received */
+	const char *want_devpath;	/* wait_add(): the device whose add ends the wait */
+	unsigned long long want_after;	/* ... in an event after this SEQNUM */
+	unsigned long long found;	/* ... its SEQNUM once seen; 0: not yet */
 	struct classfs_wire_event *msg;
 	char *buf;		/* CLASSFS_WIRE_MAX bytes */
 };
@@ -214,9 +218,14 @@ static int sync_drain(struct cfs_py_sync *self)
 			continue;
 		if (n < 0)
 			return errno == EAGAIN ? 0 : -errno;
-		if (classfs_uevent_decode_udev(self->buf, (size_t)n, self->msg) == 0 &&
-		    self->msg->ev.seqnum > self->seen)
+		if (classfs_uevent_decode_udev(self->buf, (size_t)n, self->msg) < 0)
+			continue;
+		if (self->msg->ev.seqnum > self->seen)
 			self->seen = self->msg->ev.seqnum;
+		if (self->want_devpath && self->msg->ev.seqnum > self->want_after &&
+		    self->msg->ev.action == CLASSFS_ACTION_ADD && self->msg->ev.devpath &&
+		    !strcmp(self->msg->ev.devpath, self->want_devpath))
+			self->found = self->msg->ev.seqnum;
 	}
 }
 
@@ -255,9 +264,54 @@ static PyObject *sync_wait(struct cfs_py_sync *self, PyObject *args)
 	return PyBool_FromLong(self->seen >= want);
 }
 
+/*
+ * wait_add(devpath, after, timeout_ms) -> SEQNUM of the broadcast add of
+ * the device at devpath numbered after `after`, or 0 after timeout_ms.
+ * The caller that just loaded the device knows its add is on the way:
+ * no STATUS round trip to learn the daemon's last SEQNUM.
+ */
+static PyObject *sync_wait_add(struct cfs_py_sync *self, PyObject *args)
+{
+	unsigned long long after;
+	const char *devpath;
+	int timeout, r = 0;
+	long long end;
+
+	if (!PyArg_ParseTuple(args, "sKi", &devpath, &after, &timeout))
+		return NULL;
+	if (self->fd <= 0) {
+		PyErr_SetString(PyExc_ValueError, "Sync not initialized");
+		return NULL;
+	}
+	self->want_devpath = devpath;
+	self->want_after = after;
+	self->found = 0;
+	end = now_ms() + timeout;
+	Py_BEGIN_ALLOW_THREADS
+	while ((r = sync_drain(self)) == 0 && !self->found) {
+		struct pollfd p = { .fd = self->fd, .events = POLLIN };
+		long long left = end - now_ms();
+
+		if (left <= 0)
+			break;
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+	}
+	Py_END_ALLOW_THREADS
+	self->want_devpath = NULL;
+	if (r < 0)
+		return cfs_py_error(r, "udev netlink socket", NULL);
+	return PyLong_FromUnsignedLongLong(self->found);
+}
+
 static PyMethodDef sync_methods[] = {
 	{ "wait", (PyCFunction)sync_wait, METH_VARARGS,
 	  "wait(seqnum, timeout_ms) -> True once event seqnum (or a later one) was broadcast" },
+	{ "wait_add", (PyCFunction)sync_wait_add, METH_VARARGS,
+	  "wait_add(devpath, after, timeout_ms) -> SEQNUM of the broadcast add of devpath "
+	  "after SEQNUM `after`, 0 on timeout" },
 	{ NULL, NULL, 0, NULL },
 };
 

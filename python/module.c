@@ -41,24 +41,7 @@ static PyObject *py_is_bus(PyObject *self, PyObject *args)
 	return PyBool_FromLong(cfs_rec_is_bus(name, (size_t)len));
 }
 
-/* udev_key(subsystem, key): does a recorded property go only to the udev database? */
-static PyObject *py_udev_key(PyObject *self, PyObject *args)
-{
-	const char *subsystem, *key;
-	Py_ssize_t len;
-
-	if (!PyArg_ParseTuple(args, "zs#", &subsystem, &key, &len))
-		return NULL;
-	return PyBool_FromLong(!cfs_rec_uevent_key(subsystem, key, (size_t)len) &&
-			       !cfs_rec_udev_only_key(key) && strcmp(key, "SUBSYSTEM") &&
-			       strcmp(key, "DEVPATH") && strcmp(key, "ACTION") &&
-			       strcmp(key, "SEQNUM"));
-}
-
 static PyMethodDef module_methods[] = {
-	{ "udev_key", py_udev_key, METH_VARARGS,
-	  "udev_key(subsystem, key) -> whether a recorded property of that key is one "
-	  "udev adds (an E: line of the udev database, not in `uevent`)" },
 	{ "is_bus", py_is_bus, METH_VARARGS,
 	  "is_bus(subsystem) -> whether a record's device of that subsystem is a bus "
 	  "(physical) device rather than a class device" },

@@ -218,6 +218,7 @@ int cfsd_events_init(void);
 void cfsd_events_shutdown(void);
 int cfsd_subscribe(struct conn *c, uint32_t serial, uint64_t from);
 void cfsd_unsubscribe(struct conn *c);
+void cfsd_events_busy(bool busy);
 int cfsd_replay(struct conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
 		size_t msgsz);
 

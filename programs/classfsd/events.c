@@ -26,7 +26,11 @@
 
 #include "daemon.h"
 
-/* a sender with fewer events than this waits LINGER_NS for more */
+/*
+ * A sender with fewer events than this waits up to LINGER_NS for more,
+ * but only while a request is still making them (cfsd_events_busy()):
+ * the last event of a request goes out at once.
+ */
 #define LINGER_EVENTS 64
 #define LINGER_NS (500 * 1000L)
 
@@ -52,6 +56,8 @@ static struct {
 	uint64_t head;		/* last SEQNUM stored, 0 when none */
 	uint64_t first;		/* oldest SEQNUM still stored */
 	unsigned int waiters;
+	unsigned int busy;	/* requests in progress that may make events */
+	pthread_cond_t idle;	/* busy dropped to 0 (CLOCK_MONOTONIC) */
 	int listener;
 } R = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
@@ -168,14 +174,24 @@ static void *sender_main(void *arg)
 		}
 		if (sub->closing)
 			break;
-		if (R.head - sub->cursor + 1 < LINGER_EVENTS) {
+		if (R.busy && R.head - sub->cursor + 1 < LINGER_EVENTS) {
 			/*
-			 * Few events: let more come (a bulk add produces them one at
-			 * a time) so that one message and one wakeup carry many.
+			 * Few events of a request still running: let more come (a
+			 * bulk add produces them one at a time) so that one message
+			 * and one wakeup carry many.  Once no request runs, none
+			 * is coming: a caller waiting for its event gets it now.
 			 */
-			pthread_mutex_unlock(&R.lock);
-			nanosleep(&(struct timespec){ .tv_nsec = LINGER_NS }, NULL);
-			pthread_mutex_lock(&R.lock);
+			struct timespec until;
+
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_nsec += LINGER_NS;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			while (R.busy && !sub->closing &&
+			       pthread_cond_timedwait(&R.idle, &R.lock, &until) == 0)
+				;
 			if (sub->closing)
 				break;
 		}
@@ -257,6 +273,20 @@ int cfsd_subscribe(struct conn *c, uint32_t serial, uint64_t from)
 	return 1;	/* replied */
 }
 
+/**
+ * cfsd_events_busy() - a request that may make events starts (@busy true)
+ * or ends (false); senders linger for more events only while one runs
+ */
+void cfsd_events_busy(bool busy)
+{
+	pthread_mutex_lock(&R.lock);
+	if (busy)
+		R.busy++;
+	else if (R.busy && !--R.busy)
+		pthread_cond_broadcast(&R.idle);
+	pthread_mutex_unlock(&R.lock);
+}
+
 void cfsd_unsubscribe(struct conn *c)
 {
 	struct sub *sub = c->sub;
@@ -266,6 +296,7 @@ void cfsd_unsubscribe(struct conn *c)
 	pthread_mutex_lock(&R.lock);
 	sub->closing = true;
 	pthread_cond_broadcast(&R.cond);
+	pthread_cond_broadcast(&R.idle);
 	pthread_mutex_unlock(&R.lock);
 	/* a sender blocked on a full socket: the peer is gone or going */
 	shutdown(c->fd, SHUT_WR);
@@ -329,9 +360,14 @@ int cfsd_replay(struct conn *c, uint32_t serial, uint64_t first, uint64_t last, 
 
 int cfsd_events_init(void)
 {
+	pthread_condattr_t ca;
 	size_t size = 1;
 	int id;
 
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&R.idle, &ca);
+	pthread_condattr_destroy(&ca);
 	while (size < D.cfg.ring_size)
 		size <<= 1;
 	R.size = size;

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -409,6 +411,14 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &helper) < 0)
 		return 2;
+	/*
+	 * glibc's limit of malloc arenas, fixed now at its own default (8 per
+	 * CPU): left unset, the thread that makes the 9th arena reads
+	 * /sys/devices/system/cpu/online, which is our own mount once we
+	 * serve /sys, and that lookup can wait on the very threads that
+	 * would answer it.
+	 */
+	mallopt(M_ARENA_MAX, 8 * get_nprocs());
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);

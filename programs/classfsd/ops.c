@@ -686,6 +686,24 @@ static int execute(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 	}
 }
 
+/* a request whose work makes events (subscribers' senders wait for its end) */
+static bool makes_events(uint16_t op)
+{
+	switch (op) {
+	case CFS_OP_DEVICE_ADD:
+	case CFS_OP_DEVICE_REMOVE:
+	case CFS_OP_CLASS_REMOVE:
+	case CFS_OP_RENAME:
+	case CFS_OP_ATTR_SET:
+	case CFS_OP_TRIGGER:
+	case CFS_OP_LOAD:
+	case CFS_OP_BATCH:
+		return true;
+	default:
+		return false;
+	}
+}
+
 void cfsd_handle(struct conn *c, const uint8_t *buf, size_t len)
 {
 	struct reply rp = { .msg = "" };
@@ -699,7 +717,13 @@ void cfsd_handle(struct conn *c, const uint8_t *buf, size_t len)
 		snprintf(rp.msg, sizeof(rp.msg), "%s", cfs_msg_error_text(r));
 		log_debug("pid %d: refused a message of %zu bytes: %s", (int)c->pid, len, rp.msg);
 	} else {
+		bool changes = makes_events(m.op);
+
+		if (changes)
+			cfsd_events_busy(true);
 		r = execute(c, &m, &rp);
+		if (changes)
+			cfsd_events_busy(false);
 		if (r == REPLIED) {
 			cfs_buf_free(&rp.extra);
 			return;

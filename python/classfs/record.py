@@ -4,7 +4,7 @@ Testbed adds: a device is added by loading its paragraph, so that it gets
 what a recorded device gets (bus or class by its subsystem, the udev
 database of its properties, its /dev node), all before its ADD event."""
 
-__all__ = ["attribute_line", "paragraph", "record_paths", "record_properties"]
+__all__ = ["attribute_line", "paragraph", "record_paths"]
 
 
 def _to_bytes(value, what):
@@ -76,18 +76,3 @@ def record_paths(data):
     return [line[2:].strip().decode("utf-8", "surrogateescape")
             for line in data.splitlines() if line.startswith(b"P:")]
 
-
-def record_properties(data):
-    """{path: {KEY: VALUE}} of a record's `E:` lines, by `P:` path."""
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogateescape")
-    out, props = {}, None
-    for line in data.splitlines():
-        if line.startswith(b"P:"):
-            props = out.setdefault(line[2:].strip().decode("utf-8", "surrogateescape"), {})
-        elif line.startswith(b"E:") and props is not None:
-            key, sep, value = line[2:].strip().partition(b"=")
-            if sep:
-                props[key.decode("utf-8", "surrogateescape")] = value.decode(
-                    "utf-8", "surrogateescape")
-    return out

@@ -11,7 +11,7 @@ import time
 from . import _classfs
 import contextlib
 
-from .record import paragraph, record_paths, record_properties
+from .record import paragraph, record_paths
 
 __all__ = ["Testbed", "Monitor", "Event"]
 
@@ -97,6 +97,24 @@ class Monitor:
         self.close()
 
 
+def _privileged():
+    """Whether this process makes environments as root does (device
+    nodes by mknod()): uid 0 with CAP_MKNOD in the initial user namespace,
+    the one that maps every uid to itself.  Root of a container's user
+    namespace is not: the kernel refuses it mknod() of a device."""
+    if os.geteuid() != 0:
+        return False
+    try:
+        with open("/proc/self/uid_map") as f:
+            if f.read().split() != ["0", "0", "4294967295"]:
+                return False
+        with open("/proc/self/status") as f:
+            eff = next(line.split()[1] for line in f if line.startswith("CapEff:"))
+    except (OSError, StopIteration):
+        return True     # no /proc: nothing says otherwise
+    return bool(int(eff, 16) >> 27 & 1)     # CAP_MKNOD
+
+
 def _own_namespaces():
     """A process that is not root could not come back from an environment
     made in a user namespace of its own: once, it becomes the owner of a
@@ -131,9 +149,7 @@ class Testbed:
         self._sync = None
         self._added = []          # devpaths this testbed made, in order
         self._batch = None        # record paragraphs waiting for the end of batch()
-        self._batch_props = {}    # their properties, by devpath
         self._batch_class = {}    # their class (None: bus device), by devpath
-        self._batch_names = {}    # their udev database files, by devpath
         self._env = {}
         socket = socket or os.environ.get(_classfs.SOCKET_ENV)
         try:
@@ -150,7 +166,7 @@ class Testbed:
     # -- making and joining the environment ------------------------------
 
     def _start(self, records, sample, daemon, verbose):
-        refused = os.geteuid() != 0 and not _own_namespaces()
+        refused = not _privileged() and not _own_namespaces()
         try:
             self._run = _classfs.Run(records=list(records) or None, sample=sample,
                                      layout=_classfs.LAYOUT_DEVICES,
@@ -252,6 +268,20 @@ class Testbed:
                                    f"within {SYNC_TIMEOUT_MS} ms")
         self._seqnum = seqnum
 
+    def _settle_add(self, devpath):
+        """Return once the environment broadcast the add of the device
+        just loaded at `devpath` (so its node and database entry exist):
+        the last event of its load, waited for without asking the daemon
+        for its SEQNUM."""
+        if self._sync is None:
+            self._settle()
+            return
+        seqnum = self._sync.wait_add(devpath, self._seqnum, SYNC_TIMEOUT_MS)
+        if not seqnum:
+            raise TimeoutError(f"the environment did not apply the add of {devpath} "
+                               f"within {SYNC_TIMEOUT_MS} ms")
+        self._seqnum = seqnum
+
     # -- paths and identities ---------------------------------------------
 
     def _sys(self, devpath):
@@ -331,21 +361,18 @@ class Testbed:
         if node and node.startswith("/dev/"):
             node = node[5:]
         devpath, bus = self._place(subsystem, name, parent)
+        # the environment puts the record's properties in the udev database
+        # entry and in the events it broadcasts, as udev would after its rules
         rec = paragraph(devpath, subsystem, attributes, properties, node=node)
-        props = {devpath: dict(properties, SUBSYSTEM=subsystem)}
-        names = {devpath: _db_name(subsystem, name, attributes)}
         if self._batch is not None:
             if devpath in self._batch_class:
                 raise FileExistsError(17, "already added in this batch", self._sys(devpath))
             self._batch.append(rec)
-            self._batch_props.update(props)
-            self._batch_names.update(names)
             self._batch_class[devpath] = None if bus else subsystem
             return self._path_of(devpath)
         self._client.load(rec, f"add_device({subsystem}, {name})")
         self._added.append(devpath)
-        self._settle()
-        self._put_properties(props, names)
+        self._settle_add(devpath)
         return self._path_of(devpath)
 
     @contextlib.contextmanager
@@ -356,39 +383,17 @@ class Testbed:
         it.  An exception in the block adds none."""
         if self._batch is not None:
             raise RuntimeError("batch() is not reentrant")
-        self._batch, self._batch_props, self._batch_class = [], {}, {}
-        self._batch_names = {}
+        self._batch, self._batch_class = [], {}
         try:
             yield self
             data = b"".join(self._batch)
-            props, names = self._batch_props, self._batch_names
+            made = list(self._batch_class)
         finally:
-            self._batch, self._batch_props, self._batch_class = None, {}, {}
-            self._batch_names = {}
+            self._batch, self._batch_class = None, {}
         if data:
             self._client.load(data, "Testbed.batch()")
-            self._added.extend(props)
+            self._added.extend(made)
             self._settle()
-            self._put_properties(props, names)
-
-    def _put_properties(self, props, names=None):
-        """Give loaded devices, by devpath, the properties udev adds (ID_*,
-        ...) in their udev database entry, as udev would have: the
-        environment writes only what their ADD event carried, and the
-        record loader puts only the kernel's keys in it.  `names`: the
-        entries' file names when known, else read from the tree."""
-        if self._sync is None:
-            return
-        for devpath, p in props.items():
-            subsystem = p.get("SUBSYSTEM")
-            extra = {k: v for k, v in p.items() if _classfs.udev_key(subsystem, k)}
-            if not extra:
-                continue
-            try:
-                db = names[devpath] if names else self._db_file(devpath)
-                self._write_db(db, extra)
-            except FileNotFoundError:
-                pass    # gone already, or no entry: its name is another device's
 
     def _path_of(self, devpath):
         return self._sys(devpath)
@@ -412,7 +417,6 @@ class Testbed:
         self._added.extend(made)
         self._added.extend(paths)
         self._settle()
-        self._put_properties(record_properties(data))
         return [self._path_of(p) for p in paths]
 
     def _missing_ancestors(self, paths):
@@ -624,23 +628,6 @@ class Testbed:
         """The tree (or one device and its parents) as a umockdev record."""
         return self._client.save(None if path is None else self._rel(path)).decode(
             "utf-8", "surrogateescape")
-
-
-def _db_name(subsystem, name, attributes):
-    """The /run/udev/data file of a device as libudev names it."""
-    dev = attributes.get("dev")
-    if isinstance(dev, bytes):
-        dev = dev.decode()
-    if dev:
-        number = str(dev).strip()
-        if ":" in number and not number.startswith("0:"):
-            return "/run/udev/data/" + ("b" if subsystem == "block" else "c") + number
-    if subsystem == "net" and "ifindex" in attributes:
-        ifindex = attributes["ifindex"]
-        if isinstance(ifindex, bytes):
-            ifindex = ifindex.decode()
-        return "/run/udev/data/n" + str(ifindex).strip()
-    return f"/run/udev/data/+{subsystem}:{name}"
 
 
 def _same_fs(a, b):

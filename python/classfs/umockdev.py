@@ -18,7 +18,7 @@ classfs cannot do raises NotImplementedError naming it.
 import os
 
 from . import _classfs
-from .testbed import Testbed as _Testbed
+from .testbed import Testbed as _Testbed, _privileged
 
 __all__ = ["Testbed", "in_mock_environment"]
 
@@ -26,9 +26,10 @@ __all__ = ["Testbed", "in_mock_environment"]
 def in_mock_environment():
     """True when a Testbed works in this process: inside a classfs
     environment (CLASSFS_SOCKET), or able to make one (root, or another
-    uid where user namespaces are allowed).  No wrapper program is needed:
+    uid, or root of a container's user namespace, where user namespaces
+    are allowed).  No wrapper program is needed:
     a Testbed moves this process into its environment."""
-    return (bool(os.environ.get(_classfs.SOCKET_ENV)) or os.geteuid() == 0
+    return (bool(os.environ.get(_classfs.SOCKET_ENV)) or _privileged()
             or _classfs.userns_allowed())
 
 

@@ -122,6 +122,9 @@ static int read_own(const char *devpath, struct own_vars *o)
 		if (n <= 0)
 			break;
 		len += (size_t)n;
+		/* short: the end of a regular file (no second FUSE read to learn it) */
+		if (len < sizeof(text))
+			break;
 	}
 	close(fd);
 	if (r < 0)
@@ -153,8 +156,12 @@ static bool kernel_key(const char *kv)
 	return false;
 }
 
-/* the database entry @name udev would write for a device it just handled */
-static int write_db(struct cfs_devfs *d, const struct classfs_uevent *ev, const char *name)
+/*
+ * The database entry @name udev would write for a device it just
+ * handled: the event's own properties and the @recorded ones (its rules').
+ */
+static int write_db(struct cfs_devfs *d, const struct classfs_uevent *ev, const char *name,
+		    const struct cfs_props *recorded)
 {
 	struct timespec ts;
 	char *buf = NULL;
@@ -171,6 +178,15 @@ static int write_db(struct cfs_devfs *d, const struct classfs_uevent *ev, const 
 	for (int i = 0; i < ev->envc; i++)
 		if (!kernel_key(ev->envp[i]))
 			fprintf(f, "E:%s\n", ev->envp[i]);
+	for (size_t i = 0, off = 0; recorded && i < recorded->count; i++) {
+		const char *kv = recorded->buf + off;
+
+		off += strlen(kv) + 1;
+		/* links and the time have lines of their own (S:, I:), not E: */
+		if (!kernel_key(kv) && strncmp(kv, "DEVLINKS=", 9) &&
+		    strncmp(kv, "USEC_INITIALIZED=", 17))
+			fprintf(f, "E:%s\n", kv);
+	}
 	cfs_put_tags(f, 'G', ev_get(ev, "TAGS"));
 	cfs_put_tags(f, 'Q', ev_get(ev, "CURRENT_TAGS"));
 	fputs("V:1\n", f);
@@ -184,7 +200,8 @@ static int write_db(struct cfs_devfs *d, const struct classfs_uevent *ev, const 
 }
 
 /* an add: the device's node and database file, after its own variables */
-static int event_add(struct cfs_devfs *d, const struct classfs_uevent *ev)
+static int event_add(struct cfs_devfs *d, const struct classfs_uevent *ev,
+		     const struct cfs_props *recorded)
 {
 	char name[PATH_MAX];
 	struct own_vars o;
@@ -222,7 +239,7 @@ static int event_add(struct cfs_devfs *d, const struct classfs_uevent *ev)
 	}
 	if (!cfs_devfs_claim_db(d, e, name))
 		return e->db ? 0 : -ENOMEM;
-	r = write_db(d, ev, name);
+	r = write_db(d, ev, name, recorded);
 	if (r < 0)
 		cfs_devfs_remove_db(d, e);
 	return r;
@@ -261,15 +278,18 @@ static int event_move(struct cfs_devfs *d, const struct classfs_uevent *ev)
 /**
  * cfs_devfs_event_before() - apply an event's effects that come before
  * its broadcast: for an add, the node and the database entry; for a
- * move, the database entry under its new name.
+ * move, the database entry under its new name.  @recorded: for an add,
+ * the device's properties beyond the event's (cfs_props_recorded()), for
+ * its database entry; may be NULL.
  * Return: 0 or -errno (the event is broadcast anyway).
  */
-int cfs_devfs_event_before(struct cfs_devfs *d, const struct classfs_uevent *ev)
+int cfs_devfs_event_before(struct cfs_devfs *d, const struct classfs_uevent *ev,
+			   const struct cfs_props *recorded)
 {
 	if (!ev->devpath)
 		return -EINVAL;
 	if (ev->action == CLASSFS_ACTION_ADD)
-		return event_add(d, ev);
+		return event_add(d, ev, recorded);
 	if (ev->action == CLASSFS_ACTION_MOVE)
 		return event_move(d, ev);
 	return 0;

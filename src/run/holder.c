@@ -60,7 +60,8 @@ struct holder {
 	pid_t daemon;
 	int daemon_pidfd;
 	int notify_fd;
-	struct classfs_client *client;
+	struct classfs_client *client;	/* subscribed to the daemon's events */
+	struct classfs_client *req;	/* requests made while handling one */
 	struct cfs_devfs *devfs;
 	int nl_fd;
 	int sys_fuse, dev_fuse;		/* user namespace: the FUSE mounts the daemon serves */
@@ -303,17 +304,26 @@ static int load_one(struct holder *h, const char *path)
 	return 0;
 }
 
-/* one event: /dev and the database before, broadcast, /dev after */
+/*
+ * One event: /dev and the database before, broadcast with the database
+ * entry's properties (udev-props.c), /dev after.
+ */
 static void on_event(const struct classfs_uevent *ev, void *data)
 {
+	struct cfs_props recorded = { 0 };
 	struct holder *h = data;
 	int r;
 
-	r = cfs_devfs_event_before(h->devfs, ev);
+	if (ev->action == CLASSFS_ACTION_ADD && ev->devpath &&
+	    (r = cfs_props_recorded(h->req, ev, &recorded)) < 0 && r != -ENOENT)
+		cfs_run_log(true, "event %llu (add %s): its recorded properties: %s",
+			    (unsigned long long)ev->seqnum, ev->devpath, strerror(-r));
+	r = cfs_devfs_event_before(h->devfs, ev, &recorded);
+	cfs_props_free(&recorded);
 	if (r < 0)
 		cfs_run_log(true, "event %llu (%s %s): %s", (unsigned long long)ev->seqnum,
 			    classfs_action_name(ev->action), ev->devpath, strerror(-r));
-	r = classfs_netlink_udev_send(h->nl_fd, ev);
+	r = cfs_devfs_broadcast(h->devfs, h->nl_fd, ev);
 	if (r < 0)
 		cfs_run_log(true, "cannot broadcast event %llu (%s %s): %s",
 			    (unsigned long long)ev->seqnum, classfs_action_name(ev->action),
@@ -545,6 +555,10 @@ static int setup(struct holder *h)
 	if (!h->client)
 		return report(h, -errno, "cannot connect to classfsd at %s: %s", h->a->socket,
 			      strerror(errno));
+	h->req = classfs_client_connect(h->a->socket, 0);
+	if (!h->req)
+		return report(h, -errno, "cannot connect to classfsd at %s: %s", h->a->socket,
+			      strerror(errno));
 	r = classfs_client_status(h->client, &st);
 	if (r < 0)
 		return report(h, r, "classfsd at %s: status: %s", h->a->socket,
@@ -668,6 +682,7 @@ _Noreturn void cfs_holder_main(const struct cfs_holder_args *a)
 	if (r == 0)
 		r = follow(&h);
 
+	classfs_client_disconnect(h.req);
 	classfs_client_disconnect(h.client);
 	stop_daemon(&h);
 	cfs_devfs_free(h.devfs);

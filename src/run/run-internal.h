@@ -59,13 +59,27 @@ struct classfs_run {
 /* holder.c: never returns */
 _Noreturn void cfs_holder_main(const struct cfs_holder_args *a);
 
+/* udev-props.c: properties as "KEY=VALUE" strings, one after another */
+struct cfs_props {
+	char *buf;		/* each NUL-terminated */
+	size_t len;
+	size_t count;
+};
+struct classfs_client;
+void cfs_props_free(struct cfs_props *p);
+bool cfs_props_in_event(const struct classfs_uevent *ev, const char *kv);
+int cfs_props_recorded(struct classfs_client *c, const struct classfs_uevent *ev,
+		       struct cfs_props *out);
+
 /* devfs.c, devfs-events.c: the private /dev and /run/udev */
 struct cfs_devfs;
 int cfs_devfs_setup(struct cfs_devfs **out, int host_dev, bool verbose, char *msg,
 		    size_t msgsize);
 void cfs_devfs_free(struct cfs_devfs *d);
 int cfs_devfs_fill(struct cfs_devfs *d, struct classfs_tree *tree);
-int cfs_devfs_event_before(struct cfs_devfs *d, const struct classfs_uevent *ev);
+int cfs_devfs_event_before(struct cfs_devfs *d, const struct classfs_uevent *ev,
+			   const struct cfs_props *recorded);
+int cfs_devfs_broadcast(struct cfs_devfs *d, int nl_fd, const struct classfs_uevent *ev);
 int cfs_devfs_event_after(struct cfs_devfs *d, const struct classfs_uevent *ev);
 
 /* devdir.c: names below /dev, and files made below a directory, never beside it */
@@ -87,6 +101,7 @@ ssize_t cfs_devdir_readlink(int root, const char *rel, char *buf, size_t size);
 int cfs_userns_refusal(int err, const char *step, char *msg, size_t size);
 int cfs_userns_enter(uid_t uid, gid_t gid, bool as_root, char *msg, size_t size);
 bool cfs_userns_capable(void);
+bool cfs_userns_privileged(void);
 int cfs_userns_fuse_detached(const char *fsname, uid_t uid, gid_t gid, int *fuse_fd, int *mnt_fd,
 			     char *msg, size_t size);
 int cfs_userns_attach(int mnt_fd, const char *where);

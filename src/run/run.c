@@ -154,11 +154,15 @@ static int check_options(const struct classfs_run_options *opt, struct classfs_r
 	for (const char *const *f = opt->records; f && *f; f++)
 		if (access(*f, R_OK) < 0)
 			return set_err(err, -errno, "cannot read %s: %s", *f, strerror(errno));
-	/* another uid gets a user namespace; a daemon it joins could serve it no /dev */
-	if (geteuid() != 0 && opt->socket)
+	/*
+	 * another uid (or root of a container's user namespace: no mknod())
+	 * gets a user namespace; a daemon it joins could serve it no /dev
+	 */
+	if (!cfs_userns_privileged() && opt->socket)
 		return set_err(err, -EPERM,
-			       "joining a running classfsd (--socket %s) needs root: as uid %u, "
-			       "classfs-run starts a classfsd of its own", opt->socket,
+			       "joining a running classfsd (--socket %s) needs root with CAP_MKNOD in "
+			       "the initial user namespace: as uid %u here, classfs-run starts a "
+			       "classfsd of its own", opt->socket,
 			       (unsigned int)geteuid());
 	return 0;
 }
@@ -322,7 +326,7 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 		return set_err(err, -ENOMEM, "out of memory");
 	run->ctl_fd = run->ns_user = run->ns_mnt = run->ns_net = run->root = -1;
 	a.opt = opt;
-	a.userns = geteuid() != 0;
+	a.userns = !cfs_userns_privileged();
 	/*
 	 * A caller with the capabilities in a user namespace of its own (a
 	 * test runner that made it to go in and out of environments) gets

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * userns.c - a classfs-run environment for a caller who is not root: the
+ * userns.c - a classfs-run environment for a caller who is not root (or
+ * is uid 0 in a user namespace other than the initial one): the
  * holder makes a user namespace of its own, in which it may make the
  * mount and network namespaces and mount what the environment needs.
  *
@@ -121,6 +122,45 @@ int cfs_userns_enter(uid_t uid, gid_t gid, bool as_root, char *msg, size_t size)
 		return cfs_userns_refusal(r, "cannot map the caller's uid and gid in a user namespace",
 					  msg, size);
 	return 0;
+}
+
+/* the initial user namespace maps every uid to itself, and only it (systemd's test too) */
+static bool in_initial_userns(void)
+{
+	char buf[256];
+	unsigned long inside, outside, count;
+	ssize_t n;
+	int fd, end = 0;
+
+	fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;	/* no /proc: nothing says otherwise */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	return sscanf(buf, " %lu %lu %lu %n", &inside, &outside, &count, &end) == 3 &&
+	       inside == 0 && outside == 0 && count == 4294967295ul && !buf[end];
+}
+
+/**
+ * cfs_userns_privileged() - whether the caller may make the environment
+ * as root does: device nodes in a tmpfs /dev.  The kernel lets mknod()
+ * make a device only to a process with CAP_MKNOD in the initial user
+ * namespace; uid 0 of a container's user namespace gets EPERM and takes
+ * the way of a caller who is not root (a FUSE /dev view).
+ */
+bool cfs_userns_privileged(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (geteuid() != 0 || !in_initial_userns())
+		return false;
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	return data[CAP_TO_INDEX(CAP_MKNOD)].effective & CAP_TO_MASK(CAP_MKNOD);
 }
 
 /**

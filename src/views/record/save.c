@@ -399,6 +399,46 @@ static bool is_ancestor(const char *a, const char *b)
 	return !strncmp(a, b, n) && (b[n] == '/' || !b[n]);
 }
 
+/*
+ * The devices at @want and at each directory above it, parents first,
+ * referenced: found by name along the path, not by walking the whole tree
+ * (a client following hotplug saves each new device on its own).
+ */
+static int collect_path(struct classfs_tree *tree, const char *want, struct rec_devlist *l)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(want);
+
+	*l = (struct rec_devlist){ 0 };
+	if (len >= sizeof(path))
+		return -ENAMETOOLONG;
+	for (size_t i = 1; i <= len; i++) {
+		struct classfs_device *dev;
+
+		if (i < len && want[i] != '/')
+			continue;
+		memcpy(path, want, i);
+		path[i] = '\0';
+		dev = classfs_tree_find_device(tree, path);
+		if (!dev)
+			continue;
+		if (l->n == l->cap) {
+			size_t cap = l->cap ? l->cap * 2 : 16;
+			struct classfs_device **v = realloc(l->v, cap * sizeof(*v));
+
+			if (!v) {
+				classfs_device_put(dev);
+				cfs_rec_devlist_free(l);
+				return -ENOMEM;
+			}
+			l->v = v;
+			l->cap = cap;
+		}
+		l->v[l->n++] = dev;
+	}
+	return 0;
+}
+
 /**
  * classfs_record_save() - write @tree (or @syspath and its parents) in
  * umockdev format, canonical order.
@@ -421,7 +461,7 @@ int classfs_record_save(struct classfs_tree *tree, const char *syspath, FILE *ou
 		if (strncmp(want, "/devices/", 9))
 			return -EINVAL;
 	}
-	r = cfs_rec_collect(tree, &l);
+	r = want ? collect_path(tree, want, &l) : cfs_rec_collect(tree, &l);
 	if (r < 0)
 		return r;
 	v = calloc(l.n ? l.n : 1, sizeof(*v));
