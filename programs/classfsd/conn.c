@@ -42,17 +42,17 @@ struct outmsg {
 
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t conns_cond = PTHREAD_COND_INITIALIZER;
-static struct conn *conns;
+static struct cfsd_conn *conns;
 static unsigned int nconns;
 
-struct conn *cfsd_conn_get(struct conn *c)
+struct cfsd_conn *cfsd_conn_get(struct cfsd_conn *c)
 {
 	if (c)
 		atomic_fetch_add(&c->refs, 1);
 	return c;
 }
 
-void cfsd_conn_put(struct conn *c)
+void cfsd_conn_put(struct cfsd_conn *c)
 {
 	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
@@ -72,7 +72,7 @@ void cfsd_conn_put(struct conn *c)
 }
 
 /* under send_lock: send what was posted, in order; a CALL not sent ends at once */
-static void flush_locked(struct conn *c)
+static void flush_locked(struct cfsd_conn *c)
 {
 	for (;;) {
 		struct outmsg *o;
@@ -101,7 +101,7 @@ static void flush_locked(struct conn *c)
  * poster that found the lock taken counted its message before trying it,
  * so the holder sees the count after unlocking, or the next holder does.
  */
-static void send_unlock(struct conn *c)
+static void send_unlock(struct cfsd_conn *c)
 {
 	for (;;) {
 		pthread_mutex_unlock(&c->send_lock);
@@ -117,7 +117,7 @@ static void send_unlock(struct conn *c)
  * the lock when it lets go.  One that cannot be sent ends the call
  * (cfsd_call_failed()).  Return: 0 or -ENOMEM.
  */
-int cfsd_conn_post(struct conn *c, const struct cfs_buf *b, uint64_t call_id)
+int cfsd_conn_post(struct cfsd_conn *c, const struct cfs_buf *b, uint64_t call_id)
 {
 	struct outmsg *o = malloc(sizeof(*o) + b->len);
 
@@ -142,7 +142,7 @@ int cfsd_conn_post(struct conn *c, const struct cfs_buf *b, uint64_t call_id)
 	return 0;
 }
 
-int cfsd_conn_send(struct conn *c, struct cfs_buf *b, bool nonblock)
+int cfsd_conn_send(struct cfsd_conn *c, struct cfs_buf *b, bool nonblock)
 {
 	ssize_t n;
 	int r = 0;
@@ -150,7 +150,7 @@ int cfsd_conn_send(struct conn *c, struct cfs_buf *b, bool nonblock)
 	if (b->err)
 		return b->err;
 	cfs_buf_seal(b);
-	if (b->len > D.cfg.max_msg)
+	if (b->len > cfsd.cfg.max_msg)
 		return -EMSGSIZE;
 	pthread_mutex_lock(&c->send_lock);
 	/*
@@ -176,7 +176,7 @@ int cfsd_conn_send(struct conn *c, struct cfs_buf *b, bool nonblock)
 
 static void *worker_main(void *arg)
 {
-	struct conn *c = arg;
+	struct cfsd_conn *c = arg;
 
 	for (;;) {
 		struct qmsg *q;
@@ -202,7 +202,7 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static void enqueue(struct conn *c, const uint8_t *buf, size_t len)
+static void enqueue(struct cfsd_conn *c, const uint8_t *buf, size_t len)
 {
 	struct qmsg *q = malloc(sizeof(*q) + len);
 
@@ -227,7 +227,7 @@ static void enqueue(struct conn *c, const uint8_t *buf, size_t len)
 }
 
 /* an oversized message: answer it without reading its content */
-static void reply_too_big(struct conn *c, const uint8_t *buf, size_t n)
+static void reply_too_big(struct cfsd_conn *c, const uint8_t *buf, size_t n)
 {
 	uint32_t serial = 0, magic;
 	struct cfs_buf b;
@@ -237,7 +237,7 @@ static void reply_too_big(struct conn *c, const uint8_t *buf, size_t n)
 	if (magic == CFS_PROTO_MAGIC)
 		memcpy(&serial, buf + 8, 4);
 	snprintf(msg, sizeof(msg), "message of %zu bytes exceeds the limit of %zu bytes", n,
-		 D.cfg.max_msg);
+		 cfsd.cfg.max_msg);
 	cfs_buf_init(&b);
 	cfs_buf_hdr(&b, CFS_OP_REPLY, serial, 0);
 	cfs_buf_i32(&b, CFS_T_ERROR, -EMSGSIZE);
@@ -248,17 +248,17 @@ static void reply_too_big(struct conn *c, const uint8_t *buf, size_t n)
 
 static void *reader_main(void *arg)
 {
-	struct conn *c = arg;
+	struct cfsd_conn *c = arg;
 	uint16_t op;
 
 	for (;;) {
-		ssize_t n = recv(c->fd, c->rbuf, D.cfg.max_msg, MSG_TRUNC);
+		ssize_t n = recv(c->fd, c->rbuf, cfsd.cfg.max_msg, MSG_TRUNC);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		if ((size_t)n > D.cfg.max_msg) {
+		if ((size_t)n > cfsd.cfg.max_msg) {
 			reply_too_big(c, c->rbuf, (size_t)n);
 			continue;
 		}
@@ -289,7 +289,7 @@ static void *reader_main(void *arg)
 	cfsd_unbind_all(c);
 
 	pthread_mutex_lock(&conns_lock);
-	for (struct conn **pp = &conns; *pp; pp = &(*pp)->next)
+	for (struct cfsd_conn **pp = &conns; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
 			break;
@@ -307,7 +307,7 @@ int cfsd_conn_start(int fd)
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	pthread_attr_t attr;
-	struct conn *c;
+	struct cfsd_conn *c;
 	int r;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
@@ -317,7 +317,7 @@ int cfsd_conn_start(int fd)
 		return r;
 	c = calloc(1, sizeof(*c));
 	if (c)
-		c->rbuf = malloc(D.cfg.max_msg);
+		c->rbuf = malloc(cfsd.cfg.max_msg);
 	if (!c || !c->rbuf) {
 		free(c);
 		cfsd_quota_uncharge(cred.uid, CFSD_Q_CONN, 1);
@@ -363,7 +363,7 @@ int cfsd_conn_start(int fd)
 		pthread_mutex_unlock(&c->qlock);
 		pthread_join(c->worker, NULL);
 		pthread_mutex_lock(&conns_lock);
-		for (struct conn **pp = &conns; *pp; pp = &(*pp)->next)
+		for (struct cfsd_conn **pp = &conns; *pp; pp = &(*pp)->next)
 			if (*pp == c) {
 				*pp = c->next;
 				break;
@@ -381,7 +381,7 @@ int cfsd_conn_start(int fd)
 void cfsd_conn_stop_all(void)
 {
 	pthread_mutex_lock(&conns_lock);
-	for (struct conn *c = conns; c; c = c->next)
+	for (struct cfsd_conn *c = conns; c; c = c->next)
 		shutdown(c->fd, SHUT_RDWR);
 	while (nconns)
 		pthread_cond_wait(&conns_cond, &conns_lock);

@@ -51,54 +51,54 @@ struct cfsd_config {
 	size_t max_subs;
 };
 
-struct conn;
+struct cfsd_conn;
 
 /* every published object: its owner and, when bound, its connection */
-struct obj {
+struct cfsd_obj {
 	uid_t owner;
-	struct conn *bound;		/* NULL: not bound */
-	struct obj *bprev, *bnext;	/* the connection's bound objects, in creation order */
-	struct obj *aprev, *anext;	/* every object, in creation order */
+	struct cfsd_conn *bound;		/* NULL: not bound */
+	struct cfsd_obj *bprev, *bnext;	/* the connection's bound objects, in creation order */
+	struct cfsd_obj *aprev, *anext;	/* every object, in creation order */
 	bool is_class;
 };
 
-struct rclass {
-	struct obj o;
+struct cfsd_rclass {
+	struct cfsd_obj o;
 	struct classfs_class *cls;	/* a reference held */
 	char *name;
 	bool foreign;			/* made by the record loader: it unregisters it */
-	struct rclass *hnext;
+	struct cfsd_rclass *hnext;
 	uint32_t hash;			/* of name */
 };
 
-struct rdev;
+struct cfsd_rdev;
 
 /* one attribute of a published device: a stored value or a remote one */
-struct rattr {
+struct cfsd_rattr {
 	struct classfs_device_attribute a;
-	struct rdev *d;
+	struct cfsd_rdev *d;
 	char *path;			/* "name" or "dir/name" as the client named it */
 	uint8_t *value;			/* stored value (under the value lock) */
 	size_t len;
 	bool remote;
 };
 
-struct rdev {
-	struct obj o;
+struct cfsd_rdev {
+	struct cfsd_obj o;
 	struct classfs_device dev;
 	struct classfs_device_type type;
 	struct classfs_attribute_group *groups;		/* ngroups of them */
 	const struct classfs_attribute_group **group_ptrs;
 	const struct classfs_device_attribute **attr_ptrs;
-	struct rattr *attrs;
+	struct cfsd_rattr *attrs;
 	unsigned int nattrs, ngroups;
 	char *key;			/* "CLASS/NAME" or "/NAME" (physical) */
-	char *name;			/* the name its publisher knows it by (under D.vlock): names it in
+	char *name;			/* the name its publisher knows it by (under cfsd.vlock): names it in
 					 * remote calls; follows renames the publisher makes */
 	char *cls_name;			/* NULL for a physical device */
 	char *devtype;
-	struct conn *remote;		/* serves the remote attributes (a reference) */
-	struct rdev *hnext;
+	struct cfsd_conn *remote;		/* serves the remote attributes (a reference) */
+	struct cfsd_rdev *hnext;
 	uint32_t hash;			/* of key */
 };
 
@@ -113,30 +113,30 @@ struct cfsd {
 	pthread_mutex_t lock;
 	/* values of stored attributes and the rdev -> conn links of remote ones */
 	pthread_mutex_t vlock;
-	struct obj *all_first, *all_last;
-	struct rclass **classes;
+	struct cfsd_obj *all_first, *all_last;
+	struct cfsd_rclass **classes;
 	size_t nclass_buckets, nclasses;
-	struct rdev **devs;
+	struct cfsd_rdev **devs;
 	size_t ndev_buckets, ndevs;
 	struct classfs_bus **buses;
 	size_t nbuses;
 };
 
-extern struct cfsd D;
+extern struct cfsd cfsd;
 
 /* registry.c */
 int cfsd_registry_init(void);
 void cfsd_registry_shutdown(void);
-struct rclass *cfsd_class_lookup(const char *name);
-struct rdev *cfsd_dev_lookup(const char *cls, const char *name);
-int cfsd_class_create(const char *name, uid_t owner, struct conn *bind, struct rclass **out,
+struct cfsd_rclass *cfsd_class_lookup(const char *name);
+struct cfsd_rdev *cfsd_dev_lookup(const char *cls, const char *name);
+int cfsd_class_create(const char *name, uid_t owner, struct cfsd_conn *bind, struct cfsd_rclass **out,
 		      char *msg, size_t msgsz);
-int cfsd_class_remove(struct rclass *rc);
-int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg, size_t msgsz);
-int cfsd_dev_remove(struct rdev *rd);
-int cfsd_dev_rename(struct rdev *rd, const char *new_name, const struct conn *by);
-void cfsd_unbind_all(struct conn *c);
-bool cfsd_may_change(const struct obj *o, uid_t uid);
+int cfsd_class_remove(struct cfsd_rclass *rc);
+int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c, char *msg, size_t msgsz);
+int cfsd_dev_remove(struct cfsd_rdev *rd);
+int cfsd_dev_rename(struct cfsd_rdev *rd, const char *new_name, const struct cfsd_conn *by);
+void cfsd_unbind_all(struct cfsd_conn *c);
+bool cfsd_may_change(const struct cfsd_obj *o, uid_t uid);
 
 /* access.c */
 uid_t cfsd_dev_owner(const struct classfs_device *dev);
@@ -144,7 +144,7 @@ int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, ui
 		    char *who, size_t whosz);
 
 /* remove.c */
-int cfsd_remove_with_dependents(uid_t uid, struct rclass *rc, struct classfs_device *top,
+int cfsd_remove_with_dependents(uid_t uid, struct cfsd_rclass *rc, struct classfs_device *top,
 				const char *what, char *msg, size_t msgsz);
 
 /* quota.c: what each uid holds, within its limits */
@@ -163,10 +163,10 @@ int cfsd_quota_charge(uid_t uid, enum cfsd_quota q, size_t n, char *msg, size_t 
 void cfsd_quota_uncharge(uid_t uid, enum cfsd_quota q, size_t n);
 void cfsd_quota_shutdown(void);
 int cfsd_quota_conn_admit(int fd, uid_t uid);
-void cfsd_quota_conn_end(struct conn *c);
+void cfsd_quota_conn_end(struct cfsd_conn *c);
 
 /* conn.c */
-struct conn {
+struct cfsd_conn {
 	int fd;
 	uid_t uid;
 	pid_t pid;
@@ -184,41 +184,41 @@ struct conn {
 	pthread_mutex_t olock;
 	struct outmsg *out_head, *out_tail;
 	atomic_uint nout;
-	/* bound objects (under D.lock) */
-	struct obj *bound_first, *bound_last;
+	/* bound objects (under cfsd.lock) */
+	struct cfsd_obj *bound_first, *bound_last;
 	/* LOAD chunks so far */
 	uint8_t *load;
 	size_t load_len, load_cap;
 	/* subscription */
-	struct sub *sub;
+	struct cfsd_sub *sub;
 	bool sub_charged;	/* counted in its uid's subscriptions (quota.c) */
-	struct conn *next;	/* D's list of connections */
+	struct cfsd_conn *next;	/* the list of connections */
 	uint8_t *rbuf;
 };
 
 int cfsd_conn_start(int fd);
 void cfsd_conn_stop_all(void);
-struct conn *cfsd_conn_get(struct conn *c);
-void cfsd_conn_put(struct conn *c);
-int cfsd_conn_send(struct conn *c, struct cfs_buf *b, bool nonblock);
-int cfsd_conn_post(struct conn *c, const struct cfs_buf *b, uint64_t call_id);
+struct cfsd_conn *cfsd_conn_get(struct cfsd_conn *c);
+void cfsd_conn_put(struct cfsd_conn *c);
+int cfsd_conn_send(struct cfsd_conn *c, struct cfs_buf *b, bool nonblock);
+int cfsd_conn_post(struct cfsd_conn *c, const struct cfs_buf *b, uint64_t call_id);
 
 /* call.c */
-ssize_t cfsd_remote_call(struct conn *c, struct rattr *ra, unsigned int kind, char *buf,
+ssize_t cfsd_remote_call(struct cfsd_conn *c, struct cfsd_rattr *ra, unsigned int kind, char *buf,
 			 const char *in, size_t count);
-void cfsd_call_reply(struct conn *c, const uint8_t *msg, size_t len);
-void cfsd_call_failed(struct conn *c, uint64_t id);
-void cfsd_calls_fail(struct conn *c);
+void cfsd_call_reply(struct cfsd_conn *c, const uint8_t *msg, size_t len);
+void cfsd_call_failed(struct cfsd_conn *c, uint64_t id);
+void cfsd_calls_fail(struct cfsd_conn *c);
 
 /* ops.c */
-void cfsd_handle(struct conn *c, const uint8_t *buf, size_t len);
+void cfsd_handle(struct cfsd_conn *c, const uint8_t *buf, size_t len);
 
 /* events.c */
 int cfsd_events_init(void);
 void cfsd_events_shutdown(void);
-int cfsd_subscribe(struct conn *c, uint32_t serial, uint64_t from);
-void cfsd_unsubscribe(struct conn *c);
-int cfsd_replay(struct conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
+int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from);
+void cfsd_unsubscribe(struct cfsd_conn *c);
+int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
 		size_t msgsz);
 
 #endif

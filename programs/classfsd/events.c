@@ -37,8 +37,8 @@ struct slot {
 	uint8_t *data;		/* the encoded CFS_T_EVENT field, header included */
 };
 
-struct sub {
-	struct conn *c;
+struct cfsd_sub {
+	struct cfsd_conn *c;
 	uint64_t cursor;	/* next SEQNUM to send */
 	bool closing;
 	pthread_t thread;
@@ -97,8 +97,8 @@ static void on_event(const struct classfs_uevent *ev, void *data)
 	struct slot *s;
 
 #ifdef HAVE_WIRE
-	if (D.netlink_fd >= 0) {
-		int r = classfs_netlink_udev_send(D.netlink_fd, ev);
+	if (cfsd.netlink_fd >= 0) {
+		int r = classfs_netlink_udev_send(cfsd.netlink_fd, ev);
 
 		if (r < 0)
 			log_debug("netlink send of SEQNUM %llu: %s", (unsigned long long)ev->seqnum,
@@ -136,7 +136,7 @@ static unsigned int take_events(struct cfs_buf *b, uint64_t *cursor, uint64_t up
 
 		if (s->seq != *cursor)
 			continue;
-		if (b->len + s->len > D.cfg.max_msg) {
+		if (b->len + s->len > cfsd.cfg.max_msg) {
 			if (b->len > CFS_HDR_SIZE)
 				break;
 			/* alone too big for a message (a small --max-message): skipped */
@@ -152,7 +152,7 @@ static unsigned int take_events(struct cfs_buf *b, uint64_t *cursor, uint64_t up
 
 static void *sender_main(void *arg)
 {
-	struct sub *sub = arg;
+	struct cfsd_sub *sub = arg;
 	struct cfs_buf b;
 
 	cfs_buf_init(&b);
@@ -183,7 +183,7 @@ static void *sender_main(void *arg)
 			gap_first = sub->cursor;
 			gap_last = R.first - 1;
 			sub->cursor = R.first;
-		} else if (R.head - sub->cursor + 1 > D.cfg.sub_queue) {
+		} else if (R.head - sub->cursor + 1 > cfsd.cfg.sub_queue) {
 			gap_first = sub->cursor;
 			gap_last = R.head;
 			sub->cursor = R.head + 1;
@@ -209,9 +209,9 @@ static void *sender_main(void *arg)
 	return NULL;
 }
 
-int cfsd_subscribe(struct conn *c, uint32_t serial, uint64_t from)
+int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from)
 {
-	struct sub *sub;
+	struct cfsd_sub *sub;
 	struct cfs_buf b;
 	uint64_t head;
 	int r;
@@ -228,7 +228,7 @@ int cfsd_subscribe(struct conn *c, uint32_t serial, uint64_t from)
 	 * allowed before a gap notice is what --subscriber-queue says.
 	 */
 	{
-		int sz = (int)(4 * D.cfg.max_msg);
+		int sz = (int)(4 * cfsd.cfg.max_msg);
 
 		if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) < 0)
 			log_debug("SO_SNDBUF: %m");
@@ -257,9 +257,9 @@ int cfsd_subscribe(struct conn *c, uint32_t serial, uint64_t from)
 	return 1;	/* replied */
 }
 
-void cfsd_unsubscribe(struct conn *c)
+void cfsd_unsubscribe(struct cfsd_conn *c)
 {
-	struct sub *sub = c->sub;
+	struct cfsd_sub *sub = c->sub;
 
 	if (!sub)
 		return;
@@ -274,7 +274,7 @@ void cfsd_unsubscribe(struct conn *c)
 	c->sub = NULL;
 }
 
-int cfsd_replay(struct conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
+int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
 		size_t msgsz)
 {
 	struct cfs_buf b;
@@ -332,19 +332,19 @@ int cfsd_events_init(void)
 	size_t size = 1;
 	int id;
 
-	while (size < D.cfg.ring_size)
+	while (size < cfsd.cfg.ring_size)
 		size <<= 1;
 	R.size = size;
 	R.slots = calloc(size, sizeof(*R.slots));
 	if (!R.slots)
 		return -ENOMEM;
-	D.netlink_fd = -1;
-	if (D.cfg.netlink) {
+	cfsd.netlink_fd = -1;
+	if (cfsd.cfg.netlink) {
 #ifdef HAVE_WIRE
-		D.netlink_fd = classfs_netlink_udev_open();
-		if (D.netlink_fd < 0) {
-			log_err("cannot open the udev netlink socket: %s", strerror(-D.netlink_fd));
-			return D.netlink_fd;
+		cfsd.netlink_fd = classfs_netlink_udev_open();
+		if (cfsd.netlink_fd < 0) {
+			log_err("cannot open the udev netlink socket: %s", strerror(-cfsd.netlink_fd));
+			return cfsd.netlink_fd;
 		}
 		log_info("broadcasting events in udev format on NETLINK_KOBJECT_UEVENT group 2");
 #else
@@ -352,7 +352,7 @@ int cfsd_events_init(void)
 		return -ENOSYS;
 #endif
 	}
-	id = classfs_listener_add(D.tree, on_event, NULL);
+	id = classfs_listener_add(cfsd.tree, on_event, NULL);
 	if (id < 0)
 		return id;
 	R.listener = id;
@@ -362,13 +362,13 @@ int cfsd_events_init(void)
 void cfsd_events_shutdown(void)
 {
 	if (R.listener > 0)
-		classfs_listener_remove(D.tree, R.listener);
+		classfs_listener_remove(cfsd.tree, R.listener);
 	R.listener = 0;
 	for (size_t i = 0; i < R.size; i++)
 		free(R.slots[i].data);
 	free(R.slots);
 	R.slots = NULL;
-	if (D.netlink_fd >= 0)
-		close(D.netlink_fd);
-	D.netlink_fd = -1;
+	if (cfsd.netlink_fd >= 0)
+		close(cfsd.netlink_fd);
+	cfsd.netlink_fd = -1;
 }
