@@ -6,8 +6,8 @@
  *
  * Every call in progress is on one list in deadline order (the timeout is
  * the same for all, so that is the order they were made in).  Whoever
- * unlinks a call finishes it, exactly once: the connection's reader when
- * the answer comes, the timer thread at the deadline, the reader again
+ * unlinks a call finishes it, exactly once: the event loop when
+ * the answer comes, the timer thread at the deadline, the loop again
  * when the publisher goes, or the caller itself when the timer is missing.
  *
  * A call made from a read or write that can be answered later (the FUSE
@@ -295,7 +295,7 @@ ssize_t cfsd_remote_call(struct cfsd_conn *c, struct cfsd_rattr *ra, unsigned in
 
 /**
  * cfsd_call_reply() - a CALL_REPLY read from @c (@len bytes at @msg), by
- * @c's reader: the call it answers ends with it.  One that answers no call
+ * the event loop: the call it answers ends with it.  One that answers no call
  * in progress (late, or never made) is dropped; a malformed one is
  * answered with the decoding error.
  */
@@ -314,7 +314,7 @@ void cfsd_call_reply(struct cfsd_conn *c, const uint8_t *msg, size_t len)
 		cfs_buf_hdr(&b, CFS_OP_REPLY, m.serial, 0);
 		cfs_buf_i32(&b, CFS_T_ERROR, (int32_t)r);
 		cfs_buf_str(&b, CFS_T_MESSAGE, cfs_msg_error_text((int)r));
-		cfsd_conn_send(c, &b, true);
+		cfsd_conn_send(c, &b);
 		cfs_buf_free(&b);
 		return;
 	}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon.h - classfsd's parts: options, registry of published objects,
- * connections, remote attribute calls, request handlers, the event ring
- * and its subscribers.
+ * connections, the event loop that serves them and the worker pool that
+ * runs their requests, remote attribute calls, request handlers, the
+ * event ring and its subscribers.
  */
 #ifndef CLASSFSD_DAEMON_H
 #define CLASSFSD_DAEMON_H
@@ -109,6 +110,8 @@ struct cfsd {
 	struct classfs_mount *dev_mount;
 	int listen_fd;
 	int netlink_fd;
+	int epoll_fd;
+	int wake_fd;			/* eventfd: kicks and new events for the loop */
 	/* registry: classes and devices, their owners and bindings */
 	pthread_mutex_t lock;
 	/* values of stored attributes and the rdev -> conn links of remote ones */
@@ -165,43 +168,75 @@ void cfsd_quota_shutdown(void);
 int cfsd_quota_conn_admit(int fd, uid_t uid);
 void cfsd_quota_conn_end(struct cfsd_conn *c);
 
-/* conn.c */
+/*
+ * One client connection.  The event loop (loop.c) reads it and writes its
+ * output; its requests run one at a time, in order, on a thread of the
+ * worker pool (pool.c).  Each field says who may touch it.
+ */
 struct cfsd_conn {
 	int fd;
 	uid_t uid;
 	pid_t pid;
 	atomic_int refs;
-	atomic_bool dead;
-	pthread_t reader, worker;
-	pthread_mutex_t send_lock;
-	/* requests read, waiting for the worker */
-	pthread_mutex_t qlock;
-	pthread_cond_t qcond;
-	struct qmsg *qhead, *qtail;
+	atomic_bool dead;		/* no more output, no more calls (set under olock) */
+	/* the loop's only */
+	bool readable;			/* EPOLLIN seen, not yet read to EAGAIN */
+	bool ended;			/* hung up: its teardown is the pool's */
+	struct cfsd_sub *sub;		/* the subscription the loop serves (events.c) */
+	struct cfsd_conn *lprev, *lnext;	/* the loop's connections */
+	/* requests waiting for the pool (its lock: pool.c) */
+	struct cfsd_req *qhead, *qtail;
 	unsigned int qlen;
-	bool qclosed;
-	/* CALLs posted while another thread was sending (conn.c) */
+	bool scheduled;			/* on the pool's run list or being run */
+	bool closing;			/* no more requests: tear down when idle */
+	atomic_bool read_paused;	/* the loop stopped reading: qlen reached its bound */
+	struct cfsd_conn *run_next;
+	/* output not yet taken by the socket, in order (olock) */
 	pthread_mutex_t olock;
-	struct outmsg *out_head, *out_tail;
-	atomic_uint nout;
+	struct cfsd_out *out_head, *out_tail;
+	size_t out_bytes;
+	uint64_t sub_from;		/* a subscription to start from this SEQNUM (0: none) */
+	/* waiting for the loop's attention (loop.c's kick lock) */
+	bool kicked;
+	struct cfsd_conn *kick_next;
 	/* bound objects (under cfsd.lock) */
 	struct cfsd_obj *bound_first, *bound_last;
-	/* LOAD chunks so far */
-	uint8_t *load;
+	/* the requests' own (one runs at a time) */
+	uint8_t *load;			/* LOAD chunks so far */
 	size_t load_len, load_cap;
-	/* subscription */
-	struct cfsd_sub *sub;
-	bool sub_charged;	/* counted in its uid's subscriptions (quota.c) */
-	struct cfsd_conn *next;	/* the list of connections */
-	uint8_t *rbuf;
+	bool subscribed;
+	bool sub_charged;		/* counted in its uid's subscriptions (quota.c) */
 };
 
+/* conn.c */
 int cfsd_conn_start(int fd);
-void cfsd_conn_stop_all(void);
 struct cfsd_conn *cfsd_conn_get(struct cfsd_conn *c);
 void cfsd_conn_put(struct cfsd_conn *c);
-int cfsd_conn_send(struct cfsd_conn *c, struct cfs_buf *b, bool nonblock);
+int cfsd_conn_send(struct cfsd_conn *c, struct cfs_buf *b);
 int cfsd_conn_post(struct cfsd_conn *c, const struct cfs_buf *b, uint64_t call_id);
+bool cfsd_conn_flush(struct cfsd_conn *c);
+void cfsd_conn_read(struct cfsd_conn *c, uint8_t *buf);
+void cfsd_conn_end(struct cfsd_conn *c);
+void cfsd_conn_teardown(struct cfsd_conn *c);
+void cfsd_conn_wait_all(void);
+
+/* loop.c */
+int cfsd_loop_init(void);
+int cfsd_loop_add(struct cfsd_conn *c);
+void cfsd_loop_del(struct cfsd_conn *c);
+void cfsd_loop_kick(struct cfsd_conn *c);
+void cfsd_loop_wake(void);
+int cfsd_loop_run(int signal_fd);
+void cfsd_loop_shutdown(void);
+void cfsd_loop_free(void);
+
+/* pool.c */
+#define CFSD_QUEUE_MAX 64	/* requests of one connection read ahead of their execution */
+#define CFSD_WORKERS_MAX 32	/* threads that run requests */
+bool cfsd_pool_queue(struct cfsd_conn *c, const uint8_t *msg, size_t len);
+void cfsd_pool_close(struct cfsd_conn *c);
+void cfsd_pool_stop(void);
+unsigned int cfsd_pool_threads(void);
 
 /* call.c */
 ssize_t cfsd_remote_call(struct cfsd_conn *c, struct cfsd_rattr *ra, unsigned int kind, char *buf,
@@ -217,7 +252,12 @@ void cfsd_handle(struct cfsd_conn *c, const uint8_t *buf, size_t len);
 int cfsd_events_init(void);
 void cfsd_events_shutdown(void);
 int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from);
-void cfsd_unsubscribe(struct cfsd_conn *c);
+void cfsd_events_start(struct cfsd_conn *c, uint64_t from);
+void cfsd_events_send(struct cfsd_conn *c);
+void cfsd_events_stop(struct cfsd_conn *c);
+void cfsd_events_notified(void);
+void cfsd_events_fanout(void);
+int cfsd_events_timer_fd(void);
 int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
 		size_t msgsz);
 

@@ -1,21 +1,28 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * events.c - event fan-out: one shared ring of encoded events (the replay
- * ring), each subscriber a cursor into it with a sender thread of its own,
+ * ring), each subscriber a cursor into it that the event loop advances,
  * and the opt-in udev netlink broadcast.
  *
- * The tree's listener only copies the event into the ring: it never waits
- * for a subscriber.  A sender takes as many events as fit in one message
- * from its cursor; one that has fallen more than its queue allows behind
- * the head (or whose next events were overwritten) is sent a GAP notice
- * naming the range it missed and continues from the head; the client may
- * fetch the range with REPLAY while the ring still holds it.
+ * The tree's listener only copies the event into the ring and wakes the
+ * loop: it never waits for a subscriber.  The loop lets events gather
+ * for LINGER_NS (a bulk add makes them one at a time) unless
+ * LINGER_EVENTS came, then sends each subscriber as many as fit in one
+ * message from its cursor, and more while its socket takes them.  A
+ * subscriber whose socket is full keeps its cursor and is served again
+ * when the socket has room (EPOLLOUT): events are never copied per
+ * subscriber, the ring is its queue.  One that has fallen more than its
+ * queue allows behind the head (or whose next events were overwritten)
+ * is sent a GAP notice naming the range it missed and continues from the
+ * head; the client may fetch the range with REPLAY while the ring still
+ * holds it.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,7 +33,7 @@
 
 #include "daemon.h"
 
-/* a sender with fewer events than this waits LINGER_NS for more */
+/* fewer new events than this wait LINGER_NS for more before they are sent */
 #define LINGER_EVENTS 64
 #define LINGER_NS (500 * 1000L)
 
@@ -37,23 +44,30 @@ struct slot {
 	uint8_t *data;		/* the encoded CFS_T_EVENT field, header included */
 };
 
+/* a subscriber (the loop's only) */
 struct cfsd_sub {
 	struct cfsd_conn *c;
 	uint64_t cursor;	/* next SEQNUM to send */
-	bool closing;
-	pthread_t thread;
+	struct cfsd_sub *prev, *next;
 };
 
 static struct {
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	struct slot *slots;
 	size_t size;		/* a power of two */
 	uint64_t head;		/* last SEQNUM stored, 0 when none */
 	uint64_t first;		/* oldest SEQNUM still stored */
-	unsigned int waiters;
 	int listener;
-} R = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+} R = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* the loop's side */
+static struct {
+	struct cfsd_sub *subs;
+	uint64_t sent_head;	/* R.head at the last fan-out */
+	bool armed;		/* the linger timer runs */
+	int timer_fd;
+	struct cfs_buf b;	/* the message being sent */
+} S = { .timer_fd = -1 };
 
 /* encode @ev as a CFS_T_EVENT field straight into @s (under R.lock) */
 static int slot_fill(struct slot *s, const struct classfs_uevent *ev)
@@ -118,9 +132,8 @@ static void on_event(const struct classfs_uevent *ev, void *data)
 		R.first = ev->seqnum;
 	if (ev->seqnum >= R.size && R.first < ev->seqnum - R.size + 1)
 		R.first = ev->seqnum - R.size + 1;
-	if (R.waiters)
-		pthread_cond_broadcast(&R.cond);
 	pthread_mutex_unlock(&R.lock);
+	cfsd_loop_wake();
 }
 
 /*
@@ -150,94 +163,181 @@ static unsigned int take_events(struct cfs_buf *b, uint64_t *cursor, uint64_t up
 	return n;
 }
 
-static void *sender_main(void *arg)
+/*
+ * The next message for @sub into S.b: a GAP notice, or events from its
+ * cursor (advanced past them).  Under R.lock.  Return: false when there
+ * is nothing to send.
+ */
+static bool next_message(struct cfsd_sub *sub)
 {
-	struct cfsd_sub *sub = arg;
-	struct cfs_buf b;
+	uint64_t gap_first = 0, gap_last = 0;
 
-	cfs_buf_init(&b);
-	pthread_mutex_lock(&R.lock);
-	for (;;) {
-		uint64_t gap_first = 0, gap_last = 0;
-		unsigned int n = 0;
-
-		while (!sub->closing && sub->cursor > R.head) {
-			R.waiters++;
-			pthread_cond_wait(&R.cond, &R.lock);
-			R.waiters--;
-		}
-		if (sub->closing)
-			break;
-		if (R.head - sub->cursor + 1 < LINGER_EVENTS) {
-			/*
-			 * Few events: let more come (a bulk add produces them one at
-			 * a time) so that one message and one wakeup carry many.
-			 */
-			pthread_mutex_unlock(&R.lock);
-			nanosleep(&(struct timespec){ .tv_nsec = LINGER_NS }, NULL);
-			pthread_mutex_lock(&R.lock);
-			if (sub->closing)
-				break;
-		}
-		if (sub->cursor < R.first) {
-			gap_first = sub->cursor;
-			gap_last = R.first - 1;
-			sub->cursor = R.first;
-		} else if (R.head - sub->cursor + 1 > cfsd.cfg.sub_queue) {
-			gap_first = sub->cursor;
-			gap_last = R.head;
-			sub->cursor = R.head + 1;
-		}
-		cfs_buf_truncate(&b, 0);
-		if (gap_first) {
-			cfs_buf_hdr(&b, CFS_OP_GAP, 0, 0);
-			cfs_buf_u64(&b, CFS_T_SEQNUM, gap_first);
-			cfs_buf_u64(&b, CFS_T_SEQNUM_LAST, gap_last);
-		} else {
-			cfs_buf_hdr(&b, CFS_OP_EVENTS, 0, 0);
-			n = take_events(&b, &sub->cursor, R.head);
-		}
-		pthread_mutex_unlock(&R.lock);
-		if ((gap_first || n) && cfsd_conn_send(sub->c, &b, false) < 0) {
-			pthread_mutex_lock(&R.lock);
-			break;	/* gone: the reader cleans up */
-		}
-		pthread_mutex_lock(&R.lock);
+	if (sub->cursor < R.first) {
+		gap_first = sub->cursor;
+		gap_last = R.first - 1;
+		sub->cursor = R.first;
+	} else if (R.head - sub->cursor + 1 > cfsd.cfg.sub_queue) {
+		gap_first = sub->cursor;
+		gap_last = R.head;
+		sub->cursor = R.head + 1;
 	}
+	cfs_buf_truncate(&S.b, 0);
+	if (gap_first) {
+		cfs_buf_hdr(&S.b, CFS_OP_GAP, 0, 0);
+		cfs_buf_u64(&S.b, CFS_T_SEQNUM, gap_first);
+		cfs_buf_u64(&S.b, CFS_T_SEQNUM_LAST, gap_last);
+		return true;
+	}
+	cfs_buf_hdr(&S.b, CFS_OP_EVENTS, 0, 0);
+	return take_events(&S.b, &sub->cursor, R.head) > 0;
+}
+
+/**
+ * cfsd_events_send() - the loop: send @c's subscription what it has not
+ * had yet, while its socket takes it.  Replies waiting in its output
+ * queue go first: then nothing is sent here, the queue's flush calls
+ * again.
+ */
+void cfsd_events_send(struct cfsd_conn *c)
+{
+	struct cfsd_sub *sub = c->sub;
+
+	pthread_mutex_lock(&c->olock);
+	while (!atomic_load(&c->dead) && !c->out_head) {
+		uint64_t cursor = sub->cursor;
+		bool any;
+		ssize_t n;
+
+		pthread_mutex_lock(&R.lock);
+		if (sub->cursor > R.head) {
+			pthread_mutex_unlock(&R.lock);
+			break;
+		}
+		any = next_message(sub);
+		pthread_mutex_unlock(&R.lock);
+		if (!any)
+			continue;	/* holes only: the cursor moved past them */
+		cfs_buf_seal(&S.b);
+		if (S.b.err) {
+			log_err("cannot encode events for pid %d: %s", (int)c->pid,
+				strerror(-S.b.err));
+			break;
+		}
+		do
+			n = send(c->fd, S.b.p, S.b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			/* full: the same range (or a gap) when it has room; else it is gone */
+			sub->cursor = cursor;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->olock);
+}
+
+/** cfsd_events_start() - the loop: @c's subscription starts at SEQNUM @from */
+void cfsd_events_start(struct cfsd_conn *c, uint64_t from)
+{
+	struct cfsd_sub *sub = calloc(1, sizeof(*sub));
+
+	if (!sub) {
+		/* its SUBSCRIBE was answered: the client learns of the loss by a gap */
+		log_err("out of memory starting the subscription of pid %d", (int)c->pid);
+		return;
+	}
+	sub->c = c;
+	sub->cursor = from;
+	sub->next = S.subs;
+	if (S.subs)
+		S.subs->prev = sub;
+	S.subs = sub;
+	c->sub = sub;
+}
+
+/** cfsd_events_stop() - the loop: @c ended; its subscription with it */
+void cfsd_events_stop(struct cfsd_conn *c)
+{
+	struct cfsd_sub *sub = c->sub;
+
+	if (!sub)
+		return;
+	if (sub->prev)
+		sub->prev->next = sub->next;
+	else
+		S.subs = sub->next;
+	if (sub->next)
+		sub->next->prev = sub->prev;
+	free(sub);
+	c->sub = NULL;
+}
+
+/** cfsd_events_fanout() - the loop: every subscriber gets what came */
+void cfsd_events_fanout(void)
+{
+	S.armed = false;
+	pthread_mutex_lock(&R.lock);
+	S.sent_head = R.head;
 	pthread_mutex_unlock(&R.lock);
-	cfs_buf_free(&b);
-	return NULL;
+	for (struct cfsd_sub *sub = S.subs; sub; sub = sub->next)
+		cfsd_events_send(sub->c);
+}
+
+/**
+ * cfsd_events_notified() - the loop was woken: events came maybe.  Few
+ * wait LINGER_NS for more, so that one message and one wakeup of each
+ * subscriber carry many.
+ */
+void cfsd_events_notified(void)
+{
+	struct itimerspec its = { .it_value = { .tv_nsec = LINGER_NS } };
+	uint64_t head;
+
+	pthread_mutex_lock(&R.lock);
+	head = R.head;
+	pthread_mutex_unlock(&R.lock);
+	if (head == S.sent_head || !S.subs) {
+		S.sent_head = head;
+		return;
+	}
+	if (head - S.sent_head >= LINGER_EVENTS) {
+		cfsd_events_fanout();
+		return;
+	}
+	if (S.armed)
+		return;
+	if (timerfd_settime(S.timer_fd, 0, &its, NULL) == 0)
+		S.armed = true;
+	else
+		cfsd_events_fanout();
+}
+
+/** cfsd_events_timer_fd() - the linger timer, for the loop's epoll */
+int cfsd_events_timer_fd(void)
+{
+	return S.timer_fd;
 }
 
 int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from)
 {
-	struct cfsd_sub *sub;
 	struct cfs_buf b;
-	uint64_t head;
-	int r;
+	uint64_t head, cursor;
+	int sz, r;
 
-	if (c->sub)
+	if (c->subscribed)
 		return -EBUSY;
-	sub = calloc(1, sizeof(*sub));
-	if (!sub)
-		return -ENOMEM;
-	sub->c = c;
 	/*
 	 * The socket's own buffer is part of the subscriber's queue: fix it
 	 * (4 messages) rather than inherit the system's default, so the lag
 	 * allowed before a gap notice is what --subscriber-queue says.
 	 */
-	{
-		int sz = (int)(4 * cfsd.cfg.max_msg);
-
-		if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) < 0)
-			log_debug("SO_SNDBUF: %m");
-	}
+	sz = (int)(4 * cfsd.cfg.max_msg);
+	if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) < 0)
+		log_debug("SO_SNDBUF: %m");
 	pthread_mutex_lock(&R.lock);
 	head = R.head;
-	sub->cursor = from ? from : R.head + 1;
-	if (!sub->cursor)
-		sub->cursor = 1;
+	cursor = from ? from : R.head + 1;
+	if (!cursor)
+		cursor = 1;
 	pthread_mutex_unlock(&R.lock);
 
 	cfs_buf_init(&b);
@@ -245,33 +345,17 @@ int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from)
 	cfs_buf_i32(&b, CFS_T_ERROR, 0);
 	cfs_buf_str(&b, CFS_T_MESSAGE, "ok");
 	cfs_buf_u64(&b, CFS_T_SEQNUM, head);
-	r = cfsd_conn_send(c, &b, false);
+	r = cfsd_conn_send(c, &b);
 	cfs_buf_free(&b);
-	if (r == 0)
-		r = -pthread_create(&sub->thread, NULL, sender_main, sub);
-	if (r < 0) {
-		free(sub);
+	if (r < 0)
 		return r;
-	}
-	c->sub = sub;
+	/* the loop starts it, after the reply: events go behind what was queued */
+	pthread_mutex_lock(&c->olock);
+	c->sub_from = cursor;
+	pthread_mutex_unlock(&c->olock);
+	c->subscribed = true;
+	cfsd_loop_kick(c);
 	return 1;	/* replied */
-}
-
-void cfsd_unsubscribe(struct cfsd_conn *c)
-{
-	struct cfsd_sub *sub = c->sub;
-
-	if (!sub)
-		return;
-	pthread_mutex_lock(&R.lock);
-	sub->closing = true;
-	pthread_cond_broadcast(&R.cond);
-	pthread_mutex_unlock(&R.lock);
-	/* a sender blocked on a full socket: the peer is gone or going */
-	shutdown(c->fd, SHUT_WR);
-	pthread_join(sub->thread, NULL);
-	free(sub);
-	c->sub = NULL;
 }
 
 int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
@@ -301,7 +385,7 @@ int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t l
 		n = take_events(&b, &cursor, last < R.head ? last : R.head);
 		pthread_mutex_unlock(&R.lock);
 		if (n)
-			r = cfsd_conn_send(c, &b, false);
+			r = cfsd_conn_send(c, &b);
 		count += n;
 		pthread_mutex_lock(&R.lock);
 	}
@@ -322,7 +406,7 @@ int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t l
 	cfs_buf_i32(&b, CFS_T_ERROR, 0);
 	cfs_buf_str(&b, CFS_T_MESSAGE, "ok");
 	cfs_buf_u64(&b, CFS_T_COUNT, count);
-	r = cfsd_conn_send(c, &b, false);
+	r = cfsd_conn_send(c, &b);
 	cfs_buf_free(&b);
 	return r < 0 ? r : 1;
 }
@@ -338,6 +422,10 @@ int cfsd_events_init(void)
 	R.slots = calloc(size, sizeof(*R.slots));
 	if (!R.slots)
 		return -ENOMEM;
+	cfs_buf_init(&S.b);
+	S.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (S.timer_fd < 0)
+		return -errno;
 	cfsd.netlink_fd = -1;
 	if (cfsd.cfg.netlink) {
 #ifdef HAVE_WIRE
@@ -368,6 +456,10 @@ void cfsd_events_shutdown(void)
 		free(R.slots[i].data);
 	free(R.slots);
 	R.slots = NULL;
+	cfs_buf_free(&S.b);
+	if (S.timer_fd >= 0)
+		close(S.timer_fd);
+	S.timer_fd = -1;
 	if (cfsd.netlink_fd >= 0)
 		close(cfsd.netlink_fd);
 	cfsd.netlink_fd = -1;

@@ -8,7 +8,6 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -319,7 +318,8 @@ static int listen_socket(void)
 	if (probe >= 0)
 		close(probe);
 	unlink(cfsd.cfg.socket_path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	/* non-blocking: the event loop accepts until EAGAIN */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	/* owner, group and mode before listen(): nobody connects through looser rights */
@@ -441,13 +441,17 @@ int main(int argc, char **argv)
 	}
 	cfsd.listen_fd = -1;
 	cfsd.netlink_fd = -1;
+	cfsd.epoll_fd = -1;
+	cfsd.wake_fd = -1;
 	cfsd.tree = classfs_tree_new(cfsd.cfg.layout);
 	if (!cfsd.tree) {
 		log_err("cannot create the tree: %m");
 		return 1;
 	}
 	cfsd_registry_init();
-	r = cfsd_events_init();
+	r = cfsd_loop_init();
+	if (r == 0)
+		r = cfsd_events_init();
 	if (r < 0) {
 		log_err("cannot start event delivery: %s", strerror(-r));
 		goto out_tree;
@@ -487,44 +491,15 @@ int main(int argc, char **argv)
 		 cfsd.cfg.layout == CLASSFS_LAYOUT_CLASS ? "class" : "devices");
 	sd_notify_ready();
 
-	for (;;) {
-		struct pollfd pfd[2] = { { .fd = cfsd.listen_fd, .events = POLLIN },
-					 { .fd = sfd, .events = POLLIN } };
-
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			log_err("poll: %m");
-			break;
-		}
-		if (pfd[1].revents) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) == sizeof(si))
-				log_info("signal %u: shutting down", si.ssi_signo);
-			status = 0;
-			break;
-		}
-		if (pfd[0].revents) {
-			int fd = accept4(cfsd.listen_fd, NULL, NULL, SOCK_CLOEXEC);
-
-			if (fd < 0) {
-				if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
-					log_warn("accept: %m");
-				continue;
-			}
-			r = cfsd_conn_start(fd);
-			if (r < 0) {
-				if (r != -EMFILE)	/* over its uid's limit: logged, client told */
-					log_warn("cannot serve a connection: %s", strerror(-r));
-				close(fd);
-			}
-		}
-	}
+	r = cfsd_loop_run(sfd);
+	if (r < 0)
+		log_err("event loop: %s", strerror(-r));
+	else
+		status = 0;
 
 	close(cfsd.listen_fd);
 	unlink(cfsd.cfg.socket_path);
-	cfsd_conn_stop_all();
+	cfsd_loop_shutdown();
 out_mount:
 	/* REMOVE events for everything while the sinks still listen */
 	cfsd_registry_shutdown();
@@ -541,6 +516,7 @@ out_mount:
 	cfsd_events_shutdown();
 	cfsd_quota_shutdown();
 out_tree:
+	cfsd_loop_free();
 	r = classfs_tree_free(cfsd.tree);
 	if (r < 0)
 		log_debug("tree not freed: %s", strerror(-r));

@@ -544,7 +544,7 @@ static int stream_data(struct cfsd_conn *c, uint32_t serial, const char *data, s
 		cfs_buf_truncate(&b, 0);
 		cfs_buf_hdr(&b, CFS_OP_REPLY, serial, CFS_F_MORE);
 		cfs_buf_bytes(&b, CFS_T_DATA, data + off, n);
-		r = cfsd_conn_send(c, &b, false);
+		r = cfsd_conn_send(c, &b);
 	}
 	cfs_buf_free(&b);
 	return r;
@@ -618,7 +618,7 @@ static int op_render(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 /* a subscription counts for its uid (quota.c) until its connection ends */
 static int op_subscribe(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
-	bool charge = !c->sub && !c->sub_charged;
+	bool charge = !c->subscribed && !c->sub_charged;
 	int r;
 
 	if (charge) {
@@ -720,7 +720,7 @@ void cfsd_handle(struct cfsd_conn *c, const uint8_t *buf, size_t len)
 		cfs_buf_raw(&b, rp.extra.p, rp.extra.len);
 	if (rp.extra.err && !b.err)
 		b.err = rp.extra.err;
-	r = cfsd_conn_send(c, &b, false);
+	r = cfsd_conn_send(c, &b);
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		log_debug("pid %d: cannot send a reply: %s", (int)c->pid, strerror(-r));
 	cfs_buf_free(&b);

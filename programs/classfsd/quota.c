@@ -7,7 +7,7 @@
  *
  * The counts live under their own lock: connections are counted where
  * they are accepted, objects under cfsd.lock, subscriptions by the
- * connection's worker; none of those paths calls back in here.
+ * request that subscribes; none of those paths calls back in here.
  */
 #include <errno.h>
 #include <stdio.h>
