@@ -311,6 +311,7 @@ void cfsd_conn_teardown(struct cfsd_conn *c)
 	nconns--;
 	pthread_cond_broadcast(&conns_cond);
 	pthread_mutex_unlock(&conns_lock);
+	cfsd_loop_wake();	/* a descriptor is free: accepting may resume */
 	cfsd_conn_put(c);	/* the connection's own reference */
 }
 

@@ -33,6 +33,7 @@ static struct {
 	struct cfsd_conn *kick_head, *kick_tail;
 	atomic_bool woken;		/* a wake is pending: no need to write the eventfd again */
 	struct cfsd_conn *conns;	/* connections served (loop only) */
+	bool accept_paused;		/* out of descriptors: until a connection ends */
 	uint8_t *rbuf;			/* one message read (max_msg bytes) */
 } L = { .kick_lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -159,6 +160,30 @@ static void serve_kicked(void)
 	}
 }
 
+/*
+ * Out of descriptors: the listening socket would stay readable and spin
+ * the loop.  It is left out until a connection's teardown wakes the loop
+ * (cfsd_conn_teardown()); meanwhile clients wait in the backlog.
+ */
+static void pause_accept(void)
+{
+	struct epoll_event ev = { .events = 0, .data.ptr = (void *)(uintptr_t)TAG_LISTEN };
+
+	if (L.accept_paused)
+		return;
+	log_warn("accept: %m: no new connection until one ends");
+	if (epoll_ctl(cfsd.epoll_fd, EPOLL_CTL_MOD, cfsd.listen_fd, &ev) == 0)
+		L.accept_paused = true;
+}
+
+static void resume_accept(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = (void *)(uintptr_t)TAG_LISTEN };
+
+	if (L.accept_paused && epoll_ctl(cfsd.epoll_fd, EPOLL_CTL_MOD, cfsd.listen_fd, &ev) == 0)
+		L.accept_paused = false;
+}
+
 static void accept_all(void)
 {
 	for (;;) {
@@ -167,8 +192,10 @@ static void accept_all(void)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN)
-				log_warn("accept: %m");	/* EMFILE: the rest wait in the backlog */
+			if (errno == EMFILE || errno == ENFILE)
+				pause_accept();
+			else if (errno != EAGAIN)
+				log_warn("accept: %m");
 			return;
 		}
 		r = cfsd_conn_start(fd);
@@ -229,6 +256,7 @@ int cfsd_loop_run(int signal_fd)
 				if (read(cfsd.wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 					log_err("event loop wake: %m");
 				atomic_store(&L.woken, false);
+				resume_accept();	/* a descriptor may be free again */
 				cfsd_events_notified();
 				serve_kicked();
 				continue;

@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <poll.h>
+#include <sys/resource.h>
 
 #include "../harness.h"
 #include "protocol.h"
@@ -676,5 +677,76 @@ out:
 	if (fd >= 0)
 		close(fd);
 	classfs_client_disconnect(c);
+	CHECK_INT(stop_daemon(&d), 0);
+}
+
+/* the daemon's CPU time so far, in clock ticks */
+static long proc_cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* after the name: state, then fields 4..13, then utime and stime */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (long)(ut + st);
+}
+
+#define NPENDING 60
+
+/*
+ * Out of descriptors, the daemon leaves new connections in the backlog
+ * without spinning on them, and takes them once connections end.
+ */
+TEST(out_of_descriptors)
+{
+	struct rlimit rl = { 40, 40 };
+	struct daemon d;
+	struct cfs_buf b;
+	int fds[NPENDING], answered = 0;
+	long t0, t1;
+
+	CHECK_INT(start_daemon(&d, false, NULL), 0);
+	CHECK_INT(prlimit(d.pid, RLIMIT_NOFILE, &rl, NULL), 0);
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_STATUS, 1, 0);
+	cfs_buf_seal(&b);
+	for (int i = 0; i < NPENDING; i++) {
+		fds[i] = raw_connect(d.sock);
+		CHECK(fds[i] >= 0);
+		if (fds[i] >= 0 && send(fds[i], b.p, b.len, MSG_NOSIGNAL) != (ssize_t)b.len)
+			CHECK(0);
+	}
+	cfs_buf_free(&b);
+	usleep(200000);
+	t0 = proc_cpu_ticks(d.pid);
+	usleep(1000000);
+	t1 = proc_cpu_ticks(d.pid);
+	CHECK(t0 >= 0 && t1 - t0 < sysconf(_SC_CLK_TCK) / 5);
+	/* the first half goes: the rest are served */
+	for (int i = 0; i < NPENDING / 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	for (int i = NPENDING / 2; i < NPENDING; i++) {
+		struct pollfd pfd = { .fd = fds[i], .events = POLLIN };
+		uint8_t buf[4096];
+		struct cfs_msg m;
+		ssize_t n;
+
+		if (fds[i] < 0)
+			continue;
+		if (poll(&pfd, 1, 5000) == 1 && (n = recv(fds[i], buf, sizeof(buf), 0)) > 0 &&
+		    cfs_msg_decode(buf, (size_t)n, &m) == 0 && m.op == CFS_OP_REPLY && m.error == 0)
+			answered++;
+		close(fds[i]);
+	}
+	CHECK_INT(answered, NPENDING / 2);
 	CHECK_INT(stop_daemon(&d), 0);
 }
