@@ -4,8 +4,9 @@
  * ring), each subscriber a cursor into it that the event loop advances,
  * and the opt-in udev netlink broadcast.
  *
- * The tree's listener only copies the event into the ring and wakes the
- * loop: it never waits for a subscriber.  The loop lets events gather
+ * The tree's listener only copies the event into the ring and, when
+ * there are subscribers and no fan-out is due already, wakes the loop:
+ * it never waits for a subscriber.  The loop lets events gather
  * for LINGER_NS (a bulk add makes them one at a time) unless
  * LINGER_EVENTS came, then sends each subscriber as many as fit in one
  * message from its cursor, and more while its socket takes them.  A
@@ -58,6 +59,13 @@ static struct {
 	uint64_t head;		/* last SEQNUM stored, 0 when none */
 	uint64_t first;		/* oldest SEQNUM still stored */
 	int listener;
+	/*
+	 * Whether an event needs to wake the loop: not without subscribers,
+	 * nor while the linger timer runs (its fan-out takes every event
+	 * stored until then).  Written by the loop.
+	 */
+	atomic_uint nsubs;
+	atomic_bool armed;
 } R = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* the loop's side */
@@ -133,7 +141,8 @@ static void on_event(const struct classfs_uevent *ev, void *data)
 	if (ev->seqnum >= R.size && R.first < ev->seqnum - R.size + 1)
 		R.first = ev->seqnum - R.size + 1;
 	pthread_mutex_unlock(&R.lock);
-	cfsd_loop_wake();
+	if (atomic_load(&R.nsubs) && !atomic_load(&R.armed))
+		cfsd_loop_wake();
 }
 
 /*
@@ -252,6 +261,7 @@ void cfsd_events_start(struct cfsd_conn *c, uint64_t from)
 		S.subs->prev = sub;
 	S.subs = sub;
 	c->sub = sub;
+	atomic_fetch_add(&R.nsubs, 1);
 }
 
 /** cfsd_events_stop() - the loop: @c ended; its subscription with it */
@@ -269,12 +279,15 @@ void cfsd_events_stop(struct cfsd_conn *c)
 		sub->next->prev = sub->prev;
 	free(sub);
 	c->sub = NULL;
+	atomic_fetch_sub(&R.nsubs, 1);
 }
 
 /** cfsd_events_fanout() - the loop: every subscriber gets what came */
 void cfsd_events_fanout(void)
 {
+	/* cleared first: an event stored after the head is read wakes the loop */
 	S.armed = false;
+	atomic_store(&R.armed, false);
 	pthread_mutex_lock(&R.lock);
 	S.sent_head = R.head;
 	pthread_mutex_unlock(&R.lock);
@@ -305,10 +318,12 @@ void cfsd_events_notified(void)
 	}
 	if (S.armed)
 		return;
-	if (timerfd_settime(S.timer_fd, 0, &its, NULL) == 0)
+	if (timerfd_settime(S.timer_fd, 0, &its, NULL) == 0) {
 		S.armed = true;
-	else
+		atomic_store(&R.armed, true);
+	} else {
 		cfsd_events_fanout();
+	}
 }
 
 /** cfsd_events_timer_fd() - the linger timer, for the loop's epoll */
