@@ -257,6 +257,7 @@ void cfsd_events_send(struct cfsd_conn *c);
 void cfsd_events_stop(struct cfsd_conn *c);
 void cfsd_events_notified(void);
 void cfsd_events_fanout(void);
+void cfsd_events_writable(struct cfsd_conn *c);
 int cfsd_events_timer_fd(void);
 int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
 		size_t msgsz);

@@ -49,6 +49,7 @@ struct slot {
 struct cfsd_sub {
 	struct cfsd_conn *c;
 	uint64_t cursor;	/* next SEQNUM to send */
+	bool blocked;		/* its socket was full: left out of fan-outs until EPOLLOUT */
 	struct cfsd_sub *prev, *next;
 };
 
@@ -238,6 +239,7 @@ void cfsd_events_send(struct cfsd_conn *c)
 		if (n < 0) {
 			/* full: the same range (or a gap) when it has room; else it is gone */
 			sub->cursor = cursor;
+			sub->blocked = errno == EAGAIN;
 			break;
 		}
 	}
@@ -292,7 +294,15 @@ void cfsd_events_fanout(void)
 	S.sent_head = R.head;
 	pthread_mutex_unlock(&R.lock);
 	for (struct cfsd_sub *sub = S.subs; sub; sub = sub->next)
-		cfsd_events_send(sub->c);
+		if (!sub->blocked)
+			cfsd_events_send(sub->c);
+}
+
+/** cfsd_events_writable() - the loop: @c's socket has room again (EPOLLOUT) */
+void cfsd_events_writable(struct cfsd_conn *c)
+{
+	if (c->sub)
+		c->sub->blocked = false;
 }
 
 /**

@@ -269,6 +269,8 @@ int cfsd_loop_run(int signal_fd)
 			c = evs[i].data.ptr;
 			if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
 				c->readable = true;	/* a hangup shows as a read of 0 or an error */
+			if (evs[i].events & EPOLLOUT)
+				cfsd_events_writable(c);
 			serve(c);
 		}
 	}
