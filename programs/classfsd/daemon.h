@@ -141,6 +141,10 @@ int cfsd_dev_rename(struct cfsd_rdev *rd, const char *new_name, const struct cfs
 void cfsd_unbind_all(struct cfsd_conn *c);
 bool cfsd_may_change(const struct cfsd_obj *o, uid_t uid);
 
+/* attrs.c */
+int cfsd_attrs_check(const struct cfs_msg *m, char *msg, size_t msgsz);
+int cfsd_attrs_build(struct cfsd_rdev *rd, const struct cfs_msg *m, char *msg, size_t msgsz);
+
 /* access.c */
 uid_t cfsd_dev_owner(const struct classfs_device *dev);
 int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, uid_t *owner,
