@@ -174,13 +174,16 @@ bool cfsd_conn_flush(struct cfsd_conn *c)
 
 	pthread_mutex_lock(&c->olock);
 	while ((o = c->out_head)) {
-		ssize_t n;
+		ssize_t n = -1;
 
-		do
-			n = send(c->fd, o->data, o->len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		while (n < 0 && errno == EINTR);
-		if (n < 0 && errno == EAGAIN && !atomic_load(&c->dead))
-			break;
+		/* dead: its descriptor may be closed already; what waits is dropped */
+		if (!atomic_load(&c->dead)) {
+			do
+				n = send(c->fd, o->data, o->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+			while (n < 0 && errno == EINTR);
+			if (n < 0 && errno == EAGAIN)
+				break;
+		}
 		c->out_head = o->next;
 		if (!o->next)
 			c->out_tail = NULL;
