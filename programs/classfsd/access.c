@@ -13,12 +13,12 @@
  * cfsd_dev_owner() - the uid that owns @dev: its publisher's, or root's
  * for a device no client published (the record loader's)
  *
- * Called with D.lock held.
+ * Called with cfsd.lock held.
  */
 uid_t cfsd_dev_owner(const struct classfs_device *dev)
 {
 	const char *n = classfs_device_name(dev);
-	struct rdev *rd = n ? cfsd_dev_lookup(dev->cls ? dev->cls->name : NULL, n) : NULL;
+	struct cfsd_rdev *rd = n ? cfsd_dev_lookup(dev->cls ? dev->cls->name : NULL, n) : NULL;
 
 	return rd && &rd->dev == dev ? rd->o.owner : 0;
 }
@@ -58,12 +58,12 @@ static struct classfs_device *candidate(struct classfs_class *cls, const char *n
 	if (cls) {
 		d = classfs_class_find_device(cls, name);
 	} else {
-		struct rdev *rd;
+		struct cfsd_rdev *rd;
 
-		pthread_mutex_lock(&D.lock);
+		pthread_mutex_lock(&cfsd.lock);
 		rd = cfsd_dev_lookup(NULL, name);
 		d = rd ? classfs_device_get(&rd->dev) : NULL;
-		pthread_mutex_unlock(&D.lock);
+		pthread_mutex_unlock(&cfsd.lock);
 	}
 	if (d && dev_at(d, dir))
 		return d;
@@ -90,7 +90,7 @@ static struct classfs_device *dir_device(struct classfs_device *up, const char *
 	struct classfs_device *d;
 
 	snprintf(uevent, sizeof(uevent), "%s/uevent", dir);
-	if (classfs_path_stat(D.tree, uevent, &st) < 0 || st.type != CLASSFS_FT_REG)
+	if (classfs_path_stat(cfsd.tree, uevent, &st) < 0 || st.type != CLASSFS_FT_REG)
 		return NULL;
 	x.name = slash ? slash + 1 : dir;
 	if (up->cls && (d = candidate(up->cls, x.name, dir)))
@@ -102,12 +102,12 @@ static struct classfs_device *dir_device(struct classfs_device *up, const char *
 			g--;
 		snprintf(glue, sizeof(glue), "%.*s", (int)(slash - g), g);
 	}
-	cls = glue[0] ? classfs_class_find(D.tree, glue) : NULL;
+	cls = glue[0] ? classfs_class_find(cfsd.tree, glue) : NULL;
 	d = cls ? candidate(cls, x.name, dir) : NULL;
 	classfs_class_put(cls);
 	if (d || (d = candidate(NULL, x.name, dir)))
 		return d;
-	classfs_tree_for_each_device(D.tree, match_dir, &x);
+	classfs_tree_for_each_device(cfsd.tree, match_dir, &x);
 	return x.found;
 }
 
@@ -123,7 +123,7 @@ static struct classfs_device *dir_device(struct classfs_device *up, const char *
  * An attribute path may lead into another device's directory: a nested
  * child's (`C/pub`) or, through a link (`subsystem/`, `device/`),
  * anywhere.  The checks must be those of the device that holds the file,
- * the deepest device directory on the way.  Called without D.lock.
+ * the deepest device directory on the way.  Called without cfsd.lock.
  * Return: 0; 1 when the path passes through a link (the file is then
  * not the device's, nor any known one's); -errno when a component cannot
  * be resolved.
@@ -140,15 +140,15 @@ int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, ui
 		struct classfs_device *d;
 
 		*p = '\0';
-		r = classfs_path_stat(D.tree, path, &st);
+		r = classfs_path_stat(cfsd.tree, path, &st);
 		if (r == 0 && st.type == CLASSFS_FT_LNK)
 			r = 1;
 		else if (r == 0 && (d = dir_device(up, path))) {
 			const char *n = classfs_device_name(d);
 
-			pthread_mutex_lock(&D.lock);
+			pthread_mutex_lock(&cfsd.lock);
 			*owner = cfsd_dev_owner(d);
-			pthread_mutex_unlock(&D.lock);
+			pthread_mutex_unlock(&cfsd.lock);
 			snprintf(who, whosz, "%s%s%.255s", d->cls ? d->cls->name : "",
 				 d->cls ? "/" : "", n ? n : "?");
 			classfs_device_put(up);

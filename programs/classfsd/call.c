@@ -6,8 +6,8 @@
  *
  * Every call in progress is on one list in deadline order (the timeout is
  * the same for all, so that is the order they were made in).  Whoever
- * unlinks a call finishes it, exactly once: the connection's reader when
- * the answer comes, the timer thread at the deadline, the reader again
+ * unlinks a call finishes it, exactly once: the event loop when
+ * the answer comes, the timer thread at the deadline, the loop again
  * when the publisher goes, or the caller itself when the timer is missing.
  *
  * A call made from a read or write that can be answered later (the FUSE
@@ -32,7 +32,7 @@
 struct call {
 	struct call *prev, *next;	/* the calls in progress (calls_lock) */
 	bool listed;
-	struct conn *c;			/* a reference */
+	struct cfsd_conn *c;			/* a reference */
 	uint64_t id;
 	unsigned int kind;
 	struct timespec deadline;	/* CLOCK_MONOTONIC */
@@ -100,7 +100,7 @@ static void unlink_locked(struct call *k)
 }
 
 /* under calls_lock: unlink @c's call @id; NULL when it is no longer in progress */
-static struct call *find_unlink_locked(const struct conn *c, uint64_t id)
+static struct call *find_unlink_locked(const struct cfsd_conn *c, uint64_t id)
 {
 	for (struct call *k = first; k; k = k->next)
 		if (k->c == c && k->id == id) {
@@ -133,7 +133,7 @@ static void finish(struct call *k, ssize_t r, const void *value)
 
 static void timed_out(struct call *k)
 {
-	log_warn("remote %s: no answer within %d ms", k->what, D.cfg.call_timeout_ms);
+	log_warn("remote %s: no answer within %d ms", k->what, cfsd.cfg.call_timeout_ms);
 	finish(k, -EIO, NULL);
 }
 
@@ -179,7 +179,7 @@ static void calls_init(void)
 }
 
 /* the CALL message of @k */
-static int encode(struct cfs_buf *b, const struct call *k, const struct rattr *ra, const char *in,
+static int encode(struct cfs_buf *b, const struct call *k, const struct cfsd_rattr *ra, const char *in,
 		  size_t count)
 {
 	cfs_buf_init(b);
@@ -188,9 +188,9 @@ static int encode(struct cfs_buf *b, const struct call *k, const struct rattr *r
 	cfs_buf_u32(b, CFS_T_CALL_KIND, k->kind);
 	cfs_buf_str(b, CFS_T_CLASS, ra->d->cls_name);
 	/* the name as of now (a rename replaces it under the value lock) */
-	pthread_mutex_lock(&D.vlock);
+	pthread_mutex_lock(&cfsd.vlock);
 	cfs_buf_str(b, CFS_T_NAME, ra->d->name);
-	pthread_mutex_unlock(&D.vlock);
+	pthread_mutex_unlock(&cfsd.vlock);
 	cfs_buf_str(b, CFS_T_ATTR_NAME, ra->path);
 	if (k->kind == CFS_CALL_STORE)
 		cfs_buf_bytes(b, CFS_T_VALUE, in, count);
@@ -227,7 +227,7 @@ static ssize_t wait_answer(struct call *k)
  * Return: the value's length, the bytes consumed, -CLASSFS_DEFERRED, or
  * -errno (-EIO: no answer within the call timeout, or the publisher gone).
  */
-ssize_t cfsd_remote_call(struct conn *c, struct rattr *ra, unsigned int kind, char *buf,
+ssize_t cfsd_remote_call(struct cfsd_conn *c, struct cfsd_rattr *ra, unsigned int kind, char *buf,
 			 const char *in, size_t count)
 {
 	struct call *k = NULL, stack_call;
@@ -251,18 +251,18 @@ ssize_t cfsd_remote_call(struct conn *c, struct rattr *ra, unsigned int kind, ch
 	later = k->reply != NULL;
 	k->kind = kind;
 	k->c = cfsd_conn_get(c);
-	/* the name, not the registry key: a rename replaces the key without D.vlock */
-	pthread_mutex_lock(&D.vlock);
+	/* the name, not the registry key: a rename replaces the key without cfsd.vlock */
+	pthread_mutex_lock(&cfsd.vlock);
 	snprintf(k->what, sizeof(k->what), "%s of %s%s%s/%s by pid %d",
 		 kind == CFS_CALL_SHOW ? "show" : "store", ra->d->cls_name ? ra->d->cls_name : "",
 		 ra->d->cls_name ? "/" : "", ra->d->name, ra->path, (int)c->pid);
-	pthread_mutex_unlock(&D.vlock);
+	pthread_mutex_unlock(&cfsd.vlock);
 
 	pthread_mutex_lock(&calls_lock);
 	e = atomic_load(&c->dead) ? -EIO : 0;
 	if (!e) {
 		k->id = ++next_id;
-		deadline_in(&k->deadline, D.cfg.call_timeout_ms);
+		deadline_in(&k->deadline, cfsd.cfg.call_timeout_ms);
 		link_locked(k);
 	}
 	pthread_mutex_unlock(&calls_lock);
@@ -295,11 +295,11 @@ ssize_t cfsd_remote_call(struct conn *c, struct rattr *ra, unsigned int kind, ch
 
 /**
  * cfsd_call_reply() - a CALL_REPLY read from @c (@len bytes at @msg), by
- * @c's reader: the call it answers ends with it.  One that answers no call
+ * the event loop: the call it answers ends with it.  One that answers no call
  * in progress (late, or never made) is dropped; a malformed one is
  * answered with the decoding error.
  */
-void cfsd_call_reply(struct conn *c, const uint8_t *msg, size_t len)
+void cfsd_call_reply(struct cfsd_conn *c, const uint8_t *msg, size_t len)
 {
 	struct cfs_msg m;
 	struct call *k;
@@ -314,7 +314,7 @@ void cfsd_call_reply(struct conn *c, const uint8_t *msg, size_t len)
 		cfs_buf_hdr(&b, CFS_OP_REPLY, m.serial, 0);
 		cfs_buf_i32(&b, CFS_T_ERROR, (int32_t)r);
 		cfs_buf_str(&b, CFS_T_MESSAGE, cfs_msg_error_text((int)r));
-		cfsd_conn_send(c, &b, true);
+		cfsd_conn_send(c, &b);
 		cfs_buf_free(&b);
 		return;
 	}
@@ -338,7 +338,7 @@ void cfsd_call_reply(struct conn *c, const uint8_t *msg, size_t len)
 }
 
 /** cfsd_call_failed() - @c's call @id could not be sent: it ends with -EIO */
-void cfsd_call_failed(struct conn *c, uint64_t id)
+void cfsd_call_failed(struct cfsd_conn *c, uint64_t id)
 {
 	struct call *k;
 
@@ -353,7 +353,7 @@ void cfsd_call_failed(struct conn *c, uint64_t id)
  * cfsd_calls_fail() - @c is gone (dead already set): every call to it
  * ends with -EIO, and none is made to it any more.
  */
-void cfsd_calls_fail(struct conn *c)
+void cfsd_calls_fail(struct cfsd_conn *c)
 {
 	struct call *gone = NULL, *k, *next;
 

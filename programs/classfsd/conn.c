@@ -1,233 +1,213 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * conn.c - one client connection: a reader thread that takes every
- * message off the socket, a worker thread that executes the requests in
- * order, and sending to the client.
+ * conn.c - one client connection: its messages read by the event loop,
+ * its output, and its end.
  *
- * Replies to remote calls (call.c) are taken by the reader, never queued
- * behind requests, so a request whose execution reads one of the same
- * driver's remote attributes still gets its answer.
+ * Nothing here waits for a client.  Every message is sent without
+ * blocking; what the socket does not take waits in the connection's
+ * output queue, in order, and the loop sends it when the socket has room
+ * again (EPOLLOUT).  While the queue holds more than OUT_MAX bytes the
+ * loop reads no further request of the connection: a client that does
+ * not read its replies stops being served, nobody else does.  One
+ * request's own output (a TREE, a REPLAY) is queued whole, so a
+ * connection holds at most OUT_MAX plus one request's output.
  *
- * A CALL is posted, never sent under a wait: when another thread holds
- * the send lock (maybe blocked on a client that does not read), the
- * message waits in the outbox and whoever holds the lock sends it on its
- * way out (send_unlock()), or before its own next message, so the thread
- * that made the call is free at once and the CALL keeps its place.
+ * Replies to remote calls (call.c) are taken by the loop as they are
+ * read, never queued behind requests, so a request whose execution reads
+ * one of the same driver's remote attributes still gets its answer.  A
+ * CALL takes its place in the output queue like any message, so one made
+ * while a device existed reaches its publisher before the reply to the
+ * request that removed it; a CALL to a publisher whose queue is over its
+ * bound fails at once (the publisher is not reading: it would only time
+ * out).
+ *
+ * The end: the loop sees the hangup, marks the connection dead (no more
+ * output, every call to it fails) and hands the rest to the pool, which
+ * runs it once the connection's request in progress, if any, is done:
+ * what the connection bound goes, its quota is returned, the socket is
+ * closed.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
 
-#define QUEUE_MAX 64	/* requests read ahead of the worker */
+/* a connection's output queue above this: its requests are not read */
+#define OUT_MAX(cfg) (4 * (cfg).max_msg)
 
-struct qmsg {
-	struct qmsg *next;
+/* a message the socket did not take yet */
+struct cfsd_out {
+	struct cfsd_out *next;
+	uint64_t call_id;	/* a CALL: the call that ends if it cannot be sent */
 	size_t len;
 	uint8_t data[];
 };
 
-/* a message posted while another thread was sending (see cfsd_conn_post()) */
-struct outmsg {
-	struct outmsg *next;
-	uint64_t call_id;
-	size_t len;
-	uint8_t data[];
-};
-
+/* every connection until its teardown (for the shutdown's wait) */
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t conns_cond = PTHREAD_COND_INITIALIZER;
-static struct conn *conns;
 static unsigned int nconns;
 
-struct conn *cfsd_conn_get(struct conn *c)
+struct cfsd_conn *cfsd_conn_get(struct cfsd_conn *c)
 {
 	if (c)
 		atomic_fetch_add(&c->refs, 1);
 	return c;
 }
 
-void cfsd_conn_put(struct conn *c)
+void cfsd_conn_put(struct cfsd_conn *c)
 {
 	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
 		return;
-	pthread_mutex_destroy(&c->send_lock);
-	pthread_mutex_destroy(&c->qlock);
-	pthread_cond_destroy(&c->qcond);
 	pthread_mutex_destroy(&c->olock);
 	while (c->out_head) {
-		struct outmsg *o = c->out_head;
+		struct cfsd_out *o = c->out_head;
 
 		c->out_head = o->next;
 		free(o);
 	}
 	free(c->load);
-	free(c->rbuf);
 	free(c);
 }
 
-/* under send_lock: send what was posted, in order; a CALL not sent ends at once */
-static void flush_locked(struct conn *c)
+/* under olock: @len bytes at @data behind what waits; 0 or -ENOMEM */
+static int out_append(struct cfsd_conn *c, const void *data, size_t len, uint64_t call_id)
 {
-	for (;;) {
-		struct outmsg *o;
-
-		pthread_mutex_lock(&c->olock);
-		o = c->out_head;
-		if (o) {
-			c->out_head = o->next;
-			if (!o->next)
-				c->out_tail = NULL;
-			atomic_fetch_sub(&c->nout, 1);
-		}
-		pthread_mutex_unlock(&c->olock);
-		if (!o)
-			return;
-		/* a full socket: the client is not reading, its call would only time out */
-		if (atomic_load(&c->dead) ||
-		    send(c->fd, o->data, o->len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-			cfsd_call_failed(c, o->call_id);
-		free(o);
-	}
-}
-
-/*
- * drop send_lock; what was posted while it was held goes out first.  A
- * poster that found the lock taken counted its message before trying it,
- * so the holder sees the count after unlocking, or the next holder does.
- */
-static void send_unlock(struct conn *c)
-{
-	for (;;) {
-		pthread_mutex_unlock(&c->send_lock);
-		if (!atomic_load(&c->nout) || pthread_mutex_trylock(&c->send_lock) != 0)
-			return;
-		flush_locked(c);
-	}
-}
-
-/**
- * cfsd_conn_post() - send the CALL @b (sealed) for call @call_id to @c
- * without waiting for the send lock: sent now, or by the thread holding
- * the lock when it lets go.  One that cannot be sent ends the call
- * (cfsd_call_failed()).  Return: 0 or -ENOMEM.
- */
-int cfsd_conn_post(struct conn *c, const struct cfs_buf *b, uint64_t call_id)
-{
-	struct outmsg *o = malloc(sizeof(*o) + b->len);
+	struct cfsd_out *o = malloc(sizeof(*o) + len);
 
 	if (!o)
 		return -ENOMEM;
 	o->next = NULL;
 	o->call_id = call_id;
-	o->len = b->len;
-	memcpy(o->data, b->p, b->len);
-	pthread_mutex_lock(&c->olock);
+	o->len = len;
+	memcpy(o->data, data, len);
 	if (c->out_tail)
 		c->out_tail->next = o;
 	else
 		c->out_head = o;
 	c->out_tail = o;
-	atomic_fetch_add(&c->nout, 1);
-	pthread_mutex_unlock(&c->olock);
-	if (pthread_mutex_trylock(&c->send_lock) == 0) {
-		flush_locked(c);
-		send_unlock(c);
-	}
+	c->out_bytes += len;
 	return 0;
 }
 
-int cfsd_conn_send(struct conn *c, struct cfs_buf *b, bool nonblock)
+/*
+ * under olock: send @len bytes at @data now if nothing waits before them
+ * and the socket takes them, else queue them.  Return: 0, -EPIPE (the
+ * connection ended), -ENOMEM, or the socket's error.
+ */
+static int out_send(struct cfsd_conn *c, const void *data, size_t len, uint64_t call_id)
 {
 	ssize_t n;
-	int r = 0;
+
+	if (atomic_load(&c->dead))
+		return -EPIPE;
+	if (!c->out_head) {
+		do
+			n = send(c->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n >= 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -errno;
+	}
+	/* the loop sends it when the socket has room (EPOLLOUT) */
+	return out_append(c, data, len, call_id);
+}
+
+/**
+ * cfsd_conn_send() - send @b (sealed here) to @c without waiting: now, or
+ * from the output queue when the socket has room.  Any thread.
+ * Return: 0, -EMSGSIZE, -EPIPE (the connection ended), -ENOMEM, or the
+ * socket's error.
+ */
+int cfsd_conn_send(struct cfsd_conn *c, struct cfs_buf *b)
+{
+	int r;
 
 	if (b->err)
 		return b->err;
 	cfs_buf_seal(b);
-	if (b->len > D.cfg.max_msg)
+	if (b->len > cfsd.cfg.max_msg)
 		return -EMSGSIZE;
-	pthread_mutex_lock(&c->send_lock);
-	/*
-	 * CALLs posted before this message go before it: a CALL made while a
-	 * device existed reaches its publisher before the reply to the
-	 * request that removed it, so it still finds the device its caller
-	 * read (the show() that posted it held the attribute, which the
-	 * removal waited for).
-	 */
-	flush_locked(c);
-	if (atomic_load(&c->dead)) {
-		r = -EPIPE;
-	} else {
-		do
-			n = send(c->fd, b->p, b->len, MSG_NOSIGNAL | (nonblock ? MSG_DONTWAIT : 0));
-		while (n < 0 && errno == EINTR);
-		if (n < 0)
-			r = -errno;
-	}
-	send_unlock(c);
+	pthread_mutex_lock(&c->olock);
+	r = out_send(c, b->p, b->len, 0);
+	pthread_mutex_unlock(&c->olock);
 	return r;
 }
 
-static void *worker_main(void *arg)
+/**
+ * cfsd_conn_post() - send the CALL @b (sealed) for call @call_id to @c.
+ * Any thread.  One that cannot be sent, now or later, ends the call
+ * (cfsd_call_failed()), as does a publisher whose output queue is over
+ * its bound.  Return: 0 or -ENOMEM.
+ */
+int cfsd_conn_post(struct cfsd_conn *c, const struct cfs_buf *b, uint64_t call_id)
 {
-	struct conn *c = arg;
+	int r;
 
-	for (;;) {
-		struct qmsg *q;
-
-		pthread_mutex_lock(&c->qlock);
-		while (!c->qhead && !c->qclosed)
-			pthread_cond_wait(&c->qcond, &c->qlock);
-		q = c->qhead;
-		if (q) {
-			c->qhead = q->next;
-			if (!c->qhead)
-				c->qtail = NULL;
-			c->qlen--;
-			pthread_cond_broadcast(&c->qcond);
-		}
-		pthread_mutex_unlock(&c->qlock);
-		if (!q)
-			break;
-		if (!atomic_load(&c->dead))
-			cfsd_handle(c, q->data, q->len);
-		free(q);
-	}
-	return NULL;
+	pthread_mutex_lock(&c->olock);
+	if (c->out_bytes > OUT_MAX(cfsd.cfg))
+		r = -EAGAIN;
+	else
+		r = out_send(c, b->p, b->len, call_id);
+	pthread_mutex_unlock(&c->olock);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		cfsd_call_failed(c, call_id);
+	return 0;
 }
 
-static void enqueue(struct conn *c, const uint8_t *buf, size_t len)
+/**
+ * cfsd_conn_flush() - the loop: send what waits in @c's output queue, in
+ * order, until the socket is full.  A CALL that cannot be sent ends its
+ * call.  Return: true when the queue is empty.
+ */
+bool cfsd_conn_flush(struct cfsd_conn *c)
 {
-	struct qmsg *q = malloc(sizeof(*q) + len);
+	struct cfsd_out *failed = NULL, *o;
+	bool empty;
 
-	if (!q) {
-		log_err("out of memory queueing a request of pid %d", (int)c->pid);
-		return;
+	pthread_mutex_lock(&c->olock);
+	while ((o = c->out_head)) {
+		ssize_t n = -1;
+
+		/* dead: its descriptor may be closed already; what waits is dropped */
+		if (!atomic_load(&c->dead)) {
+			do
+				n = send(c->fd, o->data, o->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+			while (n < 0 && errno == EINTR);
+			if (n < 0 && errno == EAGAIN)
+				break;
+		}
+		c->out_head = o->next;
+		if (!o->next)
+			c->out_tail = NULL;
+		c->out_bytes -= o->len;
+		if (n < 0 && o->call_id) {
+			o->next = failed;
+			failed = o;
+		} else {
+			free(o);
+		}
 	}
-	q->next = NULL;
-	q->len = len;
-	memcpy(q->data, buf, len);
-	pthread_mutex_lock(&c->qlock);
-	while (c->qlen >= QUEUE_MAX && !c->qclosed)
-		pthread_cond_wait(&c->qcond, &c->qlock);
-	if (c->qtail)
-		c->qtail->next = q;
-	else
-		c->qhead = q;
-	c->qtail = q;
-	c->qlen++;
-	pthread_cond_broadcast(&c->qcond);
-	pthread_mutex_unlock(&c->qlock);
+	empty = !c->out_head;
+	pthread_mutex_unlock(&c->olock);
+	/* ended outside the lock: a call's end answers its reader */
+	while ((o = failed)) {
+		failed = o->next;
+		cfsd_call_failed(c, o->call_id);
+		free(o);
+	}
+	return empty;
 }
 
 /* an oversized message: answer it without reading its content */
-static void reply_too_big(struct conn *c, const uint8_t *buf, size_t n)
+static void reply_too_big(struct cfsd_conn *c, const uint8_t *buf, size_t n)
 {
 	uint32_t serial = 0, magic;
 	struct cfs_buf b;
@@ -237,77 +217,117 @@ static void reply_too_big(struct conn *c, const uint8_t *buf, size_t n)
 	if (magic == CFS_PROTO_MAGIC)
 		memcpy(&serial, buf + 8, 4);
 	snprintf(msg, sizeof(msg), "message of %zu bytes exceeds the limit of %zu bytes", n,
-		 D.cfg.max_msg);
+		 cfsd.cfg.max_msg);
 	cfs_buf_init(&b);
 	cfs_buf_hdr(&b, CFS_OP_REPLY, serial, 0);
 	cfs_buf_i32(&b, CFS_T_ERROR, -EMSGSIZE);
 	cfs_buf_str(&b, CFS_T_MESSAGE, msg);
-	cfsd_conn_send(c, &b, false);
+	cfsd_conn_send(c, &b);
 	cfs_buf_free(&b);
 }
 
-static void *reader_main(void *arg)
+/* the loop stops reading @c while its client does not take its output */
+static bool out_over_bound(struct cfsd_conn *c)
 {
-	struct conn *c = arg;
+	bool over;
+
+	pthread_mutex_lock(&c->olock);
+	over = c->out_bytes > OUT_MAX(cfsd.cfg);
+	pthread_mutex_unlock(&c->olock);
+	return over;
+}
+
+/**
+ * cfsd_conn_read() - the loop: read @c's messages (into @buf, max_msg
+ * bytes) until the socket is empty, its requests waiting reach their
+ * bound, or its output queue is over its bound; a hangup ends @c.
+ */
+void cfsd_conn_read(struct cfsd_conn *c, uint8_t *buf)
+{
 	uint16_t op;
 
-	for (;;) {
-		ssize_t n = recv(c->fd, c->rbuf, D.cfg.max_msg, MSG_TRUNC);
+	while (c->readable && !c->ended) {
+		ssize_t n;
 
+		if (c->read_paused || out_over_bound(c))
+			return;	/* the pool or the next flush kicks the loop */
+		n = recv(c->fd, buf, cfsd.cfg.max_msg, MSG_TRUNC | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			break;
-		if ((size_t)n > D.cfg.max_msg) {
-			reply_too_big(c, c->rbuf, (size_t)n);
+		if (n < 0 && errno == EAGAIN) {
+			c->readable = false;
+			return;
+		}
+		if (n <= 0) {
+			cfsd_conn_end(c);
+			return;
+		}
+		if ((size_t)n > cfsd.cfg.max_msg) {
+			reply_too_big(c, buf, (size_t)n);
 			continue;
 		}
 		if (n >= CFS_HDR_SIZE) {
-			memcpy(&op, c->rbuf + 6, 2);
+			memcpy(&op, buf + 6, 2);
 			if (op == CFS_OP_CALL_REPLY) {
-				cfsd_call_reply(c, c->rbuf, (size_t)n);
+				cfsd_call_reply(c, buf, (size_t)n);
 				continue;
 			}
 		}
-		enqueue(c, c->rbuf, (size_t)n);
+		/* read_paused is the pool's to set and clear: it is read under its lock */
+		if (cfsd_pool_queue(c, buf, (size_t)n))
+			return;
 	}
+}
 
-	/* gone: no more calls to it, no more requests from it */
-	pthread_mutex_lock(&c->send_lock);
+/**
+ * cfsd_conn_end() - the loop: @c hung up (or the daemon stops): no more
+ * output to it, no more calls to it, no more requests from it; the pool
+ * tears it down once its request in progress is done.
+ */
+void cfsd_conn_end(struct cfsd_conn *c)
+{
+	if (c->ended)
+		return;
+	c->ended = true;
+	cfsd_loop_del(c);
+	pthread_mutex_lock(&c->olock);
 	atomic_store(&c->dead, true);
-	send_unlock(c);
+	pthread_mutex_unlock(&c->olock);
 	cfsd_calls_fail(c);
-	pthread_mutex_lock(&c->qlock);
-	c->qclosed = true;
-	pthread_cond_broadcast(&c->qcond);
-	pthread_mutex_unlock(&c->qlock);
-	pthread_join(c->worker, NULL);
-	cfsd_unsubscribe(c);
+	cfsd_events_stop(c);
+	cfsd_pool_close(c);
+}
+
+/**
+ * cfsd_conn_teardown() - the pool, once @c ended and runs no request:
+ * what it bound goes, its quota is returned, its socket closed.
+ */
+void cfsd_conn_teardown(struct cfsd_conn *c)
+{
 	cfsd_quota_conn_end(c);
 	if (c->bound_last)
 		log_debug("pid %d gone: removing what it bound", (int)c->pid);
 	cfsd_unbind_all(c);
-
-	pthread_mutex_lock(&conns_lock);
-	for (struct conn **pp = &conns; *pp; pp = &(*pp)->next)
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
+	/* dead and out of the loop: no thread uses the descriptor any more */
 	close(c->fd);
+	pthread_mutex_lock(&conns_lock);
 	nconns--;
 	pthread_cond_broadcast(&conns_cond);
 	pthread_mutex_unlock(&conns_lock);
-	cfsd_conn_put(c);
-	return NULL;
+	cfsd_loop_wake();	/* a descriptor is free: accepting may resume */
+	cfsd_conn_put(c);	/* the connection's own reference */
 }
 
+/**
+ * cfsd_conn_start() - serve the accepted socket @fd (non-blocking) from
+ * the loop.  Return: 0, -EMFILE (over its uid's limit: the client was
+ * told), -ENOMEM or -errno; on error @fd is the caller's to close.
+ */
 int cfsd_conn_start(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	pthread_attr_t attr;
-	struct conn *c;
+	struct cfsd_conn *c;
 	int r;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
@@ -316,10 +336,7 @@ int cfsd_conn_start(int fd)
 	if (r < 0)
 		return r;
 	c = calloc(1, sizeof(*c));
-	if (c)
-		c->rbuf = malloc(D.cfg.max_msg);
-	if (!c || !c->rbuf) {
-		free(c);
+	if (!c) {
 		cfsd_quota_uncharge(cred.uid, CFSD_Q_CONN, 1);
 		return -ENOMEM;
 	}
@@ -332,57 +349,27 @@ int cfsd_conn_start(int fd)
 	c->uid = cred.uid == geteuid() ? 0 : cred.uid;
 	c->pid = cred.pid;
 	atomic_init(&c->refs, 1);
-	pthread_mutex_init(&c->send_lock, NULL);
-	pthread_mutex_init(&c->qlock, NULL);
-	pthread_cond_init(&c->qcond, NULL);
 	pthread_mutex_init(&c->olock, NULL);
-
-	r = -pthread_create(&c->worker, NULL, worker_main, c);
-	if (r < 0) {
-		cfsd_quota_conn_end(c);
-		cfsd_conn_put(c);
-		return r;
-	}
 	pthread_mutex_lock(&conns_lock);
-	c->next = conns;
-	conns = c;
 	nconns++;
 	pthread_mutex_unlock(&conns_lock);
-	/* logged before the reader runs: it may end and free @c at once */
 	log_debug("connection from pid %d uid %u", (int)c->pid, (unsigned int)c->uid);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = -pthread_create(&c->reader, &attr, reader_main, c);
-	pthread_attr_destroy(&attr);
+	/* last: it reads what came already, and a hangup there may free @c */
+	r = cfsd_loop_add(c);
 	if (r < 0) {
-		/* no reader: make the worker stop, then undo as the reader would */
-		shutdown(fd, SHUT_RDWR);
-		pthread_mutex_lock(&c->qlock);
-		c->qclosed = true;
-		pthread_cond_broadcast(&c->qcond);
-		pthread_mutex_unlock(&c->qlock);
-		pthread_join(c->worker, NULL);
 		pthread_mutex_lock(&conns_lock);
-		for (struct conn **pp = &conns; *pp; pp = &(*pp)->next)
-			if (*pp == c) {
-				*pp = c->next;
-				break;
-			}
 		nconns--;
 		pthread_mutex_unlock(&conns_lock);
 		cfsd_quota_conn_end(c);
 		cfsd_conn_put(c);
-		return r;
 	}
-	return 0;
+	return r;
 }
 
-/* end every connection (daemon shutdown) and wait until each has cleaned up */
-void cfsd_conn_stop_all(void)
+/** cfsd_conn_wait_all() - wait until every connection ended was torn down */
+void cfsd_conn_wait_all(void)
 {
 	pthread_mutex_lock(&conns_lock);
-	for (struct conn *c = conns; c; c = c->next)
-		shutdown(c->fd, SHUT_RDWR);
 	while (nconns)
 		pthread_cond_wait(&conns_cond, &conns_lock);
 	pthread_mutex_unlock(&conns_lock);

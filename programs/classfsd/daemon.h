@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * daemon.h - classfsd's parts: options, registry of published objects,
- * connections, remote attribute calls, request handlers, the event ring
- * and its subscribers.
+ * connections, the event loop that serves them and the worker pool that
+ * runs their requests, remote attribute calls, request handlers, the
+ * event ring and its subscribers.
  */
 #ifndef CLASSFSD_DAEMON_H
 #define CLASSFSD_DAEMON_H
@@ -51,54 +52,54 @@ struct cfsd_config {
 	size_t max_subs;
 };
 
-struct conn;
+struct cfsd_conn;
 
 /* every published object: its owner and, when bound, its connection */
-struct obj {
+struct cfsd_obj {
 	uid_t owner;
-	struct conn *bound;		/* NULL: not bound */
-	struct obj *bprev, *bnext;	/* the connection's bound objects, in creation order */
-	struct obj *aprev, *anext;	/* every object, in creation order */
+	struct cfsd_conn *bound;		/* NULL: not bound */
+	struct cfsd_obj *bprev, *bnext;	/* the connection's bound objects, in creation order */
+	struct cfsd_obj *aprev, *anext;	/* every object, in creation order */
 	bool is_class;
 };
 
-struct rclass {
-	struct obj o;
+struct cfsd_rclass {
+	struct cfsd_obj o;
 	struct classfs_class *cls;	/* a reference held */
 	char *name;
 	bool foreign;			/* made by the record loader: it unregisters it */
-	struct rclass *hnext;
+	struct cfsd_rclass *hnext;
 	uint32_t hash;			/* of name */
 };
 
-struct rdev;
+struct cfsd_rdev;
 
 /* one attribute of a published device: a stored value or a remote one */
-struct rattr {
+struct cfsd_rattr {
 	struct classfs_device_attribute a;
-	struct rdev *d;
+	struct cfsd_rdev *d;
 	char *path;			/* "name" or "dir/name" as the client named it */
 	uint8_t *value;			/* stored value (under the value lock) */
 	size_t len;
 	bool remote;
 };
 
-struct rdev {
-	struct obj o;
+struct cfsd_rdev {
+	struct cfsd_obj o;
 	struct classfs_device dev;
 	struct classfs_device_type type;
 	struct classfs_attribute_group *groups;		/* ngroups of them */
 	const struct classfs_attribute_group **group_ptrs;
 	const struct classfs_device_attribute **attr_ptrs;
-	struct rattr *attrs;
+	struct cfsd_rattr *attrs;
 	unsigned int nattrs, ngroups;
 	char *key;			/* "CLASS/NAME" or "/NAME" (physical) */
-	char *name;			/* the name its publisher knows it by (under D.vlock): names it in
+	char *name;			/* the name its publisher knows it by (under cfsd.vlock): names it in
 					 * remote calls; follows renames the publisher makes */
 	char *cls_name;			/* NULL for a physical device */
 	char *devtype;
-	struct conn *remote;		/* serves the remote attributes (a reference) */
-	struct rdev *hnext;
+	struct cfsd_conn *remote;		/* serves the remote attributes (a reference) */
+	struct cfsd_rdev *hnext;
 	uint32_t hash;			/* of key */
 };
 
@@ -109,34 +110,40 @@ struct cfsd {
 	struct classfs_mount *dev_mount;
 	int listen_fd;
 	int netlink_fd;
+	int epoll_fd;
+	int wake_fd;			/* eventfd: kicks and new events for the loop */
 	/* registry: classes and devices, their owners and bindings */
 	pthread_mutex_t lock;
 	/* values of stored attributes and the rdev -> conn links of remote ones */
 	pthread_mutex_t vlock;
-	struct obj *all_first, *all_last;
-	struct rclass **classes;
+	struct cfsd_obj *all_first, *all_last;
+	struct cfsd_rclass **classes;
 	size_t nclass_buckets, nclasses;
-	struct rdev **devs;
+	struct cfsd_rdev **devs;
 	size_t ndev_buckets, ndevs;
 	struct classfs_bus **buses;
 	size_t nbuses;
 };
 
-extern struct cfsd D;
+extern struct cfsd cfsd;
 
 /* registry.c */
 int cfsd_registry_init(void);
 void cfsd_registry_shutdown(void);
-struct rclass *cfsd_class_lookup(const char *name);
-struct rdev *cfsd_dev_lookup(const char *cls, const char *name);
-int cfsd_class_create(const char *name, uid_t owner, struct conn *bind, struct rclass **out,
+struct cfsd_rclass *cfsd_class_lookup(const char *name);
+struct cfsd_rdev *cfsd_dev_lookup(const char *cls, const char *name);
+int cfsd_class_create(const char *name, uid_t owner, struct cfsd_conn *bind, struct cfsd_rclass **out,
 		      char *msg, size_t msgsz);
-int cfsd_class_remove(struct rclass *rc);
-int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg, size_t msgsz);
-int cfsd_dev_remove(struct rdev *rd);
-int cfsd_dev_rename(struct rdev *rd, const char *new_name, const struct conn *by);
-void cfsd_unbind_all(struct conn *c);
-bool cfsd_may_change(const struct obj *o, uid_t uid);
+int cfsd_class_remove(struct cfsd_rclass *rc);
+int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c, char *msg, size_t msgsz);
+int cfsd_dev_remove(struct cfsd_rdev *rd);
+int cfsd_dev_rename(struct cfsd_rdev *rd, const char *new_name, const struct cfsd_conn *by);
+void cfsd_unbind_all(struct cfsd_conn *c);
+bool cfsd_may_change(const struct cfsd_obj *o, uid_t uid);
+
+/* attrs.c */
+int cfsd_attrs_check(const struct cfs_msg *m, char *msg, size_t msgsz);
+int cfsd_attrs_build(struct cfsd_rdev *rd, const struct cfs_msg *m, char *msg, size_t msgsz);
 
 /* access.c */
 uid_t cfsd_dev_owner(const struct classfs_device *dev);
@@ -144,7 +151,7 @@ int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, ui
 		    char *who, size_t whosz);
 
 /* remove.c */
-int cfsd_remove_with_dependents(uid_t uid, struct rclass *rc, struct classfs_device *top,
+int cfsd_remove_with_dependents(uid_t uid, struct cfsd_rclass *rc, struct classfs_device *top,
 				const char *what, char *msg, size_t msgsz);
 
 /* quota.c: what each uid holds, within its limits */
@@ -163,63 +170,101 @@ int cfsd_quota_charge(uid_t uid, enum cfsd_quota q, size_t n, char *msg, size_t 
 void cfsd_quota_uncharge(uid_t uid, enum cfsd_quota q, size_t n);
 void cfsd_quota_shutdown(void);
 int cfsd_quota_conn_admit(int fd, uid_t uid);
-void cfsd_quota_conn_end(struct conn *c);
+void cfsd_quota_conn_end(struct cfsd_conn *c);
 
-/* conn.c */
-struct conn {
+/*
+ * One client connection.  The event loop (loop.c) reads it and writes its
+ * output; its requests run one at a time, in order, on a thread of the
+ * worker pool (pool.c).  Each field says who may touch it.
+ */
+struct cfsd_conn {
 	int fd;
 	uid_t uid;
 	pid_t pid;
 	atomic_int refs;
-	atomic_bool dead;
-	pthread_t reader, worker;
-	pthread_mutex_t send_lock;
-	/* requests read, waiting for the worker */
-	pthread_mutex_t qlock;
-	pthread_cond_t qcond;
-	struct qmsg *qhead, *qtail;
+	atomic_bool dead;		/* no more output, no more calls (set under olock) */
+	/* the loop's only */
+	bool readable;			/* EPOLLIN seen, not yet read to EAGAIN */
+	bool ended;			/* hung up: its teardown is the pool's */
+	struct cfsd_sub *sub;		/* the subscription the loop serves (events.c) */
+	struct cfsd_conn *lprev, *lnext;	/* the loop's connections */
+	/* requests waiting for the pool (its lock: pool.c) */
+	struct cfsd_req *qhead, *qtail;
 	unsigned int qlen;
-	bool qclosed;
-	/* CALLs posted while another thread was sending (conn.c) */
+	bool scheduled;			/* on the pool's run list or being run */
+	bool closing;			/* no more requests: tear down when idle */
+	atomic_bool read_paused;	/* the loop stopped reading: qlen reached its bound */
+	struct cfsd_conn *run_next;
+	/* output not yet taken by the socket, in order (olock) */
 	pthread_mutex_t olock;
-	struct outmsg *out_head, *out_tail;
-	atomic_uint nout;
-	/* bound objects (under D.lock) */
-	struct obj *bound_first, *bound_last;
-	/* LOAD chunks so far */
-	uint8_t *load;
+	struct cfsd_out *out_head, *out_tail;
+	size_t out_bytes;
+	uint64_t sub_from;		/* a subscription to start from this SEQNUM (0: none) */
+	/* waiting for the loop's attention (loop.c's kick lock) */
+	bool kicked;
+	struct cfsd_conn *kick_next;
+	/* bound objects (under cfsd.lock) */
+	struct cfsd_obj *bound_first, *bound_last;
+	/* the requests' own (one runs at a time) */
+	uint8_t *load;			/* LOAD chunks so far */
 	size_t load_len, load_cap;
-	/* subscription */
-	struct sub *sub;
-	bool sub_charged;	/* counted in its uid's subscriptions (quota.c) */
-	struct conn *next;	/* D's list of connections */
-	uint8_t *rbuf;
+	bool subscribed;
+	bool sub_charged;		/* counted in its uid's subscriptions (quota.c) */
 };
 
+/* conn.c */
 int cfsd_conn_start(int fd);
-void cfsd_conn_stop_all(void);
-struct conn *cfsd_conn_get(struct conn *c);
-void cfsd_conn_put(struct conn *c);
-int cfsd_conn_send(struct conn *c, struct cfs_buf *b, bool nonblock);
-int cfsd_conn_post(struct conn *c, const struct cfs_buf *b, uint64_t call_id);
+struct cfsd_conn *cfsd_conn_get(struct cfsd_conn *c);
+void cfsd_conn_put(struct cfsd_conn *c);
+int cfsd_conn_send(struct cfsd_conn *c, struct cfs_buf *b);
+int cfsd_conn_post(struct cfsd_conn *c, const struct cfs_buf *b, uint64_t call_id);
+bool cfsd_conn_flush(struct cfsd_conn *c);
+void cfsd_conn_read(struct cfsd_conn *c, uint8_t *buf);
+void cfsd_conn_end(struct cfsd_conn *c);
+void cfsd_conn_teardown(struct cfsd_conn *c);
+void cfsd_conn_wait_all(void);
+
+/* loop.c */
+int cfsd_loop_init(void);
+int cfsd_loop_add(struct cfsd_conn *c);
+void cfsd_loop_del(struct cfsd_conn *c);
+void cfsd_loop_kick(struct cfsd_conn *c);
+void cfsd_loop_wake(void);
+int cfsd_loop_run(int signal_fd);
+void cfsd_loop_shutdown(void);
+void cfsd_loop_free(void);
+
+/* pool.c */
+#define CFSD_QUEUE_MAX 64	/* requests of one connection read ahead of their execution */
+#define CFSD_WORKERS_MAX 32	/* threads that run requests */
+bool cfsd_pool_queue(struct cfsd_conn *c, const uint8_t *msg, size_t len);
+void cfsd_pool_close(struct cfsd_conn *c);
+void cfsd_pool_stop(void);
+unsigned int cfsd_pool_threads(void);
 
 /* call.c */
-ssize_t cfsd_remote_call(struct conn *c, struct rattr *ra, unsigned int kind, char *buf,
+ssize_t cfsd_remote_call(struct cfsd_conn *c, struct cfsd_rattr *ra, unsigned int kind, char *buf,
 			 const char *in, size_t count);
-void cfsd_call_reply(struct conn *c, const uint8_t *msg, size_t len);
-void cfsd_call_failed(struct conn *c, uint64_t id);
-void cfsd_calls_fail(struct conn *c);
+void cfsd_call_reply(struct cfsd_conn *c, const uint8_t *msg, size_t len);
+void cfsd_call_failed(struct cfsd_conn *c, uint64_t id);
+void cfsd_calls_fail(struct cfsd_conn *c);
 
 /* ops.c */
-void cfsd_handle(struct conn *c, const uint8_t *buf, size_t len);
+void cfsd_handle(struct cfsd_conn *c, const uint8_t *buf, size_t len);
 
 /* events.c */
 int cfsd_events_init(void);
 void cfsd_events_shutdown(void);
-int cfsd_subscribe(struct conn *c, uint32_t serial, uint64_t from);
-void cfsd_unsubscribe(struct conn *c);
+int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from);
+void cfsd_events_start(struct cfsd_conn *c, uint64_t from);
+void cfsd_events_send(struct cfsd_conn *c);
+void cfsd_events_stop(struct cfsd_conn *c);
+void cfsd_events_notified(void);
 void cfsd_events_busy(bool busy);
-int cfsd_replay(struct conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
+void cfsd_events_fanout(void);
+void cfsd_events_writable(struct cfsd_conn *c);
+int cfsd_events_timer_fd(void);
+int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
 		size_t msgsz);
 
 #endif

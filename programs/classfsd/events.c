@@ -1,21 +1,29 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * events.c - event fan-out: one shared ring of encoded events (the replay
- * ring), each subscriber a cursor into it with a sender thread of its own,
+ * ring), each subscriber a cursor into it that the event loop advances,
  * and the opt-in udev netlink broadcast.
  *
- * The tree's listener only copies the event into the ring: it never waits
- * for a subscriber.  A sender takes as many events as fit in one message
- * from its cursor; one that has fallen more than its queue allows behind
- * the head (or whose next events were overwritten) is sent a GAP notice
- * naming the range it missed and continues from the head; the client may
- * fetch the range with REPLAY while the ring still holds it.
+ * The tree's listener only copies the event into the ring and, when
+ * there are subscribers and no fan-out is due already, wakes the loop:
+ * it never waits for a subscriber.  The loop lets events gather
+ * for LINGER_NS (a bulk add makes them one at a time) unless
+ * LINGER_EVENTS came, then sends each subscriber as many as fit in one
+ * message from its cursor, and more while its socket takes them.  A
+ * subscriber whose socket is full keeps its cursor and is served again
+ * when the socket has room (EPOLLOUT): events are never copied per
+ * subscriber, the ring is its queue.  One that has fallen more than its
+ * queue allows behind the head (or whose next events were overwritten)
+ * is sent a GAP notice naming the range it missed and continues from the
+ * head; the client may fetch the range with REPLAY while the ring still
+ * holds it.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,11 +34,7 @@
 
 #include "daemon.h"
 
-/*
- * A sender with fewer events than this waits up to LINGER_NS for more,
- * but only while a request is still making them (cfsd_events_busy()):
- * the last event of a request goes out at once.
- */
+/* fewer new events than this wait LINGER_NS for more before they are sent */
 #define LINGER_EVENTS 64
 #define LINGER_NS (500 * 1000L)
 
@@ -41,25 +45,44 @@ struct slot {
 	uint8_t *data;		/* the encoded CFS_T_EVENT field, header included */
 };
 
-struct sub {
-	struct conn *c;
+/* a subscriber (the loop's only) */
+struct cfsd_sub {
+	struct cfsd_conn *c;
 	uint64_t cursor;	/* next SEQNUM to send */
-	bool closing;
-	pthread_t thread;
+	bool blocked;		/* its socket was full: left out of fan-outs until EPOLLOUT */
+	struct cfsd_sub *prev, *next;
 };
 
 static struct {
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	struct slot *slots;
 	size_t size;		/* a power of two */
 	uint64_t head;		/* last SEQNUM stored, 0 when none */
 	uint64_t first;		/* oldest SEQNUM still stored */
-	unsigned int waiters;
-	unsigned int busy;	/* requests in progress that may make events */
-	pthread_cond_t idle;	/* busy dropped to 0 (CLOCK_MONOTONIC) */
 	int listener;
-} R = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	/*
+	 * Whether an event needs to wake the loop: not without subscribers,
+	 * nor while the linger timer runs (its fan-out takes every event
+	 * stored until then).  Written by the loop.
+	 */
+	atomic_uint nsubs;
+	atomic_bool armed;
+	/*
+	 * Requests running that may make events (cfsd_events_busy()): the
+	 * loop lingers for more events only while one runs, so the last
+	 * event of a request goes out at once to whoever waits for it.
+	 */
+	atomic_uint busy;
+} R = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* the loop's side */
+static struct {
+	struct cfsd_sub *subs;
+	uint64_t sent_head;	/* R.head at the last fan-out */
+	bool armed;		/* the linger timer runs */
+	int timer_fd;
+	struct cfs_buf b;	/* the message being sent */
+} S = { .timer_fd = -1 };
 
 /* encode @ev as a CFS_T_EVENT field straight into @s (under R.lock) */
 static int slot_fill(struct slot *s, const struct classfs_uevent *ev)
@@ -103,8 +126,8 @@ static void on_event(const struct classfs_uevent *ev, void *data)
 	struct slot *s;
 
 #ifdef HAVE_WIRE
-	if (D.netlink_fd >= 0) {
-		int r = classfs_netlink_udev_send(D.netlink_fd, ev);
+	if (cfsd.netlink_fd >= 0) {
+		int r = classfs_netlink_udev_send(cfsd.netlink_fd, ev);
 
 		if (r < 0)
 			log_debug("netlink send of SEQNUM %llu: %s", (unsigned long long)ev->seqnum,
@@ -124,9 +147,9 @@ static void on_event(const struct classfs_uevent *ev, void *data)
 		R.first = ev->seqnum;
 	if (ev->seqnum >= R.size && R.first < ev->seqnum - R.size + 1)
 		R.first = ev->seqnum - R.size + 1;
-	if (R.waiters)
-		pthread_cond_broadcast(&R.cond);
 	pthread_mutex_unlock(&R.lock);
+	if (atomic_load(&R.nsubs) && !atomic_load(&R.armed))
+		cfsd_loop_wake();
 }
 
 /*
@@ -142,7 +165,7 @@ static unsigned int take_events(struct cfs_buf *b, uint64_t *cursor, uint64_t up
 
 		if (s->seq != *cursor)
 			continue;
-		if (b->len + s->len > D.cfg.max_msg) {
+		if (b->len + s->len > cfsd.cfg.max_msg) {
 			if (b->len > CFS_HDR_SIZE)
 				break;
 			/* alone too big for a message (a small --max-message): skipped */
@@ -156,104 +179,209 @@ static unsigned int take_events(struct cfs_buf *b, uint64_t *cursor, uint64_t up
 	return n;
 }
 
-static void *sender_main(void *arg)
+/*
+ * The next message for @sub into S.b: a GAP notice, or events from its
+ * cursor (advanced past them).  Under R.lock.  Return: false when there
+ * is nothing to send.
+ */
+static bool next_message(struct cfsd_sub *sub)
 {
-	struct sub *sub = arg;
-	struct cfs_buf b;
+	uint64_t gap_first = 0, gap_last = 0;
 
-	cfs_buf_init(&b);
-	pthread_mutex_lock(&R.lock);
-	for (;;) {
-		uint64_t gap_first = 0, gap_last = 0;
-		unsigned int n = 0;
-
-		while (!sub->closing && sub->cursor > R.head) {
-			R.waiters++;
-			pthread_cond_wait(&R.cond, &R.lock);
-			R.waiters--;
-		}
-		if (sub->closing)
-			break;
-		if (R.busy && R.head - sub->cursor + 1 < LINGER_EVENTS) {
-			/*
-			 * Few events of a request still running: let more come (a
-			 * bulk add produces them one at a time) so that one message
-			 * and one wakeup carry many.  Once no request runs, none
-			 * is coming: a caller waiting for its event gets it now.
-			 */
-			struct timespec until;
-
-			clock_gettime(CLOCK_MONOTONIC, &until);
-			until.tv_nsec += LINGER_NS;
-			if (until.tv_nsec >= 1000000000L) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
-			while (R.busy && !sub->closing &&
-			       pthread_cond_timedwait(&R.idle, &R.lock, &until) == 0)
-				;
-			if (sub->closing)
-				break;
-		}
-		if (sub->cursor < R.first) {
-			gap_first = sub->cursor;
-			gap_last = R.first - 1;
-			sub->cursor = R.first;
-		} else if (R.head - sub->cursor + 1 > D.cfg.sub_queue) {
-			gap_first = sub->cursor;
-			gap_last = R.head;
-			sub->cursor = R.head + 1;
-		}
-		cfs_buf_truncate(&b, 0);
-		if (gap_first) {
-			cfs_buf_hdr(&b, CFS_OP_GAP, 0, 0);
-			cfs_buf_u64(&b, CFS_T_SEQNUM, gap_first);
-			cfs_buf_u64(&b, CFS_T_SEQNUM_LAST, gap_last);
-		} else {
-			cfs_buf_hdr(&b, CFS_OP_EVENTS, 0, 0);
-			n = take_events(&b, &sub->cursor, R.head);
-		}
-		pthread_mutex_unlock(&R.lock);
-		if ((gap_first || n) && cfsd_conn_send(sub->c, &b, false) < 0) {
-			pthread_mutex_lock(&R.lock);
-			break;	/* gone: the reader cleans up */
-		}
-		pthread_mutex_lock(&R.lock);
+	if (sub->cursor < R.first) {
+		gap_first = sub->cursor;
+		gap_last = R.first - 1;
+		sub->cursor = R.first;
+	} else if (R.head - sub->cursor + 1 > cfsd.cfg.sub_queue) {
+		gap_first = sub->cursor;
+		gap_last = R.head;
+		sub->cursor = R.head + 1;
 	}
-	pthread_mutex_unlock(&R.lock);
-	cfs_buf_free(&b);
-	return NULL;
+	cfs_buf_truncate(&S.b, 0);
+	if (gap_first) {
+		cfs_buf_hdr(&S.b, CFS_OP_GAP, 0, 0);
+		cfs_buf_u64(&S.b, CFS_T_SEQNUM, gap_first);
+		cfs_buf_u64(&S.b, CFS_T_SEQNUM_LAST, gap_last);
+		return true;
+	}
+	cfs_buf_hdr(&S.b, CFS_OP_EVENTS, 0, 0);
+	return take_events(&S.b, &sub->cursor, R.head) > 0;
 }
 
-int cfsd_subscribe(struct conn *c, uint32_t serial, uint64_t from)
+/**
+ * cfsd_events_send() - the loop: send @c's subscription what it has not
+ * had yet, while its socket takes it.  Replies waiting in its output
+ * queue go first: then nothing is sent here, the queue's flush calls
+ * again.
+ */
+void cfsd_events_send(struct cfsd_conn *c)
 {
-	struct sub *sub;
-	struct cfs_buf b;
-	uint64_t head;
-	int r;
+	struct cfsd_sub *sub = c->sub;
 
-	if (c->sub)
-		return -EBUSY;
-	sub = calloc(1, sizeof(*sub));
-	if (!sub)
-		return -ENOMEM;
+	pthread_mutex_lock(&c->olock);
+	while (!atomic_load(&c->dead) && !c->out_head) {
+		uint64_t cursor = sub->cursor;
+		bool any;
+		ssize_t n;
+
+		pthread_mutex_lock(&R.lock);
+		if (sub->cursor > R.head) {
+			pthread_mutex_unlock(&R.lock);
+			break;
+		}
+		any = next_message(sub);
+		pthread_mutex_unlock(&R.lock);
+		if (!any)
+			continue;	/* holes only: the cursor moved past them */
+		cfs_buf_seal(&S.b);
+		if (S.b.err) {
+			log_err("cannot encode events for pid %d: %s", (int)c->pid,
+				strerror(-S.b.err));
+			break;
+		}
+		do
+			n = send(c->fd, S.b.p, S.b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			/* full: the same range (or a gap) when it has room; else it is gone */
+			sub->cursor = cursor;
+			sub->blocked = errno == EAGAIN;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->olock);
+}
+
+/** cfsd_events_start() - the loop: @c's subscription starts at SEQNUM @from */
+void cfsd_events_start(struct cfsd_conn *c, uint64_t from)
+{
+	struct cfsd_sub *sub = calloc(1, sizeof(*sub));
+
+	if (!sub) {
+		/* its SUBSCRIBE was answered: the client learns of the loss by a gap */
+		log_err("out of memory starting the subscription of pid %d", (int)c->pid);
+		return;
+	}
 	sub->c = c;
+	sub->cursor = from;
+	sub->next = S.subs;
+	if (S.subs)
+		S.subs->prev = sub;
+	S.subs = sub;
+	c->sub = sub;
+	atomic_fetch_add(&R.nsubs, 1);
+}
+
+/** cfsd_events_stop() - the loop: @c ended; its subscription with it */
+void cfsd_events_stop(struct cfsd_conn *c)
+{
+	struct cfsd_sub *sub = c->sub;
+
+	if (!sub)
+		return;
+	if (sub->prev)
+		sub->prev->next = sub->next;
+	else
+		S.subs = sub->next;
+	if (sub->next)
+		sub->next->prev = sub->prev;
+	free(sub);
+	c->sub = NULL;
+	atomic_fetch_sub(&R.nsubs, 1);
+}
+
+/** cfsd_events_fanout() - the loop: every subscriber gets what came */
+void cfsd_events_fanout(void)
+{
+	/* cleared first: an event stored after the head is read wakes the loop */
+	S.armed = false;
+	atomic_store(&R.armed, false);
+	pthread_mutex_lock(&R.lock);
+	S.sent_head = R.head;
+	pthread_mutex_unlock(&R.lock);
+	for (struct cfsd_sub *sub = S.subs; sub; sub = sub->next)
+		if (!sub->blocked)
+			cfsd_events_send(sub->c);
+}
+
+/** cfsd_events_writable() - the loop: @c's socket has room again (EPOLLOUT) */
+void cfsd_events_writable(struct cfsd_conn *c)
+{
+	if (c->sub)
+		c->sub->blocked = false;
+}
+
+/**
+ * cfsd_events_notified() - the loop was woken: events came maybe.  Few
+ * wait LINGER_NS for more, so that one message and one wakeup of each
+ * subscriber carry many.
+ */
+void cfsd_events_notified(void)
+{
+	struct itimerspec its = { .it_value = { .tv_nsec = LINGER_NS } };
+	uint64_t head;
+
+	pthread_mutex_lock(&R.lock);
+	head = R.head;
+	pthread_mutex_unlock(&R.lock);
+	if (head == S.sent_head || !S.subs) {
+		S.sent_head = head;
+		return;
+	}
+	if (head - S.sent_head >= LINGER_EVENTS || !atomic_load(&R.busy)) {
+		cfsd_events_fanout();
+		return;
+	}
+	if (S.armed)
+		return;
+	if (timerfd_settime(S.timer_fd, 0, &its, NULL) == 0) {
+		S.armed = true;
+		atomic_store(&R.armed, true);
+	} else {
+		cfsd_events_fanout();
+	}
+}
+
+/**
+ * cfsd_events_busy() - any thread: a request that may make events starts
+ * (@busy true) or ends (false).  When the last one ends, the loop is woken
+ * to send what a lingering fan-out holds back: no more is coming.
+ */
+void cfsd_events_busy(bool busy)
+{
+	if (busy)
+		atomic_fetch_add(&R.busy, 1);
+	else if (atomic_fetch_sub(&R.busy, 1) == 1 && atomic_load(&R.nsubs))
+		cfsd_loop_wake();
+}
+
+/** cfsd_events_timer_fd() - the linger timer, for the loop's epoll */
+int cfsd_events_timer_fd(void)
+{
+	return S.timer_fd;
+}
+
+int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from)
+{
+	struct cfs_buf b;
+	uint64_t head, cursor;
+	int sz, r;
+
+	if (c->subscribed)
+		return -EBUSY;
 	/*
 	 * The socket's own buffer is part of the subscriber's queue: fix it
 	 * (4 messages) rather than inherit the system's default, so the lag
 	 * allowed before a gap notice is what --subscriber-queue says.
 	 */
-	{
-		int sz = (int)(4 * D.cfg.max_msg);
-
-		if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) < 0)
-			log_debug("SO_SNDBUF: %m");
-	}
+	sz = (int)(4 * cfsd.cfg.max_msg);
+	if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)) < 0)
+		log_debug("SO_SNDBUF: %m");
 	pthread_mutex_lock(&R.lock);
 	head = R.head;
-	sub->cursor = from ? from : R.head + 1;
-	if (!sub->cursor)
-		sub->cursor = 1;
+	cursor = from ? from : R.head + 1;
+	if (!cursor)
+		cursor = 1;
 	pthread_mutex_unlock(&R.lock);
 
 	cfs_buf_init(&b);
@@ -261,51 +389,20 @@ int cfsd_subscribe(struct conn *c, uint32_t serial, uint64_t from)
 	cfs_buf_i32(&b, CFS_T_ERROR, 0);
 	cfs_buf_str(&b, CFS_T_MESSAGE, "ok");
 	cfs_buf_u64(&b, CFS_T_SEQNUM, head);
-	r = cfsd_conn_send(c, &b, false);
+	r = cfsd_conn_send(c, &b);
 	cfs_buf_free(&b);
-	if (r == 0)
-		r = -pthread_create(&sub->thread, NULL, sender_main, sub);
-	if (r < 0) {
-		free(sub);
+	if (r < 0)
 		return r;
-	}
-	c->sub = sub;
+	/* the loop starts it, after the reply: events go behind what was queued */
+	pthread_mutex_lock(&c->olock);
+	c->sub_from = cursor;
+	pthread_mutex_unlock(&c->olock);
+	c->subscribed = true;
+	cfsd_loop_kick(c);
 	return 1;	/* replied */
 }
 
-/**
- * cfsd_events_busy() - a request that may make events starts (@busy true)
- * or ends (false); senders linger for more events only while one runs
- */
-void cfsd_events_busy(bool busy)
-{
-	pthread_mutex_lock(&R.lock);
-	if (busy)
-		R.busy++;
-	else if (R.busy && !--R.busy)
-		pthread_cond_broadcast(&R.idle);
-	pthread_mutex_unlock(&R.lock);
-}
-
-void cfsd_unsubscribe(struct conn *c)
-{
-	struct sub *sub = c->sub;
-
-	if (!sub)
-		return;
-	pthread_mutex_lock(&R.lock);
-	sub->closing = true;
-	pthread_cond_broadcast(&R.cond);
-	pthread_cond_broadcast(&R.idle);
-	pthread_mutex_unlock(&R.lock);
-	/* a sender blocked on a full socket: the peer is gone or going */
-	shutdown(c->fd, SHUT_WR);
-	pthread_join(sub->thread, NULL);
-	free(sub);
-	c->sub = NULL;
-}
-
-int cfsd_replay(struct conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
+int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
 		size_t msgsz)
 {
 	struct cfs_buf b;
@@ -332,7 +429,7 @@ int cfsd_replay(struct conn *c, uint32_t serial, uint64_t first, uint64_t last, 
 		n = take_events(&b, &cursor, last < R.head ? last : R.head);
 		pthread_mutex_unlock(&R.lock);
 		if (n)
-			r = cfsd_conn_send(c, &b, false);
+			r = cfsd_conn_send(c, &b);
 		count += n;
 		pthread_mutex_lock(&R.lock);
 	}
@@ -353,34 +450,33 @@ int cfsd_replay(struct conn *c, uint32_t serial, uint64_t first, uint64_t last, 
 	cfs_buf_i32(&b, CFS_T_ERROR, 0);
 	cfs_buf_str(&b, CFS_T_MESSAGE, "ok");
 	cfs_buf_u64(&b, CFS_T_COUNT, count);
-	r = cfsd_conn_send(c, &b, false);
+	r = cfsd_conn_send(c, &b);
 	cfs_buf_free(&b);
 	return r < 0 ? r : 1;
 }
 
 int cfsd_events_init(void)
 {
-	pthread_condattr_t ca;
 	size_t size = 1;
 	int id;
 
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&R.idle, &ca);
-	pthread_condattr_destroy(&ca);
-	while (size < D.cfg.ring_size)
+	while (size < cfsd.cfg.ring_size)
 		size <<= 1;
 	R.size = size;
 	R.slots = calloc(size, sizeof(*R.slots));
 	if (!R.slots)
 		return -ENOMEM;
-	D.netlink_fd = -1;
-	if (D.cfg.netlink) {
+	cfs_buf_init(&S.b);
+	S.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (S.timer_fd < 0)
+		return -errno;
+	cfsd.netlink_fd = -1;
+	if (cfsd.cfg.netlink) {
 #ifdef HAVE_WIRE
-		D.netlink_fd = classfs_netlink_udev_open();
-		if (D.netlink_fd < 0) {
-			log_err("cannot open the udev netlink socket: %s", strerror(-D.netlink_fd));
-			return D.netlink_fd;
+		cfsd.netlink_fd = classfs_netlink_udev_open();
+		if (cfsd.netlink_fd < 0) {
+			log_err("cannot open the udev netlink socket: %s", strerror(-cfsd.netlink_fd));
+			return cfsd.netlink_fd;
 		}
 		log_info("broadcasting events in udev format on NETLINK_KOBJECT_UEVENT group 2");
 #else
@@ -388,7 +484,7 @@ int cfsd_events_init(void)
 		return -ENOSYS;
 #endif
 	}
-	id = classfs_listener_add(D.tree, on_event, NULL);
+	id = classfs_listener_add(cfsd.tree, on_event, NULL);
 	if (id < 0)
 		return id;
 	R.listener = id;
@@ -398,13 +494,17 @@ int cfsd_events_init(void)
 void cfsd_events_shutdown(void)
 {
 	if (R.listener > 0)
-		classfs_listener_remove(D.tree, R.listener);
+		classfs_listener_remove(cfsd.tree, R.listener);
 	R.listener = 0;
 	for (size_t i = 0; i < R.size; i++)
 		free(R.slots[i].data);
 	free(R.slots);
 	R.slots = NULL;
-	if (D.netlink_fd >= 0)
-		close(D.netlink_fd);
-	D.netlink_fd = -1;
+	cfs_buf_free(&S.b);
+	if (S.timer_fd >= 0)
+		close(S.timer_fd);
+	S.timer_fd = -1;
+	if (cfsd.netlink_fd >= 0)
+		close(cfsd.netlink_fd);
+	cfsd.netlink_fd = -1;
 }

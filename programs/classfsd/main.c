@@ -9,7 +9,6 @@
 #include <grp.h>
 #include <limits.h>
 #include <malloc.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,7 +29,7 @@
 #include "daemon.h"
 #include "util.h"
 
-struct cfsd D;
+struct cfsd cfsd;
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -38,7 +37,7 @@ void cfsd_log(const char *prefix, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!D.cfg.verbose && !strcmp(prefix, LOG_PFX_DEBUG))
+	if (!cfsd.cfg.verbose && !strcmp(prefix, LOG_PFX_DEBUG))
 		return;
 	pthread_mutex_lock(&log_lock);
 	fputs(prefix, stderr);
@@ -128,7 +127,7 @@ static int parse_args(int argc, char **argv, const char **helper)
 	size_t v;
 	int c;
 
-	D.cfg = (struct cfsd_config){
+	cfsd.cfg = (struct cfsd_config){
 		.socket_path = "/run/classfs/control",
 		.layout = CLASSFS_LAYOUT_CLASS,
 		.max_msg = CFS_MSG_MAX_DEFAULT,
@@ -141,19 +140,19 @@ static int parse_args(int argc, char **argv, const char **helper)
 	};
 	while ((c = getopt_long(argc, argv, "s:m:L:o:l:Sg:vh", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': D.cfg.socket_path = optarg; break;
-		case 'm': D.cfg.mountpoint = optarg; break;
-		case 'o': D.cfg.mount_options = optarg; break;
-		case OPT_DEV_MOUNT: D.cfg.dev_mountpoint = optarg; break;
-		case 'l': D.cfg.load_file = optarg; break;
-		case 'S': D.cfg.sample = true; break;
-		case 'g': D.cfg.group = optarg; break;
-		case 'v': D.cfg.verbose = true; break;
+		case 's': cfsd.cfg.socket_path = optarg; break;
+		case 'm': cfsd.cfg.mountpoint = optarg; break;
+		case 'o': cfsd.cfg.mount_options = optarg; break;
+		case OPT_DEV_MOUNT: cfsd.cfg.dev_mountpoint = optarg; break;
+		case 'l': cfsd.cfg.load_file = optarg; break;
+		case 'S': cfsd.cfg.sample = true; break;
+		case 'g': cfsd.cfg.group = optarg; break;
+		case 'v': cfsd.cfg.verbose = true; break;
 		case 'L':
 			if (!strcmp(optarg, "class")) {
-				D.cfg.layout = CLASSFS_LAYOUT_CLASS;
+				cfsd.cfg.layout = CLASSFS_LAYOUT_CLASS;
 			} else if (!strcmp(optarg, "devices")) {
-				D.cfg.layout = CLASSFS_LAYOUT_DEVICES;
+				cfsd.cfg.layout = CLASSFS_LAYOUT_DEVICES;
 			} else {
 				fprintf(stderr, "classfsd: --layout: '%s' is neither class nor devices\n",
 					optarg);
@@ -161,38 +160,38 @@ static int parse_args(int argc, char **argv, const char **helper)
 			}
 			break;
 		case OPT_MAX_MSG:
-			if (parse_size("--max-message", optarg, 4096, CFS_MSG_MAX_LIMIT, &D.cfg.max_msg))
+			if (parse_size("--max-message", optarg, 4096, CFS_MSG_MAX_LIMIT, &cfsd.cfg.max_msg))
 				return -EINVAL;
 			break;
 		case OPT_TIMEOUT:
 			if (parse_size("--call-timeout", optarg, 1, 600000, &v))
 				return -EINVAL;
-			D.cfg.call_timeout_ms = (int)v;
+			cfsd.cfg.call_timeout_ms = (int)v;
 			break;
 		case OPT_RING:
-			if (parse_size("--ring-size", optarg, 16, 1u << 26, &D.cfg.ring_size))
+			if (parse_size("--ring-size", optarg, 16, 1u << 26, &cfsd.cfg.ring_size))
 				return -EINVAL;
 			break;
 		case OPT_QUEUE:
-			if (parse_size("--subscriber-queue", optarg, 1, 1u << 26, &D.cfg.sub_queue))
+			if (parse_size("--subscriber-queue", optarg, 1, 1u << 26, &cfsd.cfg.sub_queue))
 				return -EINVAL;
 			break;
 		case OPT_MAX_CONNS:
 			if (parse_size("--max-connections-per-uid", optarg, 1, 1u << 20,
-				       &D.cfg.max_conns))
+				       &cfsd.cfg.max_conns))
 				return -EINVAL;
 			break;
 		case OPT_MAX_OBJS:
-			if (parse_size("--max-objects-per-uid", optarg, 1, 1u << 30, &D.cfg.max_objs))
+			if (parse_size("--max-objects-per-uid", optarg, 1, 1u << 30, &cfsd.cfg.max_objs))
 				return -EINVAL;
 			break;
 		case OPT_MAX_SUBS:
 			if (parse_size("--max-subscribers-per-uid", optarg, 1, 1u << 20,
-				       &D.cfg.max_subs))
+				       &cfsd.cfg.max_subs))
 				return -EINVAL;
 			break;
 		case OPT_HELPER: *helper = optarg; break;
-		case OPT_NETLINK: D.cfg.netlink = true; break;
+		case OPT_NETLINK: cfsd.cfg.netlink = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -EINVAL;
 		}
@@ -201,7 +200,7 @@ static int parse_args(int argc, char **argv, const char **helper)
 		fprintf(stderr, "classfsd: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (D.cfg.sample && D.cfg.load_file) {
+	if (cfsd.cfg.sample && cfsd.cfg.load_file) {
 		fprintf(stderr, "classfsd: --sample and --load exclude each other\n");
 		return -EINVAL;
 	}
@@ -244,7 +243,7 @@ static int load_file(const char *path)
 	r = ferror(f) ? -EIO : 0;
 	fclose(f);
 	if (r == 0)
-		r = classfs_record_load(D.tree, data, len, &opt, &err);
+		r = classfs_record_load(cfsd.tree, data, len, &opt, &err);
 	free(data);
 	if (r < 0) {
 		if (err.reason[0])
@@ -283,53 +282,54 @@ static int listen_socket(void)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd, probe, r;
 
-	if (strlen(D.cfg.socket_path) >= sizeof(sa.sun_path)) {
-		log_err("socket path %s is too long", D.cfg.socket_path);
+	if (strlen(cfsd.cfg.socket_path) >= sizeof(sa.sun_path)) {
+		log_err("socket path %s is too long", cfsd.cfg.socket_path);
 		return -ENAMETOOLONG;
 	}
-	strcpy(sa.sun_path, D.cfg.socket_path);
-	r = mkdir_parent(D.cfg.socket_path);
+	strcpy(sa.sun_path, cfsd.cfg.socket_path);
+	r = mkdir_parent(cfsd.cfg.socket_path);
 	if (r < 0) {
-		log_err("cannot create the directory of %s: %s", D.cfg.socket_path, strerror(-r));
+		log_err("cannot create the directory of %s: %s", cfsd.cfg.socket_path, strerror(-r));
 		return r;
 	}
 	/* a live daemon there keeps its socket; a stale file is replaced */
 	probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 		close(probe);
-		log_err("another daemon listens on %s", D.cfg.socket_path);
+		log_err("another daemon listens on %s", cfsd.cfg.socket_path);
 		return -EADDRINUSE;
 	}
 	if (probe >= 0)
 		close(probe);
-	unlink(D.cfg.socket_path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	unlink(cfsd.cfg.socket_path);
+	/* non-blocking: the event loop accepts until EAGAIN */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	/* owner, group and mode before listen(): nobody connects through looser rights */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		r = -errno;
-		log_err("cannot listen on %s: %s", D.cfg.socket_path, strerror(-r));
+		log_err("cannot listen on %s: %s", cfsd.cfg.socket_path, strerror(-r));
 		close(fd);
 		return r;
 	}
-	if (D.cfg.group) {
-		struct group *g = getgrnam(D.cfg.group);
+	if (cfsd.cfg.group) {
+		struct group *g = getgrnam(cfsd.cfg.group);
 
-		if (!g || chown(D.cfg.socket_path, (uid_t)-1, g->gr_gid) < 0) {
+		if (!g || chown(cfsd.cfg.socket_path, (uid_t)-1, g->gr_gid) < 0) {
 			r = g ? -errno : -ENOENT;
-			log_err("cannot give %s to group %s: %s", D.cfg.socket_path, D.cfg.group,
+			log_err("cannot give %s to group %s: %s", cfsd.cfg.socket_path, cfsd.cfg.group,
 				g ? strerror(-r) : "no such group");
 			close(fd);
-			unlink(D.cfg.socket_path);
+			unlink(cfsd.cfg.socket_path);
 			return r;
 		}
 	}
-	if (chmod(D.cfg.socket_path, 0660) < 0 || listen(fd, 128) < 0) {
+	if (chmod(cfsd.cfg.socket_path, 0660) < 0 || listen(fd, 128) < 0) {
 		r = -errno;
-		log_err("cannot listen on %s: %s", D.cfg.socket_path, strerror(-r));
+		log_err("cannot listen on %s: %s", cfsd.cfg.socket_path, strerror(-r));
 		close(fd);
-		unlink(D.cfg.socket_path);
+		unlink(cfsd.cfg.socket_path);
 		return r;
 	}
 	return fd;
@@ -389,7 +389,7 @@ static void remove_rest(void)
 {
 	struct devvec dv = { 0 };
 
-	classfs_tree_for_each_device(D.tree, collect_dev, &dv);
+	classfs_tree_for_each_device(cfsd.tree, collect_dev, &dv);
 	/*
 	 * Reversed, each comes before its parent and physical device, so none
 	 * has gone with another; the registration reference is the tree's.
@@ -400,7 +400,7 @@ static void remove_rest(void)
 		classfs_device_put(dv.v[dv.n]);
 	}
 	free(dv.v);
-	classfs_tree_for_each_class(D.tree, collect_class, NULL);
+	classfs_tree_for_each_class(cfsd.tree, collect_class, NULL);
 }
 
 int main(int argc, char **argv)
@@ -431,109 +431,85 @@ int main(int argc, char **argv)
 		log_err("signalfd: %m");
 		return 1;
 	}
-	D.listen_fd = -1;
-	D.netlink_fd = -1;
-	D.tree = classfs_tree_new(D.cfg.layout);
-	if (!D.tree) {
+	cfsd.listen_fd = -1;
+	cfsd.netlink_fd = -1;
+	cfsd.epoll_fd = -1;
+	cfsd.wake_fd = -1;
+	cfsd.tree = classfs_tree_new(cfsd.cfg.layout);
+	if (!cfsd.tree) {
 		log_err("cannot create the tree: %m");
 		return 1;
 	}
 	cfsd_registry_init();
-	r = cfsd_events_init();
+	r = cfsd_loop_init();
+	if (r == 0)
+		r = cfsd_events_init();
 	if (r < 0) {
 		log_err("cannot start event delivery: %s", strerror(-r));
 		goto out_tree;
 	}
 	if (helper) {
-		ssize_t n = classfs_path_write(D.tree, "kernel/uevent_helper", helper, strlen(helper));
+		ssize_t n = classfs_path_write(cfsd.tree, "kernel/uevent_helper", helper, strlen(helper));
 
 		if (n < 0) {
 			log_err("cannot set the uevent helper: %s", strerror((int)-n));
 			goto out_mount;
 		}
 	}
-	if (D.cfg.sample && load_file(cfs_sample_path()) < 0)
+	if (cfsd.cfg.sample && load_file(cfs_sample_path()) < 0)
 		goto out_mount;
-	if (D.cfg.load_file && load_file(D.cfg.load_file) < 0)
+	if (cfsd.cfg.load_file && load_file(cfsd.cfg.load_file) < 0)
 		goto out_mount;
-	if (D.cfg.mountpoint) {
-		D.mount = classfs_mount_tree(D.tree, D.cfg.mountpoint, D.cfg.mount_options);
-		if (!D.mount) {
-			log_err("cannot mount at %s: %m", D.cfg.mountpoint);
+	if (cfsd.cfg.mountpoint) {
+		cfsd.mount = classfs_mount_tree(cfsd.tree, cfsd.cfg.mountpoint, cfsd.cfg.mount_options);
+		if (!cfsd.mount) {
+			log_err("cannot mount at %s: %m", cfsd.cfg.mountpoint);
 			goto out_mount;
 		}
 	}
-	if (D.cfg.dev_mountpoint) {
-		D.dev_mount = classfs_mount_devtmpfs(D.tree, D.cfg.dev_mountpoint,
-						     D.cfg.mount_options);
-		if (!D.dev_mount) {
-			log_err("cannot mount the devices at %s: %m", D.cfg.dev_mountpoint);
+	if (cfsd.cfg.dev_mountpoint) {
+		cfsd.dev_mount = classfs_mount_devtmpfs(cfsd.tree, cfsd.cfg.dev_mountpoint,
+						     cfsd.cfg.mount_options);
+		if (!cfsd.dev_mount) {
+			log_err("cannot mount the devices at %s: %m", cfsd.cfg.dev_mountpoint);
 			goto out_mount;
 		}
 	}
-	D.listen_fd = listen_socket();
-	if (D.listen_fd < 0)
+	cfsd.listen_fd = listen_socket();
+	if (cfsd.listen_fd < 0)
 		goto out_mount;
-	log_info("listening on %s%s%s, layout %s", D.cfg.socket_path,
-		 D.mount ? ", tree mounted at " : "", D.mount ? D.cfg.mountpoint : "",
-		 D.cfg.layout == CLASSFS_LAYOUT_CLASS ? "class" : "devices");
+	log_info("listening on %s%s%s, layout %s", cfsd.cfg.socket_path,
+		 cfsd.mount ? ", tree mounted at " : "", cfsd.mount ? cfsd.cfg.mountpoint : "",
+		 cfsd.cfg.layout == CLASSFS_LAYOUT_CLASS ? "class" : "devices");
 	sd_notify_ready();
 
-	for (;;) {
-		struct pollfd pfd[2] = { { .fd = D.listen_fd, .events = POLLIN },
-					 { .fd = sfd, .events = POLLIN } };
+	r = cfsd_loop_run(sfd);
+	if (r < 0)
+		log_err("event loop: %s", strerror(-r));
+	else
+		status = 0;
 
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			log_err("poll: %m");
-			break;
-		}
-		if (pfd[1].revents) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) == sizeof(si))
-				log_info("signal %u: shutting down", si.ssi_signo);
-			status = 0;
-			break;
-		}
-		if (pfd[0].revents) {
-			int fd = accept4(D.listen_fd, NULL, NULL, SOCK_CLOEXEC);
-
-			if (fd < 0) {
-				if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
-					log_warn("accept: %m");
-				continue;
-			}
-			r = cfsd_conn_start(fd);
-			if (r < 0) {
-				if (r != -EMFILE)	/* over its uid's limit: logged, client told */
-					log_warn("cannot serve a connection: %s", strerror(-r));
-				close(fd);
-			}
-		}
-	}
-
-	close(D.listen_fd);
-	unlink(D.cfg.socket_path);
-	cfsd_conn_stop_all();
+	close(cfsd.listen_fd);
+	unlink(cfsd.cfg.socket_path);
+	cfsd_loop_shutdown();
 out_mount:
 	/* REMOVE events for everything while the sinks still listen */
 	cfsd_registry_shutdown();
 #ifdef HAVE_RECORD
-	classfs_record_unload(D.tree);
+	classfs_record_unload(cfsd.tree);
 #endif
 	remove_rest();
-	if (D.dev_mount && classfs_mount_close(D.dev_mount) < 0)
-		log_warn("cannot unmount %s", D.cfg.dev_mountpoint);
-	D.dev_mount = NULL;
-	if (D.mount && classfs_mount_close(D.mount) < 0)
-		log_warn("cannot unmount %s", D.cfg.mountpoint);
-	D.mount = NULL;
+	if (cfsd.dev_mount && classfs_mount_close(cfsd.dev_mount) < 0)
+		log_warn("cannot unmount %s", cfsd.cfg.dev_mountpoint);
+	cfsd.dev_mount = NULL;
+	if (cfsd.mount && classfs_mount_close(cfsd.mount) < 0)
+		log_warn("cannot unmount %s", cfsd.cfg.mountpoint);
+	cfsd.mount = NULL;
 	cfsd_events_shutdown();
 	cfsd_quota_shutdown();
 out_tree:
-	r = classfs_tree_free(D.tree);
+	cfsd_loop_free();
+	r = classfs_tree_free(cfsd.tree);
 	if (r < 0)
 		log_debug("tree not freed: %s", strerror(-r));
 	close(sfd);

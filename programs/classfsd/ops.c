@@ -40,7 +40,7 @@ static int not_found(struct reply *rp, const struct cfs_msg *m)
 	return -ENOENT;
 }
 
-static int denied(struct reply *rp, const struct conn *c, const char *what, const char *name,
+static int denied(struct reply *rp, const struct cfsd_conn *c, const char *what, const char *name,
 		  uid_t owner)
 {
 	snprintf(rp->msg, sizeof(rp->msg), "uid %u may not change %s %s (owned by uid %u)",
@@ -86,29 +86,29 @@ static struct classfs_device *foreign_find(const char *cls_name, const char *nam
 	struct find_ctx f = { .name = name };
 
 	if (cls_name) {
-		struct classfs_class *cls = classfs_class_find(D.tree, cls_name);
+		struct classfs_class *cls = classfs_class_find(cfsd.tree, cls_name);
 
 		if (cls)
 			classfs_class_for_each_device(cls, match_class_dev, &f);
 		classfs_class_put(cls);
 	} else {
-		classfs_tree_for_each_device(D.tree, match_name, &f);
+		classfs_tree_for_each_device(cfsd.tree, match_name, &f);
 	}
 	return f.found;
 }
 
 /*
  * Find a device, check that the caller may change it (@change), and take
- * a reference so it can be used with D.lock released; @owner (may be
+ * a reference so it can be used with cfsd.lock released; @owner (may be
  * NULL) receives the device's owner (root for a record's devices).
  */
-static int dev_ref(struct conn *c, const struct cfs_msg *m, bool change, struct reply *rp,
+static int dev_ref(struct cfsd_conn *c, const struct cfs_msg *m, bool change, struct reply *rp,
 		   struct classfs_device **out, uid_t *owner)
 {
-	struct rdev *rd;
+	struct cfsd_rdev *rd;
 	int r = 0;
 
-	pthread_mutex_lock(&D.lock);
+	pthread_mutex_lock(&cfsd.lock);
 	rd = cfsd_dev_lookup(m->cls, m->name);
 	if (!rd)
 		r = not_found(rp, m);
@@ -118,7 +118,7 @@ static int dev_ref(struct conn *c, const struct cfs_msg *m, bool change, struct 
 		*out = classfs_device_get(&rd->dev);
 	if (rd && owner)
 		*owner = rd->o.owner;
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&cfsd.lock);
 	if (!rd && (*out = foreign_find(m->cls, m->name))) {
 		rp->msg[0] = '\0';
 		r = 0;
@@ -147,34 +147,34 @@ static int attr_path(struct classfs_device *dev, const char *attr, char *buf, si
 	return 0;
 }
 
-static int op_status(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_status(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	cfs_buf_u32(&rp->extra, CFS_T_VERSION, CFS_PROTO_VERSION);
-	cfs_buf_u32(&rp->extra, CFS_T_LAYOUT, (uint32_t)D.cfg.layout);
-	cfs_buf_u64(&rp->extra, CFS_T_SEQNUM, classfs_tree_seqnum(D.tree));
-	cfs_buf_str(&rp->extra, CFS_T_MOUNT, D.mount ? D.cfg.mountpoint : "");
-	cfs_buf_u64(&rp->extra, CFS_T_COUNT, D.cfg.max_msg);
+	cfs_buf_u32(&rp->extra, CFS_T_LAYOUT, (uint32_t)cfsd.cfg.layout);
+	cfs_buf_u64(&rp->extra, CFS_T_SEQNUM, classfs_tree_seqnum(cfsd.tree));
+	cfs_buf_str(&rp->extra, CFS_T_MOUNT, cfsd.mount ? cfsd.cfg.mountpoint : "");
+	cfs_buf_u64(&rp->extra, CFS_T_COUNT, cfsd.cfg.max_msg);
 	return 0;
 }
 
-static int op_class_create(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_class_create(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	int r;
 
-	pthread_mutex_lock(&D.lock);
+	pthread_mutex_lock(&cfsd.lock);
 	r = cfsd_class_create(m->cls, c->uid, m->flags & CFS_F_BIND ? c : NULL, NULL, rp->msg,
 			      sizeof(rp->msg));
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&cfsd.lock);
 	return r;
 }
 
-static int op_class_remove(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_class_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	char what[300];
-	struct rclass *rc;
+	struct cfsd_rclass *rc;
 	int r = 0;
 
-	pthread_mutex_lock(&D.lock);
+	pthread_mutex_lock(&cfsd.lock);
 	rc = cfsd_class_lookup(m->cls);
 	if (!rc) {
 		snprintf(rp->msg, sizeof(rp->msg), "no class %s", m->cls);
@@ -189,30 +189,30 @@ static int op_class_remove(struct conn *c, const struct cfs_msg *m, struct reply
 		snprintf(what, sizeof(what), "class %s", m->cls);
 		r = cfsd_remove_with_dependents(c->uid, rc, NULL, what, rp->msg, sizeof(rp->msg));
 	}
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&cfsd.lock);
 	return r;
 }
 
-static int op_device_add(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_device_add(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	int r;
 
-	pthread_mutex_lock(&D.lock);
+	pthread_mutex_lock(&cfsd.lock);
 	r = cfsd_dev_add(m, c->uid, c, rp->msg, sizeof(rp->msg));
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&cfsd.lock);
 	return r;
 }
 
-static int op_device_remove(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_device_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	struct classfs_device *dev = NULL;
 	char what[600];
-	struct rdev *rd;
+	struct cfsd_rdev *rd;
 	int r = 0;
 
 	snprintf(what, sizeof(what), "device %s%s%s", m->cls ? m->cls : "", m->cls ? "/" : "",
 		 m->name);
-	pthread_mutex_lock(&D.lock);
+	pthread_mutex_lock(&cfsd.lock);
 	rd = cfsd_dev_lookup(m->cls, m->name);
 	if (rd)
 		dev = classfs_device_get(&rd->dev);
@@ -225,16 +225,16 @@ static int op_device_remove(struct conn *c, const struct cfs_msg *m, struct repl
 	else
 		r = cfsd_remove_with_dependents(c->uid, NULL, dev, what, rp->msg, sizeof(rp->msg));
 	classfs_device_put(dev);
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&cfsd.lock);
 	return r;
 }
 
-static int op_rename(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_rename(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
-	struct rdev *rd;
+	struct cfsd_rdev *rd;
 	int r;
 
-	pthread_mutex_lock(&D.lock);
+	pthread_mutex_lock(&cfsd.lock);
 	rd = cfsd_dev_lookup(m->cls, m->name);
 	if (!rd) {
 		r = not_found(rp, m);
@@ -246,7 +246,7 @@ static int op_rename(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 			snprintf(rp->msg, sizeof(rp->msg), "cannot rename %s to %s: %s", rd->key,
 				 m->new_name, strerror(-r));
 	}
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&cfsd.lock);
 	return r;
 }
 
@@ -257,14 +257,14 @@ static int op_rename(struct conn *c, const struct cfs_msg *m, struct reply *rp)
  * reads what the tree lets it read; the device's owner gets the owner
  * bits (it may also change the device); anyone else the "other" bits.
  */
-static int may_read(const struct conn *c, uid_t owner, const char *path, struct reply *rp)
+static int may_read(const struct cfsd_conn *c, uid_t owner, const char *path, struct reply *rp)
 {
 	struct classfs_stat st;
 	int r;
 
 	if (c->uid == 0)
 		return 0;
-	r = classfs_path_stat(D.tree, path, &st);
+	r = classfs_path_stat(cfsd.tree, path, &st);
 	if (r < 0) {
 		snprintf(rp->msg, sizeof(rp->msg), "cannot read %.900s: %s", path, strerror(-r));
 		return r;
@@ -277,7 +277,7 @@ static int may_read(const struct conn *c, uid_t owner, const char *path, struct 
 }
 
 struct readable_ctx {
-	const struct conn *c;
+	const struct cfsd_conn *c;
 	uid_t owner;
 	const char *dir;	/* the directory listed, below the root */
 	int depth;
@@ -299,12 +299,12 @@ static int readable_one(void *ctx, const char *name, const struct classfs_stat *
 		char uev[CFS_PATH_MAX * 2 + 8];
 
 		snprintf(uev, sizeof(uev), "%s/uevent", path);
-		if (classfs_path_stat(D.tree, uev, &ust) == 0)
+		if (classfs_path_stat(cfsd.tree, uev, &ust) == 0)
 			return 0;	/* a child device: not part of this one's info */
 		sub.dir = path;
 		sub.depth = 1;
 		sub.err = 0;
-		classfs_path_list(D.tree, path, readable_one, &sub);
+		classfs_path_list(cfsd.tree, path, readable_one, &sub);
 		x->err = sub.err;
 	}
 	return x->err;
@@ -314,7 +314,7 @@ static int readable_one(void *ctx, const char *name, const struct classfs_stat *
  * INFO prints every attribute's value: the caller must be allowed to
  * read each of them (may_read()), as through the mount.
  */
-static int may_read_all(const struct conn *c, uid_t owner, struct classfs_device *dev,
+static int may_read_all(const struct cfsd_conn *c, uid_t owner, struct classfs_device *dev,
 			struct reply *rp)
 {
 	char path[CFS_PATH_MAX * 2];
@@ -327,11 +327,11 @@ static int may_read_all(const struct conn *c, uid_t owner, struct classfs_device
 	if (r < 0)
 		return r;
 	memmove(path, path + 1, (size_t)r);	/* below the root: drop the leading '/' */
-	r = classfs_path_list(D.tree, path, readable_one, &x);
+	r = classfs_path_list(cfsd.tree, path, readable_one, &x);
 	return x.err < 0 ? x.err : r < 0 ? r : 0;
 }
 
-static int op_attr_get(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_attr_get(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	struct classfs_device *dev = NULL;
 	char path[CFS_PATH_MAX * 2], who[2 * 256 + 2];
@@ -353,7 +353,7 @@ static int op_attr_get(struct conn *c, const struct cfs_msg *m, struct reply *rp
 		r = may_read(c, owner, path, rp);
 	if (r == 0) {
 		/* no lock held: a remote show() may take up to the call timeout */
-		n = classfs_path_read(D.tree, path, buf, CFS_VALUE_MAX);
+		n = classfs_path_read(cfsd.tree, path, buf, CFS_VALUE_MAX);
 		if (n < 0) {
 			r = (int)n;
 			snprintf(rp->msg, sizeof(rp->msg), "cannot read %.900s: %s", path, strerror(-r));
@@ -366,7 +366,7 @@ static int op_attr_get(struct conn *c, const struct cfs_msg *m, struct reply *rp
 	return r;
 }
 
-static int op_attr_set(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_attr_set(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	struct classfs_device *dev = NULL;
 	char path[CFS_PATH_MAX * 2], who[2 * 256 + 2];
@@ -395,7 +395,7 @@ static int op_attr_set(struct conn *c, const struct cfs_msg *m, struct reply *rp
 	}
 	if (r == 0) {
 		/* as a write(2) through the mount: the mode bits decide */
-		n = classfs_path_write(D.tree, path, (const char *)m->value, m->value_len);
+		n = classfs_path_write(cfsd.tree, path, (const char *)m->value, m->value_len);
 		if (n < 0) {
 			r = (int)n;
 			snprintf(rp->msg, sizeof(rp->msg), "cannot write %.900s: %s", path, strerror(-r));
@@ -424,7 +424,7 @@ static bool own_variable(const char *kv)
 	return false;
 }
 
-static int op_trigger(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_trigger(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	const char *extra[CFS_EVENT_VARS_MAX + 1];
 	struct classfs_device *dev = NULL;
@@ -462,7 +462,7 @@ static int op_trigger(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 	return r;
 }
 
-static int op_load(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_load(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	int r = 0;
 
@@ -510,7 +510,7 @@ static int op_load(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 		struct classfs_record_options opt = { .filename = m->filename ? m->filename : "(client)" };
 		struct classfs_record_error err = { 0 };
 
-		r = classfs_record_load(D.tree, (const char *)c->load, c->load_len, &opt, &err);
+		r = classfs_record_load(cfsd.tree, (const char *)c->load, c->load_len, &opt, &err);
 		if (r < 0 && err.reason[0])
 			snprintf(rp->msg, sizeof(rp->msg), "%s:%lu: %s", err.file[0] ? err.file : opt.filename,
 				 err.line, err.reason);
@@ -531,9 +531,9 @@ static int op_load(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 }
 
 /* send @data as DATA chunks of MORE replies; the final reply is the caller's */
-static int stream_data(struct conn *c, uint32_t serial, const char *data, size_t len)
+static int stream_data(struct cfsd_conn *c, uint32_t serial, const char *data, size_t len)
 {
-	size_t chunk = D.cfg.max_msg - CFS_HDR_SIZE - CFS_FIELD_HDR_SIZE;
+	size_t chunk = cfsd.cfg.max_msg - CFS_HDR_SIZE - CFS_FIELD_HDR_SIZE;
 	struct cfs_buf b;
 	int r = 0;
 
@@ -544,14 +544,14 @@ static int stream_data(struct conn *c, uint32_t serial, const char *data, size_t
 		cfs_buf_truncate(&b, 0);
 		cfs_buf_hdr(&b, CFS_OP_REPLY, serial, CFS_F_MORE);
 		cfs_buf_bytes(&b, CFS_T_DATA, data + off, n);
-		r = cfsd_conn_send(c, &b, false);
+		r = cfsd_conn_send(c, &b);
 	}
 	cfs_buf_free(&b);
 	return r;
 }
 
 /* render with @fn into memory and stream it */
-static int op_render(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_render(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	char *data = NULL;
 	size_t len = 0;
@@ -584,12 +584,12 @@ static int op_render(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 			r = -EPERM;
 			break;
 		}
-		r = classfs_record_save(D.tree, m->syspath, f);
+		r = classfs_record_save(cfsd.tree, m->syspath, f);
 		break;
 #endif
 #ifdef HAVE_PRINT
 	case CFS_OP_TREE:
-		r = classfs_tree_print(D.tree, (enum classfs_print_format)m->format, f);
+		r = classfs_tree_print(cfsd.tree, (enum classfs_print_format)m->format, f);
 		break;
 	case CFS_OP_INFO:
 		r = dev_ref(c, m, false, rp, &dev, &owner);
@@ -616,9 +616,9 @@ static int op_render(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 }
 
 /* a subscription counts for its uid (quota.c) until its connection ends */
-static int op_subscribe(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_subscribe(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
-	bool charge = !c->sub && !c->sub_charged;
+	bool charge = !c->subscribed && !c->sub_charged;
 	int r;
 
 	if (charge) {
@@ -634,9 +634,9 @@ static int op_subscribe(struct conn *c, const struct cfs_msg *m, struct reply *r
 	return r;
 }
 
-static int execute(struct conn *c, const struct cfs_msg *m, struct reply *rp);
+static int execute(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp);
 
-static int op_batch(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_batch(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	const uint8_t *v;
 	size_t off = 0, len;
@@ -660,7 +660,7 @@ static int op_batch(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 	return r;
 }
 
-static int execute(struct conn *c, const struct cfs_msg *m, struct reply *rp)
+static int execute(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	switch (m->op) {
 	case CFS_OP_STATUS: return op_status(c, m, rp);
@@ -686,7 +686,7 @@ static int execute(struct conn *c, const struct cfs_msg *m, struct reply *rp)
 	}
 }
 
-/* a request whose work makes events (subscribers' senders wait for its end) */
+/* a request whose work makes events (the loop lingers for more until its end) */
 static bool makes_events(uint16_t op)
 {
 	switch (op) {
@@ -704,7 +704,7 @@ static bool makes_events(uint16_t op)
 	}
 }
 
-void cfsd_handle(struct conn *c, const uint8_t *buf, size_t len)
+void cfsd_handle(struct cfsd_conn *c, const uint8_t *buf, size_t len)
 {
 	struct reply rp = { .msg = "" };
 	struct cfs_msg m;
@@ -744,7 +744,7 @@ void cfsd_handle(struct conn *c, const uint8_t *buf, size_t len)
 		cfs_buf_raw(&b, rp.extra.p, rp.extra.len);
 	if (rp.extra.err && !b.err)
 		b.err = rp.extra.err;
-	r = cfsd_conn_send(c, &b, false);
+	r = cfsd_conn_send(c, &b);
 	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		log_debug("pid %d: cannot send a reply: %s", (int)c->pid, strerror(-r));
 	cfs_buf_free(&b);

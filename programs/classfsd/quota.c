@@ -6,8 +6,8 @@
  * limited, so it is not counted either.
  *
  * The counts live under their own lock: connections are counted where
- * they are accepted, objects under D.lock, subscriptions by the
- * connection's worker; none of those paths calls back in here.
+ * they are accepted, objects under cfsd.lock, subscriptions by the
+ * request that subscribes; none of those paths calls back in here.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,9 +40,9 @@ static const char *const option[CFSD_Q_COUNT] = {
 static size_t limit_of(enum cfsd_quota q)
 {
 	switch (q) {
-	case CFSD_Q_CONN: return D.cfg.max_conns;
-	case CFSD_Q_OBJ: return D.cfg.max_objs;
-	default: return D.cfg.max_subs;
+	case CFSD_Q_CONN: return cfsd.cfg.max_conns;
+	case CFSD_Q_OBJ: return cfsd.cfg.max_objs;
+	default: return cfsd.cfg.max_subs;
 	}
 }
 
@@ -183,7 +183,7 @@ int cfsd_quota_conn_admit(int fd, uid_t uid)
  * cfsd_quota_conn_end() - @c is gone: its connection and its
  * subscription no longer count
  */
-void cfsd_quota_conn_end(struct conn *c)
+void cfsd_quota_conn_end(struct cfsd_conn *c)
 {
 	if (c->sub_charged)
 		cfsd_quota_uncharge(c->uid, CFSD_Q_SUB, 1);

@@ -7,7 +7,7 @@
  * remove a device on its own (the devices below a removed parent, those
  * of a removed class): such an entry is found dead (no longer added) and
  * dropped the next time anything looks at it.  All of it runs under
- * D.lock; attribute callbacks never take D.lock (they take D.vlock), so
+ * cfsd.lock; attribute callbacks never take cfsd.lock (they take cfsd.vlock), so
  * holding it across core calls that wait for running show()s is safe.
  */
 #include <errno.h>
@@ -55,30 +55,30 @@ static char *dev_key(const char *cls, const char *name)
 
 /* ---- object lists ---- */
 
-static void all_link(struct obj *o)
+static void all_link(struct cfsd_obj *o)
 {
-	o->aprev = D.all_last;
+	o->aprev = cfsd.all_last;
 	o->anext = NULL;
-	if (D.all_last)
-		D.all_last->anext = o;
+	if (cfsd.all_last)
+		cfsd.all_last->anext = o;
 	else
-		D.all_first = o;
-	D.all_last = o;
+		cfsd.all_first = o;
+	cfsd.all_last = o;
 }
 
-static void all_unlink(struct obj *o)
+static void all_unlink(struct cfsd_obj *o)
 {
 	if (o->aprev)
 		o->aprev->anext = o->anext;
 	else
-		D.all_first = o->anext;
+		cfsd.all_first = o->anext;
 	if (o->anext)
 		o->anext->aprev = o->aprev;
 	else
-		D.all_last = o->aprev;
+		cfsd.all_last = o->aprev;
 }
 
-static void bound_link(struct obj *o, struct conn *c)
+static void bound_link(struct cfsd_obj *o, struct cfsd_conn *c)
 {
 	o->bound = c;
 	o->bprev = c->bound_last;
@@ -90,9 +90,9 @@ static void bound_link(struct obj *o, struct conn *c)
 	c->bound_last = o;
 }
 
-static void bound_unlink(struct obj *o)
+static void bound_unlink(struct cfsd_obj *o)
 {
-	struct conn *c = o->bound;
+	struct cfsd_conn *c = o->bound;
 
 	if (!c)
 		return;
@@ -107,7 +107,7 @@ static void bound_unlink(struct obj *o)
 	o->bound = NULL;
 }
 
-bool cfsd_may_change(const struct obj *o, uid_t uid)
+bool cfsd_may_change(const struct cfsd_obj *o, uid_t uid)
 {
 	return uid == 0 || uid == o->owner;
 }
@@ -144,63 +144,63 @@ static int grow(void ***buckets, size_t *nb, size_t count, size_t next_off, size
 	return 0;
 }
 
-static int dev_hash_insert(struct rdev *rd)
+static int dev_hash_insert(struct cfsd_rdev *rd)
 {
 	size_t b;
 
-	if (grow((void ***)&D.devs, &D.ndev_buckets, D.ndevs, offsetof(struct rdev, hnext),
-		 offsetof(struct rdev, hash)) < 0)
+	if (grow((void ***)&cfsd.devs, &cfsd.ndev_buckets, cfsd.ndevs, offsetof(struct cfsd_rdev, hnext),
+		 offsetof(struct cfsd_rdev, hash)) < 0)
 		return -ENOMEM;
 	rd->hash = hash_str(rd->key);
-	b = rd->hash & (D.ndev_buckets - 1);
-	rd->hnext = D.devs[b];
-	D.devs[b] = rd;
-	D.ndevs++;
+	b = rd->hash & (cfsd.ndev_buckets - 1);
+	rd->hnext = cfsd.devs[b];
+	cfsd.devs[b] = rd;
+	cfsd.ndevs++;
 	return 0;
 }
 
-static void dev_hash_remove(struct rdev *rd)
+static void dev_hash_remove(struct cfsd_rdev *rd)
 {
-	struct rdev **pp = &D.devs[rd->hash & (D.ndev_buckets - 1)];
+	struct cfsd_rdev **pp = &cfsd.devs[rd->hash & (cfsd.ndev_buckets - 1)];
 
 	for (; *pp; pp = &(*pp)->hnext)
 		if (*pp == rd) {
 			*pp = rd->hnext;
-			D.ndevs--;
+			cfsd.ndevs--;
 			return;
 		}
 }
 
-static int class_hash_insert(struct rclass *rc)
+static int class_hash_insert(struct cfsd_rclass *rc)
 {
 	size_t b;
 
-	if (grow((void ***)&D.classes, &D.nclass_buckets, D.nclasses,
-		 offsetof(struct rclass, hnext), offsetof(struct rclass, hash)) < 0)
+	if (grow((void ***)&cfsd.classes, &cfsd.nclass_buckets, cfsd.nclasses,
+		 offsetof(struct cfsd_rclass, hnext), offsetof(struct cfsd_rclass, hash)) < 0)
 		return -ENOMEM;
 	rc->hash = hash_str(rc->name);
-	b = rc->hash & (D.nclass_buckets - 1);
-	rc->hnext = D.classes[b];
-	D.classes[b] = rc;
-	D.nclasses++;
+	b = rc->hash & (cfsd.nclass_buckets - 1);
+	rc->hnext = cfsd.classes[b];
+	cfsd.classes[b] = rc;
+	cfsd.nclasses++;
 	return 0;
 }
 
-static void class_hash_remove(struct rclass *rc)
+static void class_hash_remove(struct cfsd_rclass *rc)
 {
-	struct rclass **pp = &D.classes[rc->hash & (D.nclass_buckets - 1)];
+	struct cfsd_rclass **pp = &cfsd.classes[rc->hash & (cfsd.nclass_buckets - 1)];
 
 	for (; *pp; pp = &(*pp)->hnext)
 		if (*pp == rc) {
 			*pp = rc->hnext;
-			D.nclasses--;
+			cfsd.nclasses--;
 			return;
 		}
 }
 
 /* ---- devices ---- */
 
-static void rdev_free(struct rdev *rd)
+static void rdev_free(struct cfsd_rdev *rd)
 {
 	for (unsigned int i = 0; i < rd->nattrs; i++) {
 		free(rd->attrs[i].path);
@@ -223,11 +223,11 @@ static void rdev_free(struct rdev *rd)
 
 static void rdev_release(struct classfs_device *dev)
 {
-	rdev_free(container_of(dev, struct rdev, dev));
+	rdev_free(container_of(dev, struct cfsd_rdev, dev));
 }
 
 /* drop an entry (its device already gone or just removed) from the registry */
-static void dev_forget(struct rdev *rd)
+static void dev_forget(struct cfsd_rdev *rd)
 {
 	dev_hash_remove(rd);
 	all_unlink(&rd->o);
@@ -236,7 +236,7 @@ static void dev_forget(struct rdev *rd)
 	classfs_device_put(&rd->dev);
 }
 
-/* removals so far, and as of the last forget_dead() walk (under D.lock) */
+/* removals so far, and as of the last forget_dead() walk (under cfsd.lock) */
 static unsigned long removals, removals_swept;
 
 /*
@@ -250,15 +250,15 @@ static unsigned long removals, removals_swept;
  */
 static void forget_dead(void)
 {
-	struct obj *o, *next;
+	struct cfsd_obj *o, *next;
 
 	if (removals == removals_swept)
 		return;
 	removals_swept = removals;
-	for (o = D.all_first; o; o = next) {
+	for (o = cfsd.all_first; o; o = next) {
 		next = o->anext;
 		if (!o->is_class) {
-			struct rdev *rd = container_of(o, struct rdev, o);
+			struct cfsd_rdev *rd = container_of(o, struct cfsd_rdev, o);
 
 			if (!classfs_device_is_added(&rd->dev))
 				dev_forget(rd);
@@ -268,7 +268,7 @@ static void forget_dead(void)
 
 /*
  * Count @n more objects for @uid, within its limit (-EDQUOT).  Under
- * D.lock, where every object is added and removed.
+ * cfsd.lock, where every object is added and removed.
  */
 static int obj_charge(uid_t uid, size_t n, char *msg, size_t msgsz)
 {
@@ -281,18 +281,18 @@ static int obj_charge(uid_t uid, size_t n, char *msg, size_t msgsz)
 	return r;
 }
 
-struct rdev *cfsd_dev_lookup(const char *cls, const char *name)
+struct cfsd_rdev *cfsd_dev_lookup(const char *cls, const char *name)
 {
 	char buf[KEY_MAX];
 	char *key = key_into(buf, cls, name);
-	struct rdev *rd = NULL;
+	struct cfsd_rdev *rd = NULL;
 
 	uint32_t h;
 
-	if (!key || !D.ndev_buckets)
+	if (!key || !cfsd.ndev_buckets)
 		return NULL;
 	h = hash_str(key);
-	for (rd = D.devs[h & (D.ndev_buckets - 1)]; rd; rd = rd->hnext)
+	for (rd = cfsd.devs[h & (cfsd.ndev_buckets - 1)]; rd; rd = rd->hnext)
 		if (rd->hash == h && !strcmp(rd->key, key))
 			break;
 	if (rd && !classfs_device_is_added(&rd->dev)) {
@@ -302,257 +302,35 @@ struct rdev *cfsd_dev_lookup(const char *cls, const char *name)
 	return rd;
 }
 
-static ssize_t rattr_show(struct classfs_device *dev, const struct classfs_device_attribute *attr,
-			  char *buf)
-{
-	struct rattr *ra = container_of(attr, struct rattr, a);
-	ssize_t r;
-
-	if (ra->remote) {
-		struct conn *c;
-
-		pthread_mutex_lock(&D.vlock);
-		c = cfsd_conn_get(ra->d->remote);
-		pthread_mutex_unlock(&D.vlock);
-		if (!c)
-			return -EIO;
-		r = cfsd_remote_call(c, ra, CFS_CALL_SHOW, buf, NULL, 0);
-		cfsd_conn_put(c);
-		return r;
-	}
-	pthread_mutex_lock(&D.vlock);
-	memcpy(buf, ra->value, ra->len);
-	r = (ssize_t)ra->len;
-	pthread_mutex_unlock(&D.vlock);
-	return r;
-}
-
-static ssize_t rattr_store(struct classfs_device *dev, const struct classfs_device_attribute *attr,
-			   const char *buf, size_t count)
-{
-	struct rattr *ra = container_of(attr, struct rattr, a);
-	uint8_t *v;
-
-	if (ra->remote) {
-		struct conn *c;
-		ssize_t r;
-
-		pthread_mutex_lock(&D.vlock);
-		c = cfsd_conn_get(ra->d->remote);
-		pthread_mutex_unlock(&D.vlock);
-		if (!c)
-			return -EIO;
-		r = cfsd_remote_call(c, ra, CFS_CALL_STORE, NULL, buf, count);
-		cfsd_conn_put(c);
-		return r;
-	}
-	v = malloc(count ? count : 1);
-	if (!v)
-		return -ENOMEM;
-	memcpy(v, buf, count);
-	pthread_mutex_lock(&D.vlock);
-	free(ra->value);
-	ra->value = v;
-	ra->len = count;
-	pthread_mutex_unlock(&D.vlock);
-	return (ssize_t)count;
-}
-
-/* order of attribute paths: by first component, then the rest ("x" before "x/y") */
-static int cmp_attr_path(const void *a, const void *b)
-{
-	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-	size_t xl = strcspn(x, "/"), yl = strcspn(y, "/");
-	int r = strncmp(x, y, xl < yl ? xl : yl);
-
-	if (r || xl != yl)
-		return r ? r : xl < yl ? -1 : 1;
-	return strcmp(x + xl, y + xl);
-}
-
-/*
- * Names the tree makes in a device's directory: `uevent`; `dev` (a
- * record reads a `dev` attribute as the device number, so none without
- * one either); `subsystem` with a class or bus; `device` with a physical
- * device.  The core refuses them too; this says which.
- */
-static bool reserved_name(const struct cfs_msg *m, const char *s, size_t len)
-{
-#define IS(lit) (len == sizeof(lit) - 1 && !memcmp(s, lit, len))
-	return IS("uevent") || IS("dev") || (IS("subsystem") && (m->cls || m->bus)) ||
-	       (IS("device") && m->cls && m->phys);
-#undef IS
-}
-
-/*
- * Every attribute's place in the device's directory its own: none twice,
- * none the tree's.  Asked first, so that a refused add makes nothing (not
- * even its class).
- */
-static int check_attr_names(const struct cfs_msg *m, char *msg, size_t msgsz)
-{
-	const char **v;
-	const uint8_t *p;
-	size_t off = 0, len;
-	unsigned int n = 0;
-	int r = 0;
-
-	if (!m->nattrs)
-		return 0;
-	v = malloc(m->nattrs * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	while (n < m->nattrs && cfs_msg_next(m, &off, CFS_T_ATTR, &p, &len)) {
-		struct cfs_attr a;
-
-		cfs_attr_decode(p, len, &a);	/* checked by the decoder */
-		v[n++] = a.name;
-	}
-	qsort(v, n, sizeof(*v), cmp_attr_path);
-	for (unsigned int i = 0; i < n && !r; i++) {
-		const char *a = v[i], *q = i ? v[i - 1] : NULL;
-		size_t al = strcspn(a, "/");
-
-		if (reserved_name(m, a, al)) {
-			snprintf(msg, msgsz, "attribute %s: the tree makes '%.*s' itself", a, (int)al, a);
-			r = -EEXIST;
-		} else if (q && !strcmp(a, q)) {
-			snprintf(msg, msgsz, "attribute %s given twice", a);
-			r = -EEXIST;
-		} else if (q && strcspn(q, "/") == al && !strncmp(a, q, al) && (!q[al] || !a[al])) {
-			snprintf(msg, msgsz, "attribute %s and directory %.*s/ share a name",
-				 a[al] ? q : a, (int)al, a);
-			r = -EEXIST;
-		}
-	}
-	free(v);
-	return r;
-}
-
-/* the attribute records of @m into groups (own directory, then one per subdirectory) */
-static int build_attrs(struct rdev *rd, const struct cfs_msg *m, char *msg, size_t msgsz)
-{
-	const uint8_t *v;
-	size_t off = 0, len, k = 0;
-	unsigned int n = 0;
-	char **dirs;
-
-	if (!m->nattrs)
-		return 0;
-	rd->attrs = calloc(m->nattrs, sizeof(*rd->attrs));
-	dirs = calloc(m->nattrs + 1, sizeof(*dirs));
-	if (!rd->attrs || !dirs) {
-		free(dirs);
-		return -ENOMEM;
-	}
-	rd->nattrs = m->nattrs;
-	while (cfs_msg_next(m, &off, CFS_T_ATTR, &v, &len)) {
-		struct rattr *ra = &rd->attrs[n++];
-		struct cfs_attr a;
-		char *slash;
-
-		cfs_attr_decode(v, len, &a);	/* checked by the decoder */
-		ra->d = rd;
-		ra->path = strdup(a.name);
-		ra->remote = a.flags & CFS_A_REMOTE;
-		ra->len = a.len;
-		ra->value = malloc(a.len ? a.len : 1);
-		if (!ra->path || !ra->value)
-			goto enomem;
-		memcpy(ra->value, a.value, a.len);
-		slash = strchr(ra->path, '/');
-		if (slash && strchr(slash + 1, '/')) {
-			snprintf(msg, msgsz, "attribute %s: one directory level at most", a.name);
-			goto einval;
-		}
-		ra->a = (struct classfs_device_attribute){
-			.attr = { .name = slash ? slash + 1 : ra->path, .mode = a.mode },
-			.show = rattr_show,
-			.store = !ra->remote || (a.flags & CFS_A_STORE) ? rattr_store : NULL,
-		};
-	}
-	/* distinct directories: dirs[0] = NULL stands for the device's own */
-	rd->ngroups = 0;
-	for (unsigned int i = 0; i < n; i++) {
-		char *slash = strchr(rd->attrs[i].path, '/');
-		size_t dl = slash ? (size_t)(slash - rd->attrs[i].path) : 0;
-		bool found = false;
-
-		for (unsigned int g = 0; g < rd->ngroups; g++) {
-			if (!dirs[g] ? !slash : (slash && strlen(dirs[g]) == dl &&
-						  !strncmp(dirs[g], rd->attrs[i].path, dl)))
-				found = true;
-		}
-		if (found)
-			continue;
-		dirs[rd->ngroups] = slash ? strndup(rd->attrs[i].path, dl) : NULL;
-		if (slash && !dirs[rd->ngroups])
-			goto enomem_dirs;
-		rd->ngroups++;
-	}
-	rd->groups = calloc(rd->ngroups, sizeof(*rd->groups));
-	rd->group_ptrs = calloc(rd->ngroups + 1, sizeof(*rd->group_ptrs));
-	rd->attr_ptrs = calloc(n + rd->ngroups, sizeof(*rd->attr_ptrs));
-	if (!rd->groups || !rd->group_ptrs || !rd->attr_ptrs)
-		goto enomem_dirs;
-	for (unsigned int g = 0; g < rd->ngroups; g++) {
-		rd->groups[g].name = dirs[g];
-		rd->groups[g].attrs = &rd->attr_ptrs[k];
-		rd->group_ptrs[g] = &rd->groups[g];
-		for (unsigned int i = 0; i < n; i++) {
-			char *slash = strchr(rd->attrs[i].path, '/');
-			size_t dl = slash ? (size_t)(slash - rd->attrs[i].path) : 0;
-
-			if (!dirs[g] ? !slash : (slash && strlen(dirs[g]) == dl &&
-						 !strncmp(dirs[g], rd->attrs[i].path, dl)))
-				rd->attr_ptrs[k++] = &rd->attrs[i].a;
-		}
-		rd->attr_ptrs[k++] = NULL;
-	}
-	free(dirs);
-	return 0;
-enomem_dirs:
-	for (unsigned int g = 0; g < rd->ngroups; g++)
-		free(dirs[g]);
-	rd->ngroups = 0;
-enomem:
-	free(dirs);
-	return -ENOMEM;
-einval:
-	free(dirs);
-	return -EINVAL;
-}
-
 static struct classfs_bus *bus_get(const char *name)
 {
-	struct classfs_bus *bus = classfs_bus_find(D.tree, name), **v;
+	struct classfs_bus *bus = classfs_bus_find(cfsd.tree, name), **v;
 	char *n;
 
 	if (bus)
 		return bus;
-	v = realloc(D.buses, (D.nbuses + 1) * sizeof(*v));
+	v = realloc(cfsd.buses, (cfsd.nbuses + 1) * sizeof(*v));
 	if (!v)
 		return NULL;
-	D.buses = v;
+	cfsd.buses = v;
 	bus = calloc(1, sizeof(*bus));
 	n = strdup(name);
 	if (bus)
 		bus->name = n;
-	if (!bus || !n || classfs_bus_register(D.tree, bus) < 0) {
+	if (!bus || !n || classfs_bus_register(cfsd.tree, bus) < 0) {
 		free(bus);
 		free(n);
 		return NULL;
 	}
-	return D.buses[D.nbuses++] = bus;
+	return cfsd.buses[cfsd.nbuses++] = bus;
 }
 
-static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct conn *c,
-			   struct rclass *rc, char *msg, size_t msgsz);
+static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c,
+			   struct cfsd_rclass *rc, char *msg, size_t msgsz);
 
-int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg, size_t msgsz)
+/* what @m asks for is a device: fields that fit together, attribute names of its own */
+static int dev_add_check(const struct cfs_msg *m, char *msg, size_t msgsz)
 {
-	struct rclass *rc = NULL;
-	bool made_class;
 	int r;
 
 	if (!m->cls && (m->phys || m->phys_class || m->devtype)) {
@@ -563,13 +341,26 @@ int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct conn *c, char *msg
 		snprintf(msg, msgsz, "a class device has no bus");
 		return -EINVAL;
 	}
-	r = check_attr_names(m, msg, msgsz);
+	r = cfsd_attrs_check(m, msg, msgsz);
 	if (r < 0)
 		return r;
 	if (m->phys_class && !m->phys) {
 		snprintf(msg, msgsz, "PHYS_CLASS without PHYS");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+
+int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c, char *msg, size_t msgsz)
+{
+	struct cfsd_rclass *rc = NULL;
+	bool made_class;
+	int r;
+
+	r = dev_add_check(m, msg, msgsz);
+	if (r < 0)
+		return r;
 	if (m->cls)
 		rc = cfsd_class_lookup(m->cls);
 	/*
@@ -600,56 +391,77 @@ out_class:
 	return r;
 }
 
-/* cfsd_dev_add() once its class is there and the device is counted */
-static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct conn *c,
-			   struct rclass *rc, char *msg, size_t msgsz)
+/*
+ * The devices @m names as its parent and physical device, and its bus
+ * (registered when new); under cfsd.lock.
+ */
+static int dev_find_relatives(const struct cfs_msg *m, struct cfsd_rdev **parent,
+			      struct cfsd_rdev **phys, struct classfs_bus **bus, char *msg,
+			      size_t msgsz)
 {
-	struct rdev *parent = NULL, *phys = NULL, *rd;
-	struct classfs_bus *bus = NULL;
-	bool remote = false;
-	int r;
-
 	if (cfsd_dev_lookup(m->cls, m->name)) {
 		snprintf(msg, msgsz, "%s %s%s%s exists", m->cls ? "class device" : "physical device",
 			 m->cls ? m->cls : "", m->cls ? "/" : "", m->name);
 		return -EEXIST;
 	}
-	if (m->parent && !(parent = cfsd_dev_lookup(m->cls, m->parent))) {
+	if (m->parent && !(*parent = cfsd_dev_lookup(m->cls, m->parent))) {
 		snprintf(msg, msgsz, "parent %s%s%s not found", m->cls ? m->cls : "",
 			 m->cls ? "/" : "", m->parent);
 		return -ENOENT;
 	}
-	if (m->phys && !(phys = cfsd_dev_lookup(m->phys_class, m->phys))) {
+	if (m->phys && !(*phys = cfsd_dev_lookup(m->phys_class, m->phys))) {
 		snprintf(msg, msgsz, "physical device %s%s%s not found",
 			 m->phys_class ? m->phys_class : "", m->phys_class ? "/" : "", m->phys);
 		return -ENOENT;
 	}
-	if (m->bus && !(bus = bus_get(m->bus))) {
+	if (m->bus && !(*bus = bus_get(m->bus))) {
 		snprintf(msg, msgsz, "cannot register bus %s", m->bus);
 		return -ENOMEM;
 	}
-	rd = calloc(1, sizeof(*rd));
+	return 0;
+}
+
+/* a new registry device for @m, not yet in the tree: names, attributes, type */
+static struct cfsd_rdev *rdev_new(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c,
+				  int *err, char *msg, size_t msgsz)
+{
+	struct cfsd_rdev *rd = calloc(1, sizeof(*rd));
+	bool remote = false;
+	int r;
+
+	*err = -ENOMEM;
 	if (!rd)
-		return -ENOMEM;
+		return NULL;
 	rd->key = dev_key(m->cls, m->name);
 	rd->cls_name = m->cls ? strdup(m->cls) : NULL;
 	rd->devtype = m->devtype ? strdup(m->devtype) : NULL;
 	if (!rd->key || (m->cls && !rd->cls_name) || (m->devtype && !rd->devtype)) {
 		rdev_free(rd);
-		return -ENOMEM;
+		return NULL;
 	}
-	r = build_attrs(rd, m, msg, msgsz);
+	r = cfsd_attrs_build(rd, m, msg, msgsz);
 	if (r < 0) {
 		rdev_free(rd);
-		return r;
+		*err = r;
+		return NULL;
 	}
 	for (unsigned int i = 0; i < rd->nattrs; i++)
 		remote |= rd->attrs[i].remote;
 	rd->type = (struct classfs_device_type){ .name = rd->devtype,
 						 .groups = rd->ngroups ? rd->group_ptrs : NULL };
-	rd->o = (struct obj){ .owner = owner };
+	rd->o = (struct cfsd_obj){ .owner = owner };
 	if (remote)
 		rd->remote = cfsd_conn_get(c);
+	*err = 0;
+	return rd;
+}
+
+/* @rd into the tree and the registry's index; on failure the device is put */
+static int rdev_register(struct cfsd_rdev *rd, const struct cfs_msg *m, struct cfsd_rclass *rc,
+			 struct cfsd_rdev *parent, struct cfsd_rdev *phys, struct classfs_bus *bus,
+			 char *msg, size_t msgsz)
+{
+	int r;
 
 	classfs_device_initialize(&rd->dev);
 	rd->dev.cls = rc ? rc->cls : NULL;
@@ -664,7 +476,7 @@ static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct conn *c,
 	r = rd->name ? classfs_device_set_name_static(&rd->dev, rd->name) : -ENOMEM;
 	if (r == 0) {
 		if (!rc && !parent && !bus)
-			r = classfs_device_add_to(D.tree, &rd->dev);
+			r = classfs_device_add_to(cfsd.tree, &rd->dev);
 		else
 			r = classfs_device_add(&rd->dev);
 	}
@@ -676,8 +488,27 @@ static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct conn *c,
 		if (!msg[0])
 			snprintf(msg, msgsz, "cannot add %s: %s", m->name, strerror(-r));
 		classfs_device_put(&rd->dev);
-		return r;
 	}
+	return r;
+}
+
+/* cfsd_dev_add() once its class is there and the device is counted */
+static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c,
+			   struct cfsd_rclass *rc, char *msg, size_t msgsz)
+{
+	struct cfsd_rdev *parent = NULL, *phys = NULL, *rd;
+	struct classfs_bus *bus = NULL;
+	int r;
+
+	r = dev_find_relatives(m, &parent, &phys, &bus, msg, msgsz);
+	if (r < 0)
+		return r;
+	rd = rdev_new(m, owner, c, &r, msg, msgsz);
+	if (!rd)
+		return r;
+	r = rdev_register(rd, m, rc, parent, phys, bus, msg, msgsz);
+	if (r < 0)
+		return r;
 	classfs_device_get(&rd->dev);	/* the registry's reference */
 	all_link(&rd->o);
 	if (c && (m->flags & CFS_F_BIND))
@@ -685,7 +516,7 @@ static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct conn *c,
 	return 0;
 }
 
-int cfsd_dev_remove(struct rdev *rd)
+int cfsd_dev_remove(struct cfsd_rdev *rd)
 {
 	removals++;
 	if (classfs_device_is_added(&rd->dev))
@@ -694,7 +525,7 @@ int cfsd_dev_remove(struct rdev *rd)
 	return 0;
 }
 
-int cfsd_dev_rename(struct rdev *rd, const char *new_name, const struct conn *by)
+int cfsd_dev_rename(struct cfsd_rdev *rd, const char *new_name, const struct cfsd_conn *by)
 {
 	char *key = dev_key(rd->cls_name, new_name);
 	int r;
@@ -719,10 +550,10 @@ int cfsd_dev_rename(struct rdev *rd, const char *new_name, const struct conn *by
 		char *n = strdup(new_name), *old = NULL;
 
 		if (n) {
-			pthread_mutex_lock(&D.vlock);
+			pthread_mutex_lock(&cfsd.vlock);
 			old = rd->name;
 			rd->name = n;
-			pthread_mutex_unlock(&D.vlock);
+			pthread_mutex_unlock(&cfsd.vlock);
 		}
 		free(old);
 	}
@@ -736,19 +567,19 @@ int cfsd_dev_rename(struct rdev *rd, const char *new_name, const struct conn *by
 
 /* ---- classes ---- */
 
-struct rclass *cfsd_class_lookup(const char *name)
+struct cfsd_rclass *cfsd_class_lookup(const char *name)
 {
-	struct rclass *rc;
+	struct cfsd_rclass *rc;
 	struct classfs_class *cls;
 
 	uint32_t h = hash_str(name);
 
-	if (D.nclass_buckets)
-		for (rc = D.classes[h & (D.nclass_buckets - 1)]; rc; rc = rc->hnext)
+	if (cfsd.nclass_buckets)
+		for (rc = cfsd.classes[h & (cfsd.nclass_buckets - 1)]; rc; rc = rc->hnext)
 			if (rc->hash == h && !strcmp(rc->name, name))
 				return rc;
 	/* a class the record loader made: take it in, owned by root */
-	cls = classfs_class_find(D.tree, name);
+	cls = classfs_class_find(cfsd.tree, name);
 	if (!cls)
 		return NULL;
 	rc = calloc(1, sizeof(*rc));
@@ -761,15 +592,15 @@ struct rclass *cfsd_class_lookup(const char *name)
 	}
 	rc->cls = cls;
 	rc->foreign = true;
-	rc->o = (struct obj){ .owner = 0, .is_class = true };
+	rc->o = (struct cfsd_obj){ .owner = 0, .is_class = true };
 	all_link(&rc->o);
 	return rc;
 }
 
-int cfsd_class_create(const char *name, uid_t owner, struct conn *bind, struct rclass **out,
+int cfsd_class_create(const char *name, uid_t owner, struct cfsd_conn *bind, struct cfsd_rclass **out,
 		      char *msg, size_t msgsz)
 {
-	struct rclass *rc;
+	struct cfsd_rclass *rc;
 	int r;
 
 	if (cfsd_class_lookup(name)) {
@@ -782,7 +613,7 @@ int cfsd_class_create(const char *name, uid_t owner, struct conn *bind, struct r
 	rc = calloc(1, sizeof(*rc));
 	if (!rc || !(rc->name = strdup(name)))
 		goto enomem;
-	rc->cls = classfs_class_create(D.tree, name);
+	rc->cls = classfs_class_create(cfsd.tree, name);
 	if (!rc->cls) {
 		r = -errno;
 		snprintf(msg, msgsz, "cannot create class %s: %s", name, strerror(-r));
@@ -797,7 +628,7 @@ int cfsd_class_create(const char *name, uid_t owner, struct conn *bind, struct r
 		classfs_class_put(rc->cls);
 		goto enomem;
 	}
-	rc->o = (struct obj){ .owner = owner, .is_class = true };
+	rc->o = (struct cfsd_obj){ .owner = owner, .is_class = true };
 	all_link(&rc->o);
 	if (bind)
 		bound_link(&rc->o, bind);
@@ -813,7 +644,7 @@ enomem:
 	return -ENOMEM;
 }
 
-int cfsd_class_remove(struct rclass *rc)
+int cfsd_class_remove(struct cfsd_rclass *rc)
 {
 	removals++;
 	/* removes its devices, deepest first, with their REMOVE events */
@@ -829,47 +660,47 @@ int cfsd_class_remove(struct rclass *rc)
 	return 0;
 }
 
-static void obj_remove(struct obj *o)
+static void obj_remove(struct cfsd_obj *o)
 {
 	if (o->is_class)
-		cfsd_class_remove(container_of(o, struct rclass, o));
+		cfsd_class_remove(container_of(o, struct cfsd_rclass, o));
 	else
-		cfsd_dev_remove(container_of(o, struct rdev, o));
+		cfsd_dev_remove(container_of(o, struct cfsd_rdev, o));
 }
 
 /* the connection went: remove what it bound, newest first (children before parents) */
-void cfsd_unbind_all(struct conn *c)
+void cfsd_unbind_all(struct cfsd_conn *c)
 {
-	pthread_mutex_lock(&D.lock);
+	pthread_mutex_lock(&cfsd.lock);
 	while (c->bound_last)
 		obj_remove(c->bound_last);
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&cfsd.lock);
 }
 
 int cfsd_registry_init(void)
 {
-	pthread_mutex_init(&D.lock, NULL);
-	pthread_mutex_init(&D.vlock, NULL);
+	pthread_mutex_init(&cfsd.lock, NULL);
+	pthread_mutex_init(&cfsd.vlock, NULL);
 	return 0;
 }
 
 /* remove everything, newest first, so every device sends its REMOVE */
 void cfsd_registry_shutdown(void)
 {
-	pthread_mutex_lock(&D.lock);
-	while (D.all_last)
-		obj_remove(D.all_last);
-	pthread_mutex_unlock(&D.lock);
-	for (size_t i = 0; i < D.nbuses; i++) {
-		if (classfs_bus_unregister(D.buses[i]) == 0) {
-			free((char *)D.buses[i]->name);
-			free(D.buses[i]);
+	pthread_mutex_lock(&cfsd.lock);
+	while (cfsd.all_last)
+		obj_remove(cfsd.all_last);
+	pthread_mutex_unlock(&cfsd.lock);
+	for (size_t i = 0; i < cfsd.nbuses; i++) {
+		if (classfs_bus_unregister(cfsd.buses[i]) == 0) {
+			free((char *)cfsd.buses[i]->name);
+			free(cfsd.buses[i]);
 		}
 	}
-	free(D.buses);
-	free(D.devs);
-	free(D.classes);
-	D.buses = NULL;
-	D.devs = NULL;
-	D.classes = NULL;
+	free(cfsd.buses);
+	free(cfsd.devs);
+	free(cfsd.classes);
+	cfsd.buses = NULL;
+	cfsd.devs = NULL;
+	cfsd.classes = NULL;
 }

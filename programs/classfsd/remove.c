@@ -12,7 +12,7 @@
  * anything changes when another uid's device is in it, and else removes
  * it itself, deepest first, so each REMOVE comes before its parent's and
  * its physical device's and each registry entry goes with its device.
- * All under D.lock.
+ * All under cfsd.lock.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -145,7 +145,7 @@ static int others_in(const struct dependents *x, uid_t uid, const char *what, ch
 static void remove_one(struct classfs_device *dev)
 {
 	const char *n = classfs_device_name(dev);
-	struct rdev *rd;
+	struct cfsd_rdev *rd;
 
 	if (!classfs_device_is_added(dev))
 		return;
@@ -168,18 +168,18 @@ static void remove_one(struct classfs_device *dev)
  * @msg: receives why it was refused.
  * @msgsz: its size.
  *
- * Called with D.lock held.  The caller has checked that @uid may change
+ * Called with cfsd.lock held.  The caller has checked that @uid may change
  * @rc or @top itself.
  * Return: 0 (removed), -EBUSY (another uid's device depends on it:
  * nothing removed), -ENOMEM (nothing removed).
  */
-int cfsd_remove_with_dependents(uid_t uid, struct rclass *rc, struct classfs_device *top,
+int cfsd_remove_with_dependents(uid_t uid, struct cfsd_rclass *rc, struct classfs_device *top,
 				const char *what, char *msg, size_t msgsz)
 {
 	struct dependents x = { .cls = rc ? rc->cls : NULL, .top = rc ? NULL : top };
 	int r;
 
-	r = classfs_tree_for_each_device(D.tree, collect, &x);
+	r = classfs_tree_for_each_device(cfsd.tree, collect, &x);
 	if (r < 0) {
 		snprintf(msg, msgsz, "cannot remove %s: %s", what, strerror(-r));
 		goto out;

@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <poll.h>
+#include <sys/resource.h>
 
 #include "../harness.h"
 #include "protocol.h"
@@ -535,4 +536,217 @@ TEST(corpus_seeds_valid)
 	if (dir)
 		closedir(dir);
 	CHECK(n >= 10);
+}
+
+/* a field of /proc/PID/status (kB for memory), -1 when missing */
+static long proc_status(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+#define NCONNS 300
+
+/*
+ * Connections cost the daemon no thread of their own: 300 subscribers
+ * are served by its event loop and a bounded pool, and each still gets
+ * every event.
+ */
+TEST(connections_hold_no_thread)
+{
+	static uint8_t buf[1 << 17];
+	struct daemon d;
+	struct classfs_client *c;
+	int fds[NCONNS];
+	struct cfs_buf b;
+	long threads;
+	int subscribed = 0, got = 0;
+
+	CHECK_INT(start_daemon(&d, false, NULL), 0);
+	c = classfs_client_connect(d.sock, 0);
+	CHECK(c != NULL);
+	cfs_buf_init(&b);
+	for (int i = 0; i < NCONNS; i++) {
+		fds[i] = raw_connect(d.sock);
+		if (fds[i] < 0)
+			continue;
+		cfs_buf_truncate(&b, 0);
+		cfs_buf_hdr(&b, CFS_OP_SUBSCRIBE, (uint32_t)i + 1, 0);
+		cfs_buf_seal(&b);
+		subscribed += raw_call(fds[i], b.p, b.len, NULL, NULL, 0) == 0;
+	}
+	cfs_buf_free(&b);
+	CHECK_INT(subscribed, NCONNS);
+	threads = proc_status(d.pid, "Threads");
+	/* the loop, the call timer, the pool (CFSD_WORKERS_MAX, 32) and a few more */
+	CHECK(threads > 0 && threads <= 40);
+	if (threads > 40)
+		fprintf(stderr, "  classfsd has %ld threads for %d connections\n", threads, NCONNS);
+	if (c)
+		CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
+			.cls = "many", .name = "m0" }), 0);
+	for (int i = 0; i < NCONNS; i++) {
+		struct pollfd pfd = { .fd = fds[i], .events = POLLIN };
+		struct cfs_msg m;
+		ssize_t n;
+
+		if (fds[i] < 0)
+			continue;
+		if (poll(&pfd, 1, 5000) == 1 && (n = recv(fds[i], buf, sizeof(buf), 0)) > 0 &&
+		    cfs_msg_decode(buf, (size_t)n, &m) == 0 && m.op == CFS_OP_EVENTS)
+			got++;
+		close(fds[i]);
+	}
+	CHECK_INT(got, NCONNS);
+	classfs_client_disconnect(c);
+	CHECK_INT(stop_daemon(&d), 0);
+}
+
+/*
+ * A client that sends requests and reads no reply stalls only itself:
+ * the daemon stops reading it while its output waits, others are served
+ * meanwhile, and it gets every reply, in order, when it reads.
+ */
+TEST(stalled_requester_alone)
+{
+	static uint8_t buf[1 << 17];
+	struct daemon d;
+	struct classfs_client *c;
+	struct classfs_client_status st;
+	struct cfs_buf b;
+	uint32_t sent = 0, got = 0, disorder = 0;
+	double t0;
+	int fd;
+
+	CHECK_INT(start_daemon(&d, false, NULL), 0);
+	c = classfs_client_connect(d.sock, 0);
+	fd = raw_connect(d.sock);
+	CHECK(c && fd >= 0);
+	if (!c || fd < 0)
+		goto out;
+	cfs_buf_init(&b);
+	/* until the daemon stops reading it and its socket is full too */
+	while (sent < 200000) {
+		cfs_buf_truncate(&b, 0);
+		cfs_buf_hdr(&b, CFS_OP_TREE, sent + 1, 0);
+		cfs_buf_u32(&b, CFS_T_FORMAT, 0);
+		cfs_buf_seal(&b);
+		if (send(fd, b.p, b.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			break;
+		sent++;
+	}
+	cfs_buf_free(&b);
+	CHECK(sent < 200000);
+	/* the others go on */
+	t0 = now_s();
+	CHECK_INT(classfs_client_status(c, &st), 0);
+	CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
+		.cls = "alone", .name = "a0" }), 0);
+	CHECK(now_s() - t0 < 2);
+	/* every final reply, in order (each TREE also streams DATA replies first) */
+	while (got < sent) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct cfs_msg m;
+		ssize_t n;
+
+		if (poll(&pfd, 1, 5000) != 1 || (n = recv(fd, buf, sizeof(buf), 0)) <= 0 ||
+		    cfs_msg_decode(buf, (size_t)n, &m) < 0)
+			break;
+		if (m.op != CFS_OP_REPLY || (m.flags & CFS_F_MORE))
+			continue;
+		disorder += m.serial != got + 1 || m.error != 0;
+		got++;
+	}
+	CHECK_INT(got, sent);
+	CHECK_INT(disorder, 0);
+out:
+	if (fd >= 0)
+		close(fd);
+	classfs_client_disconnect(c);
+	CHECK_INT(stop_daemon(&d), 0);
+}
+
+/* the daemon's CPU time so far, in clock ticks */
+static long proc_cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* after the name: state, then fields 4..13, then utime and stime */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (long)(ut + st);
+}
+
+#define NPENDING 60
+
+/*
+ * Out of descriptors, the daemon leaves new connections in the backlog
+ * without spinning on them, and takes them once connections end.
+ */
+TEST(out_of_descriptors)
+{
+	struct rlimit rl = { 40, 40 };
+	struct daemon d;
+	struct cfs_buf b;
+	int fds[NPENDING], answered = 0;
+	long t0, t1;
+
+	CHECK_INT(start_daemon(&d, false, NULL), 0);
+	CHECK_INT(prlimit(d.pid, RLIMIT_NOFILE, &rl, NULL), 0);
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_STATUS, 1, 0);
+	cfs_buf_seal(&b);
+	for (int i = 0; i < NPENDING; i++) {
+		fds[i] = raw_connect(d.sock);
+		CHECK(fds[i] >= 0);
+		if (fds[i] >= 0 && send(fds[i], b.p, b.len, MSG_NOSIGNAL) != (ssize_t)b.len)
+			CHECK(0);
+	}
+	cfs_buf_free(&b);
+	usleep(200000);
+	t0 = proc_cpu_ticks(d.pid);
+	usleep(1000000);
+	t1 = proc_cpu_ticks(d.pid);
+	CHECK(t0 >= 0 && t1 - t0 < sysconf(_SC_CLK_TCK) / 5);
+	/* the first half goes: the rest are served */
+	for (int i = 0; i < NPENDING / 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	for (int i = NPENDING / 2; i < NPENDING; i++) {
+		struct pollfd pfd = { .fd = fds[i], .events = POLLIN };
+		uint8_t buf[4096];
+		struct cfs_msg m;
+		ssize_t n;
+
+		if (fds[i] < 0)
+			continue;
+		if (poll(&pfd, 1, 5000) == 1 && (n = recv(fds[i], buf, sizeof(buf), 0)) > 0 &&
+		    cfs_msg_decode(buf, (size_t)n, &m) == 0 && m.op == CFS_OP_REPLY && m.error == 0)
+			answered++;
+		close(fds[i]);
+	}
+	CHECK_INT(answered, NPENDING / 2);
+	CHECK_INT(stop_daemon(&d), 0);
 }

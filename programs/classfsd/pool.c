@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * pool.c - the threads that run requests.
+ *
+ * A request may wait: for a remote show() or store() (up to the call
+ * timeout), for the registry's lock, for the attributes in use of a
+ * device it removes.  The loop never runs one: it queues each on its
+ * connection, and the connection on the pool's run list; a worker takes
+ * one request of the connection at the head, runs it, and puts the
+ * connection back at the tail while it has more, so a connection's
+ * requests run one at a time in the order they came and every connection
+ * gets its turn.  A connection that ended is torn down by the worker
+ * that finds it idle.
+ *
+ * Threads are made when a connection waits and none is idle, up to
+ * CFSD_WORKERS_MAX; one idle for IDLE_SECONDS ends.  With every worker
+ * busy (at most CFSD_WORKERS_MAX requests waiting for a publisher's
+ * answer, say), the next requests wait their turn: the answers they wait
+ * for come through the loop, never through a worker, so they come.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon.h"
+
+#define IDLE_SECONDS 10
+
+struct cfsd_req {
+	struct cfsd_req *next;
+	size_t len;
+	uint8_t data[];
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t work;	/* a connection on the run list, or stopping */
+	pthread_cond_t gone;	/* a worker ended */
+	struct cfsd_conn *head, *tail;	/* the run list */
+	unsigned int nthreads, nidle;
+	bool stopping;
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
+	.gone = PTHREAD_COND_INITIALIZER };
+
+static void *worker_main(void *arg);
+
+/* under P.lock: @c (a reference taken) at the tail of the run list, and a worker for it */
+static void run_locked(struct cfsd_conn *c)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	c->run_next = NULL;
+	if (P.tail)
+		P.tail->run_next = c;
+	else
+		P.head = c;
+	P.tail = c;
+	if (P.nidle) {
+		pthread_cond_signal(&P.work);
+		return;
+	}
+	if (P.nthreads >= CFSD_WORKERS_MAX)
+		return;	/* a busy worker takes it next */
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, worker_main, NULL) == 0)
+		P.nthreads++;
+	else if (!P.nthreads)
+		log_err("cannot start a thread to run requests: %m");
+	pthread_attr_destroy(&attr);
+}
+
+/* under P.lock: @c queued unless it already is (or runs: its worker requeues it) */
+static void schedule_locked(struct cfsd_conn *c)
+{
+	if (c->scheduled)
+		return;
+	c->scheduled = true;
+	run_locked(cfsd_conn_get(c));
+}
+
+/**
+ * cfsd_pool_queue() - the loop: @c's request of @len bytes at @msg, to be
+ * run after those before it.  Return: true when @c has CFSD_QUEUE_MAX
+ * requests waiting: the loop reads no more of them until the pool kicks it.
+ */
+bool cfsd_pool_queue(struct cfsd_conn *c, const uint8_t *msg, size_t len)
+{
+	struct cfsd_req *q = malloc(sizeof(*q) + len);
+	bool full;
+
+	if (!q) {
+		log_err("out of memory queueing a request of pid %d", (int)c->pid);
+		return false;
+	}
+	q->next = NULL;
+	q->len = len;
+	memcpy(q->data, msg, len);
+	pthread_mutex_lock(&P.lock);
+	if (c->qtail)
+		c->qtail->next = q;
+	else
+		c->qhead = q;
+	c->qtail = q;
+	c->qlen++;
+	full = c->qlen >= CFSD_QUEUE_MAX;
+	if (full)
+		atomic_store(&c->read_paused, true);
+	schedule_locked(c);
+	pthread_mutex_unlock(&P.lock);
+	return full;
+}
+
+/**
+ * cfsd_pool_close() - the loop: @c ended; the requests it has waiting are
+ * dropped, and it is torn down (cfsd_conn_teardown()) once idle.
+ */
+void cfsd_pool_close(struct cfsd_conn *c)
+{
+	struct cfsd_req *q;
+
+	pthread_mutex_lock(&P.lock);
+	c->closing = true;
+	q = c->qhead;
+	c->qhead = c->qtail = NULL;
+	c->qlen = 0;
+	schedule_locked(c);
+	pthread_mutex_unlock(&P.lock);
+	while (q) {
+		struct cfsd_req *next = q->next;
+
+		free(q);
+		q = next;
+	}
+}
+
+/* one turn of @c: its next request, or its teardown; under P.lock, dropped meanwhile */
+static void run_one(struct cfsd_conn *c)
+{
+	struct cfsd_req *q = c->qhead;
+	bool resume = false, teardown = false;
+
+	if (q) {
+		c->qhead = q->next;
+		if (!c->qhead)
+			c->qtail = NULL;
+		if (c->qlen-- == CFSD_QUEUE_MAX && !c->closing) {
+			atomic_store(&c->read_paused, false);
+			resume = true;
+		}
+	} else {
+		teardown = c->closing;
+	}
+	pthread_mutex_unlock(&P.lock);
+	if (resume)
+		cfsd_loop_kick(c);
+	if (q && !atomic_load(&c->dead))
+		cfsd_handle(c, q->data, q->len);
+	free(q);
+	if (teardown)
+		cfsd_conn_teardown(c);
+	pthread_mutex_lock(&P.lock);
+	/* torn down: @c is only the run list's reference now, and nothing requeues it */
+	if (!teardown && (c->qhead || c->closing)) {
+		run_locked(c);
+		return;
+	}
+	c->scheduled = false;
+	pthread_mutex_unlock(&P.lock);
+	cfsd_conn_put(c);
+	pthread_mutex_lock(&P.lock);
+}
+
+static void *worker_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&P.lock);
+	for (;;) {
+		struct cfsd_conn *c = P.head;
+
+		if (!c) {
+			struct timespec ts;
+			int r;
+
+			if (P.stopping)
+				break;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += IDLE_SECONDS;
+			P.nidle++;
+			r = pthread_cond_timedwait(&P.work, &P.lock, &ts);
+			P.nidle--;
+			if (r == ETIMEDOUT && !P.head)
+				break;
+			continue;
+		}
+		P.head = c->run_next;
+		if (!P.head)
+			P.tail = NULL;
+		run_one(c);
+	}
+	P.nthreads--;
+	pthread_cond_broadcast(&P.gone);
+	pthread_mutex_unlock(&P.lock);
+	return NULL;
+}
+
+/** cfsd_pool_threads() - how many workers there are now */
+unsigned int cfsd_pool_threads(void)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&P.lock);
+	n = P.nthreads;
+	pthread_mutex_unlock(&P.lock);
+	return n;
+}
+
+/**
+ * cfsd_pool_stop() - at exit, every connection torn down: the workers end
+ * (each signals its end as the last thing it does under the lock).
+ */
+void cfsd_pool_stop(void)
+{
+	pthread_mutex_lock(&P.lock);
+	P.stopping = true;
+	pthread_cond_broadcast(&P.work);
+	while (P.nthreads)
+		pthread_cond_wait(&P.gone, &P.lock);
+	pthread_mutex_unlock(&P.lock);
+}
