@@ -151,6 +151,7 @@ struct cfs_py_sync {
 	PyObject_HEAD
 	int fd;			/* NETLINK_KOBJECT_UEVENT, udev group */
 	unsigned long long seen;	/* highest SEQNUM received */
+	unsigned long long want_seen;	/* wait(): the SEQNUM that ends the wait */
 	const char *want_devpath;	/* wait_add(): the device whose add ends the wait */
 	unsigned long long want_after;	/* ... in an event after this SEQNUM */
 	unsigned long long found;	/* ... its SEQNUM once seen; 0: not yet */
@@ -229,6 +230,37 @@ static int sync_drain(struct cfs_py_sync *self)
 	}
 }
 
+static bool seen_enough(const struct cfs_py_sync *self)
+{
+	return self->seen >= self->want_seen;
+}
+
+static bool found_add(const struct cfs_py_sync *self)
+{
+	return self->found != 0;
+}
+
+/*
+ * Read the socket until @done or the clock passes @end (ms); called
+ * without the GIL.  Return: 0 (done or timed out: @done tells) or -errno.
+ */
+static int sync_wait_until(struct cfs_py_sync *self, long long end,
+			   bool (*done)(const struct cfs_py_sync *self))
+{
+	int r;
+
+	while ((r = sync_drain(self)) == 0 && !done(self)) {
+		struct pollfd p = { .fd = self->fd, .events = POLLIN };
+		long long left = end - now_ms();
+
+		if (left <= 0)
+			break;
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+			return -errno;
+	}
+	return r;
+}
+
 /*
  * wait(seqnum, timeout_ms) -> bool: true once the environment broadcast
  * the event numbered seqnum or a later one, false after timeout_ms.
@@ -237,7 +269,6 @@ static PyObject *sync_wait(struct cfs_py_sync *self, PyObject *args)
 {
 	unsigned long long want;
 	int timeout, r = 0;
-	long long end;
 
 	if (!PyArg_ParseTuple(args, "Ki", &want, &timeout))
 		return NULL;
@@ -245,19 +276,9 @@ static PyObject *sync_wait(struct cfs_py_sync *self, PyObject *args)
 		PyErr_SetString(PyExc_ValueError, "Sync not initialized");
 		return NULL;
 	}
-	end = now_ms() + timeout;
+	self->want_seen = want;
 	Py_BEGIN_ALLOW_THREADS
-	while ((r = sync_drain(self)) == 0 && self->seen < want) {
-		struct pollfd p = { .fd = self->fd, .events = POLLIN };
-		long long left = end - now_ms();
-
-		if (left <= 0)
-			break;
-		if (poll(&p, 1, (int)left) < 0 && errno != EINTR) {
-			r = -errno;
-			break;
-		}
-	}
+	r = sync_wait_until(self, now_ms() + timeout, seen_enough);
 	Py_END_ALLOW_THREADS
 	if (r < 0)
 		return cfs_py_error(r, "udev netlink socket", NULL);
@@ -275,7 +296,6 @@ static PyObject *sync_wait_add(struct cfs_py_sync *self, PyObject *args)
 	unsigned long long after;
 	const char *devpath;
 	int timeout, r = 0;
-	long long end;
 
 	if (!PyArg_ParseTuple(args, "sKi", &devpath, &after, &timeout))
 		return NULL;
@@ -286,19 +306,8 @@ static PyObject *sync_wait_add(struct cfs_py_sync *self, PyObject *args)
 	self->want_devpath = devpath;
 	self->want_after = after;
 	self->found = 0;
-	end = now_ms() + timeout;
 	Py_BEGIN_ALLOW_THREADS
-	while ((r = sync_drain(self)) == 0 && !self->found) {
-		struct pollfd p = { .fd = self->fd, .events = POLLIN };
-		long long left = end - now_ms();
-
-		if (left <= 0)
-			break;
-		if (poll(&p, 1, (int)left) < 0 && errno != EINTR) {
-			r = -errno;
-			break;
-		}
-	}
+	r = sync_wait_until(self, now_ms() + timeout, found_add);
 	Py_END_ALLOW_THREADS
 	self->want_devpath = NULL;
 	if (r < 0)

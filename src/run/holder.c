@@ -359,15 +359,9 @@ static int snapshot(struct holder *h, enum classfs_layout layout)
 	struct classfs_tree *tree;
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f;
 	int r;
 
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return report(h, -errno, "open_memstream: %s", strerror(errno));
-	r = classfs_client_save(h->client, NULL, f);
-	if (fclose(f) != 0 && r == 0)
-		r = -ENOMEM;
+	r = cfs_client_save_mem(h->client, NULL, &buf, &len);
 	if (r < 0) {
 		const char *m = classfs_client_error_message(h->client);
 

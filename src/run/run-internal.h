@@ -68,6 +68,7 @@ struct cfs_props {
 struct classfs_client;
 void cfs_props_free(struct cfs_props *p);
 bool cfs_props_in_event(const struct classfs_uevent *ev, const char *kv);
+int cfs_client_save_mem(struct classfs_client *c, const char *devpath, char **buf, size_t *len);
 int cfs_props_recorded(struct classfs_client *c, const struct classfs_uevent *ev,
 		       struct cfs_props *out);
 

@@ -102,6 +102,29 @@ static int paragraph_props(const char *rec, size_t len, const char *devpath,
 }
 
 /**
+ * cfs_client_save_mem() - the daemon's record of @devpath (NULL: the whole
+ * tree) in a buffer of its own
+ * @buf, @len: receive it on success (free() *@buf, even on error).
+ *
+ * Return: 0 or classfs_client_save()'s -errno; -ENOMEM.
+ */
+int cfs_client_save_mem(struct classfs_client *c, const char *devpath, char **buf, size_t *len)
+{
+	FILE *f;
+	int r;
+
+	*buf = NULL;
+	*len = 0;
+	f = open_memstream(buf, len);
+	if (!f)
+		return -errno;
+	r = classfs_client_save(c, devpath, f);
+	if (fclose(f) != 0 && r == 0)
+		r = -ENOMEM;
+	return r;
+}
+
+/**
  * cfs_props_recorded() - the properties the daemon keeps for the device
  * of @ev beyond what @ev carries (its recorded E: lines)
  * @c: a connection to the daemon that is not subscribed.
@@ -115,16 +138,10 @@ int cfs_props_recorded(struct classfs_client *c, const struct classfs_uevent *ev
 {
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f;
 	int r;
 
 	*out = (struct cfs_props){ 0 };
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return -errno;
-	r = classfs_client_save(c, ev->devpath, f);
-	if (fclose(f) != 0 && r == 0)
-		r = -ENOMEM;
+	r = cfs_client_save_mem(c, ev->devpath, &buf, &len);
 	if (r == 0)
 		r = paragraph_props(buf, len, ev->devpath, ev, out);
 	free(buf);
