@@ -259,7 +259,7 @@ ssize_t cfsd_remote_call(struct cfsd_conn *c, struct cfsd_rattr *ra, unsigned in
 	pthread_mutex_unlock(&cfsd.vlock);
 
 	pthread_mutex_lock(&calls_lock);
-	e = atomic_load(&c->dead) ? -EIO : 0;
+	e = __atomic_load_n(&c->dead, __ATOMIC_SEQ_CST) ? -EIO : 0;
 	if (!e) {
 		k->id = ++next_id;
 		deadline_in(&k->deadline, cfsd.cfg.call_timeout_ms);

@@ -55,13 +55,13 @@ static unsigned int nconns;
 struct cfsd_conn *cfsd_conn_get(struct cfsd_conn *c)
 {
 	if (c)
-		atomic_fetch_add(&c->refs, 1);
+		__atomic_fetch_add(&c->refs, 1, __ATOMIC_SEQ_CST);
 	return c;
 }
 
 void cfsd_conn_put(struct cfsd_conn *c)
 {
-	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+	if (!c || __atomic_fetch_sub(&c->refs, 1, __ATOMIC_SEQ_CST) != 1)
 		return;
 	pthread_mutex_destroy(&c->olock);
 	while (c->out_head) {
@@ -103,7 +103,7 @@ static int out_send(struct cfsd_conn *c, const void *data, size_t len, uint64_t 
 {
 	ssize_t n;
 
-	if (atomic_load(&c->dead))
+	if (__atomic_load_n(&c->dead, __ATOMIC_SEQ_CST))
 		return -EPIPE;
 	if (!c->out_head) {
 		do
@@ -177,7 +177,7 @@ bool cfsd_conn_flush(struct cfsd_conn *c)
 		ssize_t n = -1;
 
 		/* dead: its descriptor may be closed already; what waits is dropped */
-		if (!atomic_load(&c->dead)) {
+		if (!__atomic_load_n(&c->dead, __ATOMIC_SEQ_CST)) {
 			do
 				n = send(c->fd, o->data, o->len, MSG_NOSIGNAL | MSG_DONTWAIT);
 			while (n < 0 && errno == EINTR);
@@ -249,7 +249,7 @@ void cfsd_conn_read(struct cfsd_conn *c, uint8_t *buf)
 	while (c->readable && !c->ended) {
 		ssize_t n;
 
-		if (c->read_paused || out_over_bound(c))
+		if (__atomic_load_n(&c->read_paused, __ATOMIC_SEQ_CST) || out_over_bound(c))
 			return;	/* the pool or the next flush kicks the loop */
 		n = recv(c->fd, buf, cfsd.cfg.max_msg, MSG_TRUNC | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
@@ -291,7 +291,7 @@ void cfsd_conn_end(struct cfsd_conn *c)
 	c->ended = true;
 	cfsd_loop_del(c);
 	pthread_mutex_lock(&c->olock);
-	atomic_store(&c->dead, true);
+	__atomic_store_n(&c->dead, true, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&c->olock);
 	cfsd_calls_fail(c);
 	cfsd_events_stop(c);
@@ -348,7 +348,7 @@ int cfsd_conn_start(int fd)
 	 */
 	c->uid = cred.uid == geteuid() ? 0 : cred.uid;
 	c->pid = cred.pid;
-	atomic_init(&c->refs, 1);
+	c->refs = 1;
 	pthread_mutex_init(&c->olock, NULL);
 	pthread_mutex_lock(&conns_lock);
 	nconns++;

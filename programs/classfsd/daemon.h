@@ -9,7 +9,6 @@
 #define CLASSFSD_DAEMON_H
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -181,8 +180,8 @@ struct cfsd_conn {
 	int fd;
 	uid_t uid;
 	pid_t pid;
-	atomic_int refs;
-	atomic_bool dead;		/* no more output, no more calls (set under olock) */
+	int refs;
+	bool dead;		/* no more output, no more calls (set under olock) */
 	/* the loop's only */
 	bool readable;			/* EPOLLIN seen, not yet read to EAGAIN */
 	bool ended;			/* hung up: its teardown is the pool's */
@@ -193,7 +192,7 @@ struct cfsd_conn {
 	unsigned int qlen;
 	bool scheduled;			/* on the pool's run list or being run */
 	bool closing;			/* no more requests: tear down when idle */
-	atomic_bool read_paused;	/* the loop stopped reading: qlen reached its bound */
+	bool read_paused;	/* the loop stopped reading: qlen reached its bound */
 	struct cfsd_conn *run_next;
 	/* output not yet taken by the socket, in order (olock) */
 	pthread_mutex_t olock;

@@ -65,14 +65,14 @@ static struct {
 	 * nor while the linger timer runs (its fan-out takes every event
 	 * stored until then).  Written by the loop.
 	 */
-	atomic_uint nsubs;
-	atomic_bool armed;
+	unsigned int nsubs;
+	bool armed;
 	/*
 	 * Requests running that may make events (cfsd_events_busy()): the
 	 * loop lingers for more events only while one runs, so the last
 	 * event of a request goes out at once to whoever waits for it.
 	 */
-	atomic_uint busy;
+	unsigned int busy;
 } R = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* the loop's side */
@@ -148,7 +148,7 @@ static void on_event(const struct classfs_uevent *ev, void *data)
 	if (ev->seqnum >= R.size && R.first < ev->seqnum - R.size + 1)
 		R.first = ev->seqnum - R.size + 1;
 	pthread_mutex_unlock(&R.lock);
-	if (atomic_load(&R.nsubs) && !atomic_load(&R.armed))
+	if (__atomic_load_n(&R.nsubs, __ATOMIC_SEQ_CST) && !__atomic_load_n(&R.armed, __ATOMIC_SEQ_CST))
 		cfsd_loop_wake();
 }
 
@@ -219,7 +219,7 @@ void cfsd_events_send(struct cfsd_conn *c)
 	struct cfsd_sub *sub = c->sub;
 
 	pthread_mutex_lock(&c->olock);
-	while (!atomic_load(&c->dead) && !c->out_head) {
+	while (!__atomic_load_n(&c->dead, __ATOMIC_SEQ_CST) && !c->out_head) {
 		uint64_t cursor = sub->cursor;
 		bool any;
 		ssize_t n;
@@ -269,7 +269,7 @@ void cfsd_events_start(struct cfsd_conn *c, uint64_t from)
 		S.subs->prev = sub;
 	S.subs = sub;
 	c->sub = sub;
-	atomic_fetch_add(&R.nsubs, 1);
+	__atomic_fetch_add(&R.nsubs, 1, __ATOMIC_SEQ_CST);
 }
 
 /** cfsd_events_stop() - the loop: @c ended; its subscription with it */
@@ -287,7 +287,7 @@ void cfsd_events_stop(struct cfsd_conn *c)
 		sub->next->prev = sub->prev;
 	free(sub);
 	c->sub = NULL;
-	atomic_fetch_sub(&R.nsubs, 1);
+	__atomic_fetch_sub(&R.nsubs, 1, __ATOMIC_SEQ_CST);
 }
 
 /** cfsd_events_fanout() - the loop: every subscriber gets what came */
@@ -295,7 +295,7 @@ void cfsd_events_fanout(void)
 {
 	/* cleared first: an event stored after the head is read wakes the loop */
 	S.armed = false;
-	atomic_store(&R.armed, false);
+	__atomic_store_n(&R.armed, false, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&R.lock);
 	S.sent_head = R.head;
 	pthread_mutex_unlock(&R.lock);
@@ -328,7 +328,7 @@ void cfsd_events_notified(void)
 		S.sent_head = head;
 		return;
 	}
-	if (head - S.sent_head >= LINGER_EVENTS || !atomic_load(&R.busy)) {
+	if (head - S.sent_head >= LINGER_EVENTS || !__atomic_load_n(&R.busy, __ATOMIC_SEQ_CST)) {
 		cfsd_events_fanout();
 		return;
 	}
@@ -336,7 +336,7 @@ void cfsd_events_notified(void)
 		return;
 	if (timerfd_settime(S.timer_fd, 0, &its, NULL) == 0) {
 		S.armed = true;
-		atomic_store(&R.armed, true);
+		__atomic_store_n(&R.armed, true, __ATOMIC_SEQ_CST);
 	} else {
 		cfsd_events_fanout();
 	}
@@ -350,8 +350,8 @@ void cfsd_events_notified(void)
 void cfsd_events_busy(bool busy)
 {
 	if (busy)
-		atomic_fetch_add(&R.busy, 1);
-	else if (atomic_fetch_sub(&R.busy, 1) == 1 && atomic_load(&R.nsubs))
+		__atomic_fetch_add(&R.busy, 1, __ATOMIC_SEQ_CST);
+	else if (__atomic_fetch_sub(&R.busy, 1, __ATOMIC_SEQ_CST) == 1 && __atomic_load_n(&R.nsubs, __ATOMIC_SEQ_CST))
 		cfsd_loop_wake();
 }
 

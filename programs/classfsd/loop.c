@@ -31,7 +31,7 @@ enum { TAG_LISTEN = 1, TAG_WAKE, TAG_SIGNAL, TAG_TIMER, TAG_LAST = 16 };
 static struct {
 	pthread_mutex_t kick_lock;
 	struct cfsd_conn *kick_head, *kick_tail;
-	atomic_bool woken;		/* a wake is pending: no need to write the eventfd again */
+	bool woken;		/* a wake is pending: no need to write the eventfd again */
 	struct cfsd_conn *conns;	/* connections served (loop only) */
 	bool accept_paused;		/* out of descriptors: until a connection ends */
 	uint8_t *rbuf;			/* one message read (max_msg bytes) */
@@ -55,7 +55,7 @@ void cfsd_loop_wake(void)
 {
 	uint64_t one = 1;
 
-	if (atomic_exchange(&L.woken, true))
+	if (__atomic_exchange_n(&L.woken, true, __ATOMIC_SEQ_CST))
 		return;
 	if (write(cfsd.wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		log_err("cannot wake the event loop: %m");
@@ -255,7 +255,7 @@ int cfsd_loop_run(int signal_fd)
 				 */
 				if (read(cfsd.wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 					log_err("event loop wake: %m");
-				atomic_store(&L.woken, false);
+				__atomic_store_n(&L.woken, false, __ATOMIC_SEQ_CST);
 				resume_accept();	/* a descriptor may be free again */
 				cfsd_events_notified();
 				serve_kicked();

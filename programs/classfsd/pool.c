@@ -107,7 +107,7 @@ bool cfsd_pool_queue(struct cfsd_conn *c, const uint8_t *msg, size_t len)
 	c->qlen++;
 	full = c->qlen >= CFSD_QUEUE_MAX;
 	if (full)
-		atomic_store(&c->read_paused, true);
+		__atomic_store_n(&c->read_paused, true, __ATOMIC_SEQ_CST);
 	schedule_locked(c);
 	pthread_mutex_unlock(&P.lock);
 	return full;
@@ -147,7 +147,7 @@ static void run_one(struct cfsd_conn *c)
 		if (!c->qhead)
 			c->qtail = NULL;
 		if (c->qlen-- == CFSD_QUEUE_MAX && !c->closing) {
-			atomic_store(&c->read_paused, false);
+			__atomic_store_n(&c->read_paused, false, __ATOMIC_SEQ_CST);
 			resume = true;
 		}
 	} else {
@@ -156,7 +156,7 @@ static void run_one(struct cfsd_conn *c)
 	pthread_mutex_unlock(&P.lock);
 	if (resume)
 		cfsd_loop_kick(c);
-	if (q && !atomic_load(&c->dead))
+	if (q && !__atomic_load_n(&c->dead, __ATOMIC_SEQ_CST))
 		cfsd_handle(c, q->data, q->len);
 	free(q);
 	if (teardown)

@@ -22,7 +22,6 @@
  */
 #include "fuse-internal.h"
 
-#include <stdatomic.h>
 #include <stddef.h>
 
 #define deferred_of(r) ((struct cfs_fuse_deferred *)((char *)(r) - offsetof(struct cfs_fuse_deferred, reply)))
@@ -36,8 +35,8 @@ struct cfs_fuse_deferred {
 	size_t size;
 	off_t off;
 	bool write;
-	atomic_bool claimed;			/* answered, or being answered */
-	atomic_int refs;			/* the list's and the producer's */
+	bool claimed;				/* answered, or being answered (__atomic) */
+	int refs;				/* the list's and the producer's (__atomic) */
 };
 
 /**
@@ -72,13 +71,13 @@ static void answer(struct cfs_fuse_deferred *d, ssize_t r, const char *page)
 
 static void put(struct cfs_fuse_deferred *d)
 {
-	if (atomic_fetch_sub(&d->refs, 1) == 1)
+	if (__atomic_fetch_sub(&d->refs, 1, __ATOMIC_ACQ_REL) == 1)
 		free(d);
 }
 
 static bool claim(struct cfs_fuse_deferred *d)
 {
-	return !atomic_exchange(&d->claimed, true);
+	return !__atomic_exchange_n(&d->claimed, true, __ATOMIC_ACQ_REL);
 }
 
 /* under dlock: off the list (its reference is the caller's to drop) */
@@ -142,10 +141,8 @@ static struct classfs_reply *take(struct classfs_reply_offer *offer)
 		return NULL;
 	*d = (struct cfs_fuse_deferred){
 		.reply.done = done, .m = m, .req = o->req, .size = o->size, .off = o->off,
-		.write = o->write,
+		.write = o->write, .refs = 2,
 	};
-	atomic_init(&d->claimed, false);
-	atomic_init(&d->refs, 2);
 	pthread_mutex_lock(&m->dlock);
 	if (m->dstopping) {
 		pthread_mutex_unlock(&m->dlock);
