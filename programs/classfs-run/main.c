@@ -35,6 +35,7 @@ static void usage(FILE *out)
 		"Run COMMAND with a classfs tree as /sys, a private /dev and /run/udev.\n\n"
 		"  -S, --sample          load the built-in sample machine\n"
 		"  -l, --load FILE       load a umockdev record (repeatable, in order)\n"
+		"  -d, --device FILE     the same (umockdev-run's name for it)\n"
 		"  -L, --layout LAYOUT   class (default) or devices, for the daemon started here\n"
 		"  -s, --socket PATH     join the classfsd listening at PATH (its tree must\n"
 		"                        be mounted) instead of starting one\n"
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "sample", no_argument, NULL, 'S' },
 		{ "load", required_argument, NULL, 'l' },
+		{ "device", required_argument, NULL, 'd' },	/* umockdev-run's name */
 		{ "layout", required_argument, NULL, 'L' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "root", no_argument, NULL, 'r' },
@@ -116,10 +118,11 @@ int main(int argc, char **argv)
 		return EXIT_OWN_FAILURE;
 	}
 	/* '+': stop at the first non-option, COMMAND's options are its own */
-	while ((c = getopt_long(argc, argv, "+Sl:L:s:rvh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+Sl:d:L:s:rvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'S': o.sample = true; break;
-		case 'l': records[nrec++] = optarg; break;
+		case 'l':
+		case 'd': records[nrec++] = optarg; break;
 		case 'L':
 			if (parse_layout(optarg, &o.layout) < 0) {
 				fprintf(stderr, "classfs-run: --layout: '%s' is neither class nor devices\n",

@@ -241,6 +241,10 @@ has "$out" "P: /devices/pci0000:00/0000:00:14.0/usb1/1-2$" &&
 	has "$out" "N: bus/usb/001/002" && has "$out" "E: MAJOR=189" &&
 	ok "udevadm info /sys/dev/char/189:1: the USB device, its node name" ||
 	bad "udevadm info /sys/dev/char/189:1: $out"
+# umockdev-run's spelling of --load
+out=$("$run" -d "$own/usb-mouse.umockdev" -- udevadm info /sys/dev/char/189:1 2>&1)
+has "$out" "N: bus/usb/001/002" && ok "-d FILE (umockdev-run's option) loads FILE" ||
+	bad "-d FILE: $out"
 check_clean "recording runs"
 
 # records with nodes and links on the environment's own /dev entries
