@@ -17,6 +17,12 @@
  * busy (at most CFSD_WORKERS_MAX requests waiting for a publisher's
  * answer, say), the next requests wait their turn: the answers they wait
  * for come through the loop, never through a worker, so they come.
+ *
+ * One uid other than root runs at most CFSD_WORKERS_PER_UID requests at
+ * a time: a worker passes over the connections of a uid that has its
+ * share running.  Requests waiting on a publisher that never answers
+ * (the uid's own, say) hold that share for the call timeout, and the
+ * other uids' requests still find workers.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,12 +39,20 @@ struct cfsd_req {
 	uint8_t data[];
 };
 
+/* a uid's requests running now (not root's: it has no share) */
+struct uid_running {
+	struct uid_running *next;
+	uid_t uid;
+	unsigned int n;
+};
+
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t work;	/* a connection on the run list, or stopping */
 	pthread_cond_t gone;	/* a worker ended */
 	struct cfsd_conn *head, *tail;	/* the run list */
 	unsigned int nthreads, nidle;
+	struct uid_running *running;	/* uids with requests running; few, so a list */
 	bool stopping;
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
 	.gone = PTHREAD_COND_INITIALIZER };
@@ -70,6 +84,77 @@ static void run_locked(struct cfsd_conn *c)
 	else if (!P.nthreads)
 		log_err("cannot start a thread to run requests: %m");
 	pthread_attr_destroy(&attr);
+}
+
+/* under P.lock: @uid's count of running requests; NULL when none (or out of memory) */
+static struct uid_running *running_of(uid_t uid, bool create)
+{
+	struct uid_running *u;
+
+	for (u = P.running; u; u = u->next)
+		if (u->uid == uid)
+			return u;
+	if (!create || !(u = calloc(1, sizeof(*u))))
+		return NULL;
+	*u = (struct uid_running){ .next = P.running, .uid = uid };
+	P.running = u;
+	return u;
+}
+
+/* under P.lock: whether a request of @c may run now (its uid under its share) */
+static bool may_run(const struct cfsd_conn *c)
+{
+	const struct uid_running *u;
+
+	if (c->uid == 0 || !c->qhead)
+		return true;	/* root, or a teardown */
+	u = running_of(c->uid, false);
+	return !u || u->n < CFSD_WORKERS_PER_UID;
+}
+
+/* under P.lock: a request of @uid starts (@delta 1) or ends (-1) */
+static void count_running(uid_t uid, int delta)
+{
+	struct uid_running *u, **pp;
+
+	if (uid == 0)
+		return;
+	if (delta > 0) {
+		u = running_of(uid, true);
+		if (u)
+			u->n++;
+		return;
+	}
+	for (pp = &P.running; (u = *pp); pp = &u->next) {
+		if (u->uid != uid)
+			continue;
+		if (u->n == CFSD_WORKERS_PER_UID)
+			pthread_cond_broadcast(&P.work);	/* its connections may run again */
+		if (!--u->n) {
+			*pp = u->next;
+			free(u);
+		}
+		return;
+	}
+}
+
+/* under P.lock: the first connection of the run list that may run, taken off it */
+static struct cfsd_conn *take_runnable(void)
+{
+	struct cfsd_conn *prev = NULL;
+
+	for (struct cfsd_conn *c = P.head; c; prev = c, c = c->run_next) {
+		if (!may_run(c))
+			continue;
+		if (prev)
+			prev->run_next = c->run_next;
+		else
+			P.head = c->run_next;
+		if (P.tail == c)
+			P.tail = prev;
+		return c;
+	}
+	return NULL;
 }
 
 /* under P.lock: @c queued unless it already is (or runs: its worker requeues it) */
@@ -153,6 +238,8 @@ static void run_one(struct cfsd_conn *c)
 	} else {
 		teardown = c->closing;
 	}
+	if (q)
+		count_running(c->uid, 1);
 	pthread_mutex_unlock(&P.lock);
 	if (resume)
 		cfsd_loop_kick(c);
@@ -162,6 +249,8 @@ static void run_one(struct cfsd_conn *c)
 	if (teardown)
 		cfsd_conn_teardown(c);
 	pthread_mutex_lock(&P.lock);
+	if (q)
+		count_running(c->uid, -1);
 	/* torn down: @c is only the run list's reference now, and nothing requeues it */
 	if (!teardown && (c->qhead || c->closing)) {
 		run_locked(c);
@@ -178,7 +267,7 @@ static void *worker_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&P.lock);
 	for (;;) {
-		struct cfsd_conn *c = P.head;
+		struct cfsd_conn *c = take_runnable();
 
 		if (!c) {
 			struct timespec ts;
@@ -195,9 +284,6 @@ static void *worker_main(void *arg)
 				break;
 			continue;
 		}
-		P.head = c->run_next;
-		if (!P.head)
-			P.tail = NULL;
 		run_one(c);
 	}
 	P.nthreads--;

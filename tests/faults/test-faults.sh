@@ -15,7 +15,8 @@
 #     reader would misread (its reader gets EIO at once, or an errno a
 #     read may end with as it is);
 #   - a dozen readers waiting on a publisher that never answers (the rest
-#     of the mount is served meanwhile; a killed reader is freed at once);
+#     of the mount is served meanwhile; a killed reader is freed at once),
+#     and 40 daemon reads of it by one uid (another uid is served);
 #   - four monitors while a 30,000-device record loads (every event each).
 # Each case asserts what must hold and adds a row to
 # $CLASSFS_RELIABILITY_DIR/faults.tsv (case, expected, got, ok|FAIL).
@@ -291,7 +292,7 @@ row "publishers answering bad errors: the daemon" "serving" \
 # They wait for the call timeout (5 s), holding no thread of the mount:
 # the rest of it is served meanwhile (the bound is generous: bench/remote/
 # stall.sh measures it), and a reader killed while it waits goes at once.
-start_daemon stall
+start_daemon stall --group nogroup	# uids 65534 and 65533 (group nogroup) connect too
 sock=$tmp/stall/sock mnt=$tmp/stall/mnt
 "$driver" "$sock" hang >"$tmp/stall/driver.out" 2>&1 &
 cfs_track $!
@@ -332,6 +333,27 @@ for i in "${!readers[@]}"; do
 	grep -q 'Input/output error' "$tmp/stall/reader.$((i + 1))" && eio=$((eio + 1))
 done
 row "12 readers waiting on a publisher that never answers: their reads" "12 EIO" "$eio EIO"
+# The same reads through the daemon (ATTR_GET): each holds a worker for the
+# call timeout.  40 of them by one uid take at most its share of the
+# workers; another uid's request is answered meanwhile.
+nob=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+getters=()
+for i in $(seq 40); do
+	"${nob[@]}" "$classctl" --socket "$sock" get fault hang0 state >/dev/null 2>"$tmp/stall/get.$i" &
+	getters+=($!)
+	cfs_track $!
+done
+sleep 0.5
+t=$(ms setpriv --reuid=65533 --regid=65534 --clear-groups \
+	"$classctl" --socket "$sock" get fault hang0 size)
+row "40 daemon reads by uid 65534 waiting on that publisher: uid 65533's read" "served" \
+	"$( ((t < 1000)) && echo served || echo "took $t ms")"
+t=$(ms "$classctl" --socket "$sock" get fault hang0 size)
+row "40 daemon reads by uid 65534 waiting on that publisher: root's read" "served" \
+	"$( ((t < 1000)) && echo served || echo "took $t ms")"
+wait "${getters[@]}" 2>/dev/null
+row "40 daemon reads by uid 65534 waiting on that publisher: their reads" "40 EIO" \
+	"$(cat "$tmp"/stall/get.* | grep -c 'Input/output error') EIO"
 kill -9 "$drv"
 # ---- 10. four monitors while a 30,000-device record loads ----
 # a queue of 1,000 events: each lags past it in the burst, and all catch up
