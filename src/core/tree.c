@@ -53,19 +53,27 @@ static int tree_populate(struct classfs_tree *t)
 	return 0;
 }
 
+/*
+ * The tree's own directories go (a tree nobody else holds: being made or
+ * freed).  Under L all the same: the unlinking is the same code as for
+ * live trees, and it states that rule.
+ */
 static void tree_release_nodes(struct classfs_tree *t)
 {
 	struct classfs_node *freelist = NULL;
 	struct classfs_node *c;
 
+	cfs_lock(t);
 	while (t->root.u.dir && (c = cfs_htab_first_from(t->root.u.dir, &cfs_node_htab_ops, 0)))
 		cfs_subtree_unlink(t, c, &freelist);
+	cfs_unlock(t);
 	cfs_free_list(freelist);
 }
 
 struct classfs_tree *classfs_tree_new(enum classfs_layout layout)
 {
 	struct classfs_tree *t;
+	int r;
 
 	if (layout != CLASSFS_LAYOUT_CLASS && layout != CLASSFS_LAYOUT_DEVICES) {
 		errno = EINVAL;
@@ -87,7 +95,13 @@ struct classfs_tree *classfs_tree_new(enum classfs_layout layout)
 	t->next_listener_id = 1;
 	t->free_head = t->free_tail = UINT32_MAX;
 	cfs_node_init(&t->root, "", CFS_NT_DIR, 0755, 0);
-	if (cfs_node_id_alloc(t, &t->root) < 0 || tree_populate(t) < 0) {
+	/* no one else sees @t yet, but the node code's rule is L held */
+	cfs_lock(t);
+	r = cfs_node_id_alloc(t, &t->root);
+	if (r == 0)
+		r = tree_populate(t);
+	cfs_unlock(t);
+	if (r < 0) {
 		tree_release_nodes(t);
 		cfs_node_free(&t->root);
 		cfs_free(t->ids);

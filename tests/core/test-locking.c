@@ -151,3 +151,32 @@ TEST(nested_attribute_callbacks_stop_with_ebusy)
 	CHECK_INT(classfs_tree_node_count(nest_tree), base);
 	CHECK_INT(classfs_tree_free(nest_tree), 0);
 }
+
+static void changed_noop(void *data, uint64_t dir_ino, const char *name)
+{
+}
+
+/*
+ * Making and freeing a tree runs the node code, whose rule is the tree
+ * lock held; with another tree watched (a mount), its change hooks check
+ * that rule (debug and sanitizer builds abort when it is broken).
+ */
+TEST(trees_made_and_freed_while_another_is_watched)
+{
+	static const struct classfs_watch_ops ops = { .changed = changed_noop };
+	struct classfs_tree *watched, *other;
+	int id;
+
+	watched = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	REQUIRE(watched);
+	id = classfs_tree_watch_add(watched, &ops, NULL);
+	REQUIRE(id > 0);
+	for (int i = 0; i < 2; i++) {
+		other = classfs_tree_new(i ? CLASSFS_LAYOUT_DEVICES : CLASSFS_LAYOUT_CLASS);
+		REQUIRE(other);
+		CHECK_INT(classfs_tree_free(other), 0);
+	}
+	CHECK_INT(classfs_tree_watch_remove(watched, id), 0);
+	CHECK_INT(classfs_tree_free(watched), 0);
+}
+
