@@ -212,6 +212,24 @@ static PyObject *client_attr_set(struct cfs_py_client *self, PyObject *args)
 	return finish(self, r, attr);
 }
 
+static PyObject *client_attr_add(struct cfs_py_client *self, PyObject *args)
+{
+	const char *cls, *name, *attr;
+	unsigned int flags = 0;
+	Py_buffer value;
+	int r;
+
+	if (!PyArg_ParseTuple(args, "zssy*|I", &cls, &name, &attr, &value, &flags))
+		return NULL;
+	if (!claim(self)) {
+		PyBuffer_Release(&value);
+		return NULL;
+	}
+	r = classfs_client_attr_add(self->c, cls, name, attr, value.buf, (size_t)value.len, flags);
+	PyBuffer_Release(&value);
+	return finish(self, r, attr);
+}
+
 /* @seq of str as a NULL-terminated array pointing into its items; Return: NULL + exception */
 static const char **str_array(PyObject *seq, PyObject **fast)
 {
@@ -448,6 +466,9 @@ static PyMethodDef client_methods[] = {
 	  "attr_get(cls, name, attr) -> bytes" },
 	{ "attr_set", (PyCFunction)client_attr_set, METH_VARARGS,
 	  "attr_set(cls, name, attr, value: bytes)" },
+	{ "attr_add", (PyCFunction)client_attr_add, METH_VARARGS,
+	  "attr_add(cls, name, attr, value: bytes, flags=0): write, or make when missing "
+	  "(flags: ADD_BINARY, ADD_LINK)" },
 	{ "trigger", (PyCFunction)client_trigger, METH_VARARGS,
 	  "trigger(cls, name, action, extra=None): send an event (extra: KEY=VALUE strings)" },
 	{ "device_remove", (PyCFunction)client_device_remove, METH_VARARGS,

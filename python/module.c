@@ -7,6 +7,7 @@
 #include "_classfs.h"
 
 #include <classfs/classfs.h>
+#include <classfs/client.h>
 
 #include "../src/views/record/record-internal.h"
 
@@ -84,7 +85,9 @@ PyMODINIT_FUNC PyInit__classfs(void)
 	    PyModule_AddObjectRef(m, "Run", (PyObject *)&cfs_py_run_type) < 0 ||
 	    PyModule_AddObjectRef(m, "Sync", (PyObject *)&cfs_py_sync_type) < 0 ||
 	    PyModule_AddIntConstant(m, "LAYOUT_CLASS", CLASSFS_LAYOUT_CLASS) < 0 ||
-	    PyModule_AddIntConstant(m, "LAYOUT_DEVICES", CLASSFS_LAYOUT_DEVICES) < 0) {
+	    PyModule_AddIntConstant(m, "LAYOUT_DEVICES", CLASSFS_LAYOUT_DEVICES) < 0 ||
+	    PyModule_AddIntConstant(m, "ADD_BINARY", CLASSFS_CLIENT_ADD_BINARY) < 0 ||
+	    PyModule_AddIntConstant(m, "ADD_LINK", CLASSFS_CLIENT_ADD_LINK) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}

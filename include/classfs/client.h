@@ -327,6 +327,39 @@ CLASSFS_PUBLIC int classfs_client_attr_set(struct classfs_client *c, const char 
 					   const char *name, const char *attr, const void *value,
 					   size_t len);
 
+/* classfs_client_attr_add() flags */
+#define CLASSFS_CLIENT_ADD_BINARY 0x1u	/* a binary attribute (random access) */
+#define CLASSFS_CLIENT_ADD_LINK	  0x2u	/* a symlink whose text is @value */
+
+/**
+ * classfs_client_attr_add() - write an attribute of a device, making it
+ * when the path does not exist (umockdev's set_attribute)
+ * @c: the client.
+ * @cls: the class, NULL for a physical device.
+ * @name: the device.
+ * @attr: the attribute: "name" or "dir/sub/name" inside the device's own
+ *        directory (missing plain directories are made, and go with it).
+ * @value: the bytes (at most %CLASSFS_ATTR_MAX); with
+ *         %CLASSFS_CLIENT_ADD_LINK the link's target, without a NUL.
+ * @len: their number.
+ * @flags: 0 (a text value), %CLASSFS_CLIENT_ADD_BINARY or
+ *         %CLASSFS_CLIENT_ADD_LINK.
+ *
+ * An existing attribute is written as classfs_client_attr_set() does.  A
+ * missing one is made as a stored value of mode 0644 holding @value (or
+ * a link), by the device's owner or root; links are root's only.  A
+ * device loaded from a record is root's.  No event is sent.
+ *
+ * Return: 0, -EINVAL (unknown or conflicting @flags, a bad path, an empty
+ * link target), -ENOENT (no such device), -EEXIST (a component of @attr
+ * is a link, a child device or a file; a link's path exists), -EPERM
+ * (neither owner nor root; a link by non-root), -E2BIG, -ENOMEM, and for
+ * an existing attribute those of classfs_client_attr_set().
+ */
+CLASSFS_PUBLIC int classfs_client_attr_add(struct classfs_client *c, const char *cls,
+					   const char *name, const char *attr, const void *value,
+					   size_t len, unsigned int flags);
+
 /**
  * classfs_client_trigger() - send an event for a device
  * @c: the client.

@@ -149,6 +149,12 @@ uid_t cfsd_dev_owner(const struct classfs_device *dev);
 int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, uid_t *owner,
 		    char *who, size_t whosz);
 
+/* attr-create.c */
+int cfsd_attr_create_check(const struct cfs_msg *m, char *msg, size_t msgsz);
+int cfsd_attr_create(const struct cfsd_conn *c, const struct cfs_msg *m,
+		     struct classfs_device *dev, uid_t owner, const char *who, char *msg,
+		     size_t msgsz);
+
 /* remove.c */
 int cfsd_remove_with_dependents(uid_t uid, struct cfsd_rclass *rc, struct classfs_device *top,
 				const char *what, char *msg, size_t msgsz);

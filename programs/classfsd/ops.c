@@ -370,16 +370,30 @@ static int op_attr_set(struct cfsd_conn *c, const struct cfs_msg *m, struct repl
 {
 	struct classfs_device *dev = NULL;
 	char path[CFS_PATH_MAX * 2], who[2 * 256 + 2];
+	struct classfs_stat st;
 	uid_t owner = 0;
 	ssize_t n;
 	int r;
 
+	r = cfsd_attr_create_check(m, rp->msg, sizeof(rp->msg));
+	if (r < 0)
+		return r;
 	/* the right to change is checked on the device that holds the file */
 	r = dev_ref(c, m, false, rp, &dev, &owner);
 	if (r < 0)
 		return r;
 	snprintf(who, sizeof(who), "%s%s%s", m->cls ? m->cls : "", m->cls ? "/" : "", m->name);
 	r = attr_path(dev, m->attr_name, path, sizeof(path));
+	if (r == 0 && (m->flags & CFS_F_CREATE) &&
+	    classfs_path_stat(cfsd.tree, path, &st) == -ENOENT) {
+		r = cfsd_attr_create(c, m, dev, owner, who, rp->msg, sizeof(rp->msg));
+		classfs_device_put(dev);
+		return r;
+	}
+	if (r == 0 && (m->flags & CFS_F_LINK)) {
+		snprintf(rp->msg, sizeof(rp->msg), "cannot make link %.900s: it exists", path);
+		r = -EEXIST;
+	}
 	if (r == 0 && c->uid != 0) {
 		r = cfsd_file_owner(dev, path, m->attr_name, &owner, who, sizeof(who));
 		if (r < 0)

@@ -509,14 +509,23 @@ class Testbed:
         value = self._client.attr_get(cls, dev, name)
         return value if binary else value.decode("utf-8", "surrogateescape")
 
-    def set_attribute(self, path, name, value):
-        """Write an existing attribute (one store() with the whole value, as write(2))."""
+    def set_attribute(self, path, name, value, binary=False):
+        """Write an attribute (one store() with the whole value, as
+        write(2)); a missing one is made, holding the value (mode 0644,
+        binary with binary=True), as umockdev does."""
         cls, dev = self.identity(path)
         if isinstance(value, str):
             value = value.encode("utf-8", "surrogateescape")
         elif isinstance(value, int):
             value = str(value).encode()
-        self._client.attr_set(cls, dev, name, bytes(value))
+        self._client.attr_add(cls, dev, name, bytes(value),
+                              _classfs.ADD_BINARY if binary else 0)
+
+    def set_attribute_link(self, path, name, target):
+        """Make a symlink `name` in the device's directory whose text is
+        `target` (root only; FileExistsError when `name` exists)."""
+        cls, dev = self.identity(path)
+        self._client.attr_add(cls, dev, name, os.fsencode(target), _classfs.ADD_LINK)
 
     def _db_file(self, path):
         """The device's file in /run/udev/data, as libudev names it."""

@@ -86,12 +86,7 @@ class Testbed(_Testbed):
         self.set_attribute(devpath, name, "%x" % value)
 
     def set_attribute_binary(self, devpath, name, value):
-        self.set_attribute(devpath, name, bytes(value))
-
-    def set_attribute_link(self, devpath, name, value):
-        raise NotImplementedError(
-            "set_attribute_link: classfs makes a device's links when it is added "
-            "(a record's L: line, add_from_string), not afterwards")
+        self.set_attribute(devpath, name, bytes(value), binary=True)
 
     def get_attribute_int(self, devpath, name):
         return int(self.get_attribute(devpath, name).strip(), 0)

@@ -516,8 +516,9 @@ ssize_t classfs_client_attr_get(struct classfs_client *c, const char *cls, const
 	return (ssize_t)ctx.reply.value_len;
 }
 
-int classfs_client_attr_set(struct classfs_client *c, const char *cls, const char *name,
-			    const char *attr, const void *value, size_t len)
+/* ATTR_SET, with @hdr_flags (CFS_F_CREATE...) */
+static int attr_set(struct classfs_client *c, const char *cls, const char *name,
+		    const char *attr, const void *value, size_t len, uint32_t hdr_flags)
 {
 	struct cfs_buf b;
 	int r;
@@ -527,7 +528,7 @@ int classfs_client_attr_set(struct classfs_client *c, const char *cls, const cha
 	if (len > CFS_VALUE_MAX)
 		return cfs_client_error(c, -E2BIG, "value longer than %u bytes", CFS_VALUE_MAX);
 	cfs_buf_init(&b);
-	cfs_buf_hdr(&b, CFS_OP_ATTR_SET, 0, 0);
+	cfs_buf_hdr(&b, CFS_OP_ATTR_SET, 0, hdr_flags);
 	cfs_buf_str(&b, CFS_T_CLASS, cls);
 	cfs_buf_str(&b, CFS_T_NAME, name);
 	cfs_buf_str(&b, CFS_T_ATTR_NAME, attr);
@@ -535,6 +536,27 @@ int classfs_client_attr_set(struct classfs_client *c, const char *cls, const cha
 	r = cfs_client_transact(c, &b, NULL);
 	cfs_buf_free(&b);
 	return r;
+}
+
+int classfs_client_attr_set(struct classfs_client *c, const char *cls, const char *name,
+			    const char *attr, const void *value, size_t len)
+{
+	return attr_set(c, cls, name, attr, value, len, 0);
+}
+
+int classfs_client_attr_add(struct classfs_client *c, const char *cls, const char *name,
+			    const char *attr, const void *value, size_t len, unsigned int flags)
+{
+	uint32_t hdr = CFS_F_CREATE;
+
+	if (flags & ~(CLASSFS_CLIENT_ADD_BINARY | CLASSFS_CLIENT_ADD_LINK) ||
+	    flags == (CLASSFS_CLIENT_ADD_BINARY | CLASSFS_CLIENT_ADD_LINK))
+		return -EINVAL;
+	if (flags & CLASSFS_CLIENT_ADD_BINARY)
+		hdr |= CFS_F_BINARY;
+	if (flags & CLASSFS_CLIENT_ADD_LINK)
+		hdr |= CFS_F_LINK;
+	return attr_set(c, cls, name, attr, value, len, hdr);
 }
 
 int classfs_client_trigger(struct classfs_client *c, const char *cls, const char *name,

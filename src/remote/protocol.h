@@ -28,7 +28,10 @@
 /* header flags */
 #define CFS_F_MORE	0x1u	/* reply: more messages of this reply follow; LOAD: more chunks follow */
 #define CFS_F_BIND	0x2u	/* CLASS_CREATE, DEVICE_ADD: bound to the connection */
-#define CFS_F_KNOWN	(CFS_F_MORE | CFS_F_BIND)
+#define CFS_F_CREATE	0x4u	/* ATTR_SET: make the attribute when the path does not exist */
+#define CFS_F_BINARY	0x8u	/* ATTR_SET with CFS_F_CREATE: a binary attribute */
+#define CFS_F_LINK	0x10u	/* ATTR_SET with CFS_F_CREATE: a symlink, VALUE its target */
+#define CFS_F_KNOWN	(CFS_F_MORE | CFS_F_BIND | CFS_F_CREATE | CFS_F_BINARY | CFS_F_LINK)
 
 enum cfs_op {
 	CFS_OP_REPLY = 1,

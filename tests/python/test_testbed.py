@@ -2,6 +2,7 @@
 """classfs.Testbed as device-handling test suites use it: fake devices
 found through pyudev, /dev nodes, properties, attribute changes, events
 seen by a pyudev.Monitor, records; errors that change nothing."""
+import errno
 import os
 import shutil
 import subprocess
@@ -101,9 +102,40 @@ def test_attribute_changes_are_seen_in_sys(testbed):
     assert pyudev.Devices.from_sys_path(pyudev.Context(), sda).attributes.asint("size") == 42
     assert testbed.get_attribute(sda, "size", binary=True) == b"42\n"
     with pytest.raises(FileNotFoundError):
-        testbed.set_attribute(sda, "nope", "1")
-    with pytest.raises(FileNotFoundError):
         testbed.get_attribute(sda, "nope")
+
+
+def test_set_attribute_makes_a_missing_one(testbed):
+    _, sda, _ = add_disk(testbed)
+    testbed.set_attribute(sda, "queue/rotational", "0\n")
+    testbed.set_attribute(sda, "firmware", b"\x00\xff", binary=True)
+    testbed.set_attribute_link(sda, "holder", "../sda1")
+    with open(sda + "/queue/rotational") as f:
+        assert f.read() == "0\n"
+    with open(sda + "/firmware", "rb") as f:
+        assert f.read() == b"\x00\xff"
+    assert os.readlink(sda + "/holder") == "../sda1"
+    assert testbed.get_attribute(sda, "queue/rotational") == "0\n"
+    assert pyudev.Devices.from_sys_path(pyudev.Context(), sda).attributes.asint(
+        "queue/rotational") == 0
+    testbed.set_attribute(sda, "ro", 0)
+    saved = testbed.save(sda).splitlines()
+    assert "A: ro=0" in saved and "L: holder=../sda1" in saved
+    # a device loaded from a record, and a second write of a made one
+    (tty,) = testbed.load_string("P: /devices/platform/serial8250/tty/ttyS5\n"
+                                 "N: ttyS5\nE: SUBSYSTEM=tty\nA: dev=4:69\n")
+    testbed.set_attribute(tty, "close_delay", 50)
+    testbed.set_attribute(tty, "close_delay", 60)
+    with open(tty + "/close_delay") as f:
+        assert f.read() == "60"
+    assert "A: close_delay=60" in testbed.save(tty).splitlines()
+    # a bad path, a link's path taken: refused, nothing made
+    with pytest.raises(OSError) as e:
+        testbed.set_attribute(sda, "a/../../x", "1")
+    assert e.value.errno == errno.EINVAL
+    with pytest.raises(FileExistsError):
+        testbed.set_attribute_link(sda, "size", "x")
+    assert not os.path.exists(sda + "/a") and testbed.get_attribute(sda, "size") == "1000215216\n"
 
 
 def _received(mon, n):

@@ -91,10 +91,33 @@ def test_what_classfs_cannot_do_says_so(umockdev_testbed):
     tb = umockdev_testbed
     dev = tb.add_device("tty", "ttyACM0", None, ["dev", "166:0"], [])
     for call, args in (("load_ioctl", (dev, "x.ioctl")), ("load_script", (dev, "x.script")),
-                       ("load_evemu_events", (dev, "x.evemu")), ("get_dev_fd", ("/dev/ttyACM0",)),
-                       ("set_attribute_link", (dev, "driver", "../../bus/usb"))):
+                       ("load_evemu_events", (dev, "x.evemu")), ("get_dev_fd", ("/dev/ttyACM0",))):
         with pytest.raises(NotImplementedError, match=call):
             getattr(tb, call)(*args)
     with pytest.raises(ValueError, match="even length"):
         tb.add_device("tty", "ttyACM1", None, ["dev"], [])
     assert not os.path.exists("/sys/devices/virtual/tty/ttyACM1")
+
+
+def test_set_attribute_makes_missing_attributes(umockdev_testbed):
+    tb = umockdev_testbed
+    bat = tb.add_devicev("power_supply", "BAT1", None, ["type", "Battery"], [])
+    tb.set_attribute(bat, "status", "Full")
+    tb.set_attribute_int(bat, "capacity", 97)
+    tb.set_attribute_hex(bat, "flags", 255)
+    tb.set_attribute_binary(bat, "raw", b"\x01\x02")
+    tb.set_attribute_link(bat, "driver", "../../bus/acpi")
+    assert tb.get_attribute(bat, "status") == "Full"
+    assert tb.get_attribute_int(bat, "capacity") == 97
+    with open(bat + "/flags") as f:
+        assert f.read() == "ff"
+    with open(bat + "/raw", "rb") as f:
+        assert f.read() == b"\x01\x02"
+    assert os.readlink(bat + "/driver") == "../../bus/acpi"
+    dev = pyudev.Devices.from_sys_path(pyudev.Context(), bat)
+    assert dev.attributes.asstring("status") == "Full" and dev.driver == "acpi"
+    # one loaded from a record
+    assert tb.add_from_string("P: /devices/virtual/misc/uinput\nN: uinput\n"
+                              "E: SUBSYSTEM=misc\nA: dev=10:223\n")
+    tb.set_attribute(f"{tb.get_sys_dir()}/devices/virtual/misc/uinput", "version", "5")
+    assert tb.get_attribute("/sys/devices/virtual/misc/uinput", "version") == "5"

@@ -420,6 +420,31 @@ TEST(daemon_refuses_malformed)
 	cfs_buf_u32(&b, CFS_T_ACTION, 1);	/* not for ATTR_SET; VALUE missing */
 	CHECK_INT(raw_call(fd, (cfs_buf_seal(&b), b.p), b.len, NULL, text, sizeof(text)), -EBADMSG);
 	cfs_buf_free(&b);
+	/* ATTR_SET's create flags: known ones only, binary and link only with create, not both */
+	{
+		static const struct { uint32_t flags; const char *v; size_t len; int err; } bad[] = {
+			{ CFS_F_BINARY, "1", 1, -EINVAL },
+			{ CFS_F_LINK, "t", 1, -EINVAL },
+			{ CFS_F_CREATE | CFS_F_BINARY | CFS_F_LINK, "t", 1, -EINVAL },
+			{ CFS_F_CREATE | CFS_F_LINK, "a\0b", 3, -EINVAL },
+			{ CFS_F_CREATE | CFS_F_LINK, "", 0, -EINVAL },
+			{ CFS_F_CREATE | 0x100u, "1", 1, -EBADMSG },
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			cfs_buf_init(&b);
+			cfs_buf_hdr(&b, CFS_OP_ATTR_SET, 90, bad[i].flags);
+			cfs_buf_str(&b, CFS_T_CLASS, "keep");
+			cfs_buf_str(&b, CFS_T_NAME, "k0");
+			cfs_buf_str(&b, CFS_T_ATTR_NAME, "made");
+			cfs_buf_bytes(&b, CFS_T_VALUE, bad[i].v, bad[i].len);
+			CHECK_INT(raw_call(fd, (cfs_buf_seal(&b), b.p), b.len, NULL, text,
+					   sizeof(text)), bad[i].err);
+			cfs_buf_free(&b);
+		}
+		CHECK_INT(classfs_client_attr_get(c, "keep", "k0", "made", text, sizeof(text)),
+			  -ENOENT);
+	}
 	/* a batch whose second request fails: the first stays, the reply says which */
 	{
 		size_t mark;

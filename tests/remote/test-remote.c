@@ -226,6 +226,91 @@ out:
 	CHECK_INT(stop_daemon(&d), 0);
 }
 
+/* what uid 65534 may not make in ttyS0 (root's); bit per failed check */
+static int attr_add_unowned(const char *sock)
+{
+	struct classfs_client *u;
+	char buf[8];
+	int bad = 0;
+
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 100;
+	u = classfs_client_connect(sock, 0);
+	if (!u)
+		return 101;
+	bad |= (classfs_client_attr_add(u, "tty", "ttyS0", "x", "1", 1, 0) != -EPERM) << 0;
+	bad |= !strstr(classfs_client_error_message(u), "65534") << 1;
+	bad |= (classfs_client_attr_get(u, "tty", "ttyS0", "x", buf, 8) != -ENOENT) << 2;
+	/* its own device: values yes, links no */
+	bad |= (classfs_client_device_add(u, &(struct classfs_client_device){
+		.cls = "tty", .name = "ttyN" }) != 0) << 3;
+	bad |= (classfs_client_attr_add(u, "tty", "ttyN", "x", "1", 1, 0) != 0) << 4;
+	bad |= (classfs_client_attr_get(u, "tty", "ttyN", "x", buf, 8) != 1) << 5;
+	bad |= (classfs_client_attr_add(u, "tty", "ttyN", "l", "x", 1, CLASSFS_CLIENT_ADD_LINK) !=
+		-EPERM) << 6;
+	classfs_client_disconnect(u);
+	return bad;
+}
+
+TEST(attr_add)
+{
+	const char *const args[] = { "--group", "nogroup", NULL };
+	struct daemon d;
+	struct classfs_client *c;
+	char buf[64], path[512];
+	pid_t pid;
+	int st;
+
+	CHECK_INT(start_daemon(&d, true, args), 0);
+	c = classfs_client_connect(d.sock, 0);
+	CHECK(c != NULL);
+	if (!c)
+		goto out;
+	CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
+		.cls = "tty", .name = "ttyS0",
+		.attrs = &(struct classfs_client_attr){ .name = "ro", .mode = 0444,
+			.value = "1\n", .len = 2 }, .nattrs = 1 }), 0);
+	/* a missing attribute is made, and shows through the socket and the mount */
+	CHECK_INT(classfs_client_attr_add(c, "tty", "ttyS0", "speed", "9600\n", 5, 0), 0);
+	snprintf(path, sizeof(path), "%s/class/tty/ttyS0/speed", d.mnt);
+	CHECK_INT(read_file(path, buf, sizeof(buf)), 5);
+	CHECK_STR(buf, "9600\n");
+	CHECK_INT(classfs_client_attr_add(c, "tty", "ttyS0", "q/depth", "4", 1, 0), 0);
+	CHECK_INT(classfs_client_attr_get(c, "tty", "ttyS0", "q/depth", buf, sizeof(buf)), 1);
+	CHECK_INT(classfs_client_attr_add(c, "tty", "ttyS0", "blob", "\0\1", 2,
+					  CLASSFS_CLIENT_ADD_BINARY), 0);
+	CHECK_INT(classfs_client_attr_get(c, "tty", "ttyS0", "blob", buf, sizeof(buf)), 2);
+	CHECK_INT(classfs_client_attr_add(c, "tty", "ttyS0", "port", "../ttyS1", 8,
+					  CLASSFS_CLIENT_ADD_LINK), 0);
+	snprintf(path, sizeof(path), "%s/class/tty/ttyS0/port", d.mnt);
+	CHECK_INT(readlink(path, buf, sizeof(buf)), 8);
+	/* an existing one is written, its mode holding; a link's path must be free */
+	CHECK_INT(classfs_client_attr_add(c, "tty", "ttyS0", "speed", "5\n", 2, 0), 0);
+	CHECK_INT(classfs_client_attr_get(c, "tty", "ttyS0", "speed", buf, sizeof(buf)), 2);
+	CHECK_INT(classfs_client_attr_add(c, "tty", "ttyS0", "ro", "0\n", 2, 0), -EACCES);
+	CHECK_INT(classfs_client_attr_add(c, "tty", "ttyS0", "speed", "x", 1,
+					  CLASSFS_CLIENT_ADD_LINK), -EEXIST);
+	/* bad paths and flags: refused, nothing made */
+	CHECK_INT(classfs_client_attr_add(c, "tty", "ttyS0", "../x", "1", 1, 0), -EINVAL);
+	CHECK(strstr(classfs_client_error_message(c), "path") != NULL);
+	CHECK_INT(classfs_client_attr_add(c, "tty", "ttyS0", "subsystem/x", "1", 1, 0), -EEXIST);
+	CHECK_INT(classfs_client_attr_add(c, "tty", "ttyS0", "n/1/2/3/4/5/6/7/8", "1", 1, 0),
+		  -EINVAL);
+	CHECK_INT(classfs_client_attr_add(c, "tty", "ttyS0", "speed/x", "1", 1, 0), -ENOTDIR);
+	CHECK_INT(classfs_client_attr_add(c, "tty", "ttyS0", "y", "1", 1, 3), -EINVAL);
+	CHECK_INT(classfs_client_attr_add(c, "tty", "nope", "y", "1", 1, 0), -ENOENT);
+	snprintf(path, sizeof(path), "%s/class/tty/ttyS0/n", d.mnt);
+	CHECK(access(path, F_OK) < 0);
+	pid = fork();
+	if (pid == 0)
+		_exit(attr_add_unowned(d.sock));
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+	CHECK_INT(WEXITSTATUS(st), 0);
+	classfs_client_disconnect(c);
+out:
+	CHECK_INT(stop_daemon(&d), 0);
+}
+
 /* ---- remote show()/store() ---- */
 
 struct temp_attr {

@@ -184,8 +184,81 @@ static void link_text(struct sbuf *b, const char *from, const char *to)
 /* the lines of a device                                               */
 /* ------------------------------------------------------------------ */
 
+struct list_ctx {
+	struct classfs_tree *tree;
+	struct classfs_device *dev;
+	const char *syspath;
+	const char *relpath;
+	struct sbuf *b;
+	const struct rec_dev *rd;	/* a loaded device: only what its record does not name */
+};
+
+/* does @rd's record name @name (an attribute or a link), or is it the tree's own? */
+static bool loaded_has(const struct rec_dev *rd, const char *name)
+{
+	struct rec_entry e;
+	size_t off = 0;
+
+	if (!strcmp(name, "device") || !strcmp(name, "dev"))
+		return true;	/* the tree makes them (the parent, the device number) */
+	while (cfs_rec_next(rd, &off, &e))
+		if (strchr("AHLD", e.tag) && !strcmp(e.a, name))
+			return true;
+	return false;
+}
+
+static int list_entry(void *data, const char *name, const struct classfs_stat *st)
+{
+	struct list_ctx *c = data;
+	char path[PATH_MAX], *val;
+	ssize_t n;
+
+	if (snprintf(path, sizeof(path), "%s/%s", c->relpath, name) >= (int)sizeof(path))
+		return 0;
+	if (c->rd && loaded_has(c->rd, name))
+		return 0;
+	if (st->type == CLASSFS_FT_REG) {
+		if (!strcmp(name, "uevent") || !(st->mode & 0444))
+			return 0;
+		n = read_value(c->tree, st, &val);
+		if (n < 0)
+			return 0;
+		sb_add(c->b, "A: ", 3);
+		sb_str(c->b, name);
+		sb_add(c->b, "=", 1);
+		sb_escape(c->b, val, (size_t)n);
+		sb_eol(c->b);
+		free(val);
+	} else if (st->type == CLASSFS_FT_LNK) {
+		char text[PATH_MAX], target[PATH_MAX];
+
+		/* made by the tree: subsystem, class backlinks; device follows */
+		if (!strcmp(name, "subsystem") || strchr(name, ':'))
+			return 0;
+		if (!strcmp(name, "device") && c->dev->phys &&
+		    classfs_device_syspath(c->dev->phys, target, sizeof(target)) >= 0) {
+			sb_add(c->b, "L: device=", 10);
+			link_text(c->b, c->syspath, target);
+			sb_eol(c->b);
+			return 0;
+		}
+		n = classfs_path_readlink(c->tree, path, text, sizeof(text) - 1);
+		if (n < 0)
+			return 0;
+		text[n] = '\0';
+		sb_add(c->b, "L: ", 3);
+		sb_str(c->b, name);
+		sb_add(c->b, "=", 1);
+		sb_str(c->b, text);
+		sb_eol(c->b);
+	}
+	return 0;
+}
+
 static void lines_loaded(struct classfs_tree *tree, struct rec_dev *rd, struct sbuf *b)
 {
+	char devpath[PATH_MAX], syspath[PATH_MAX];
+	struct list_ctx c = { tree, &rd->dev, syspath, devpath + 1, b, rd };
 	struct classfs_stat dir, st;
 	bool have_dir = device_dir(tree, &rd->dev, &dir) == 0;
 	struct rec_entry e;
@@ -244,60 +317,10 @@ static void lines_loaded(struct classfs_tree *tree, struct rec_dev *rd, struct s
 			break;
 		}
 	}
-}
-
-struct list_ctx {
-	struct classfs_tree *tree;
-	struct classfs_device *dev;
-	const char *syspath;
-	const char *relpath;
-	struct sbuf *b;
-};
-
-static int list_entry(void *data, const char *name, const struct classfs_stat *st)
-{
-	struct list_ctx *c = data;
-	char path[PATH_MAX], *val;
-	ssize_t n;
-
-	if (snprintf(path, sizeof(path), "%s/%s", c->relpath, name) >= (int)sizeof(path))
-		return 0;
-	if (st->type == CLASSFS_FT_REG) {
-		if (!strcmp(name, "uevent") || !(st->mode & 0444))
-			return 0;
-		n = read_value(c->tree, st, &val);
-		if (n < 0)
-			return 0;
-		sb_add(c->b, "A: ", 3);
-		sb_str(c->b, name);
-		sb_add(c->b, "=", 1);
-		sb_escape(c->b, val, (size_t)n);
-		sb_eol(c->b);
-		free(val);
-	} else if (st->type == CLASSFS_FT_LNK) {
-		char text[PATH_MAX], target[PATH_MAX];
-
-		/* made by the tree: subsystem, class backlinks; device follows */
-		if (!strcmp(name, "subsystem") || strchr(name, ':'))
-			return 0;
-		if (!strcmp(name, "device") && c->dev->phys &&
-		    classfs_device_syspath(c->dev->phys, target, sizeof(target)) >= 0) {
-			sb_add(c->b, "L: device=", 10);
-			link_text(c->b, c->syspath, target);
-			sb_eol(c->b);
-			return 0;
-		}
-		n = classfs_path_readlink(c->tree, path, text, sizeof(text) - 1);
-		if (n < 0)
-			return 0;
-		text[n] = '\0';
-		sb_add(c->b, "L: ", 3);
-		sb_str(c->b, name);
-		sb_add(c->b, "=", 1);
-		sb_str(c->b, text);
-		sb_eol(c->b);
-	}
-	return 0;
+	/* and what was added to it since (ATTR_SET making a missing attribute) */
+	if (have_dir && classfs_device_devpath(&rd->dev, devpath, sizeof(devpath)) >= 0 &&
+	    classfs_device_syspath(&rd->dev, syspath, sizeof(syspath)) >= 0)
+		classfs_path_list(tree, devpath + 1, list_entry, &c);
 }
 
 static void lines_api(struct classfs_tree *tree, struct classfs_device *dev, const char *syspath,
@@ -305,7 +328,7 @@ static void lines_api(struct classfs_tree *tree, struct classfs_device *dev, con
 {
 	const char *subsystem = cfs_rec_subsystem(dev);
 	char devpath[PATH_MAX], path[PATH_MAX + 8], uev[CLASSFS_ATTR_MAX + 1];
-	struct list_ctx c = { tree, dev, syspath, devpath + 1, b };
+	struct list_ctx c = { tree, dev, syspath, devpath + 1, b, NULL };
 	ssize_t n;
 
 	if (classfs_device_devpath(dev, devpath, sizeof(devpath)) < 0)
