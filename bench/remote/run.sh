@@ -72,7 +72,7 @@ echo "event); catch-up rows measure delivery alone (subscribers taking all N eve
 echo "from the replay ring at once)."
 
 # ---- classctl monitors while classctl load adds devices ----
-# The daemon's defaults (a ring of 65,536 events, a subscriber queue of
+# The daemon's defaults (a ring of 262,144 events, a subscriber queue of
 # 16,384): every monitor lags past its queue in the burst and must catch
 # up from the ring, in SEQNUM order, without a gap.
 work=$(mktemp -d)
@@ -138,7 +138,7 @@ for _ in 1 2 3; do
 	monitors_run 8 100000
 done
 echo
-echo "Each row a run of its own: a fresh classfsd with its defaults (ring 65,536,"
+echo "Each row a run of its own: a fresh classfsd with its defaults (ring 262,144,"
 echo "subscriber queue 16,384), the monitors writing to files, all on the same"
 echo "2 CPUs as the daemon and the load."
 exit $status

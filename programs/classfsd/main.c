@@ -64,7 +64,7 @@ static void usage(FILE *out)
 		"  -g, --group GROUP         group of the socket (mode 0660)\n"
 		"      --max-message BYTES   size limit per message (default 65536)\n"
 		"      --call-timeout MS     remote show()/store() timeout (default 5000)\n"
-		"      --ring-size N         events kept for replay (default 65536)\n"
+		"      --ring-size N         events kept for replay (default 262144)\n"
 		"      --subscriber-queue N  events a subscriber may lag behind before a gap\n"
 		"                            notice (default 16384)\n"
 		"      --max-connections-per-uid N  connections one uid may hold (default %d)\n"
@@ -132,7 +132,7 @@ static int parse_args(int argc, char **argv, const char **helper)
 		.layout = CLASSFS_LAYOUT_CLASS,
 		.max_msg = CFS_MSG_MAX_DEFAULT,
 		.call_timeout_ms = 5000,
-		.ring_size = 65536,
+		.ring_size = 262144,
 		.sub_queue = 16384,
 		.max_conns = CFSD_MAX_CONNS_DEFAULT,
 		.max_objs = CFSD_MAX_OBJS_DEFAULT,

@@ -357,7 +357,7 @@ row "40 daemon reads by uid 65534 waiting on that publisher: their reads" "40 EI
 kill -9 "$drv"
 # ---- 10. four monitors while a 30,000-device record loads ----
 # a queue of 1,000 events: each lags past it in the burst, and all catch up
-# from the replay ring (65,536 events)
+# from the replay ring (262,144 events)
 start_daemon burst --subscriber-queue 1000
 sock=$tmp/burst/sock mnt=$tmp/burst/mnt
 awk 'BEGIN { for (i = 0; i < 30000; i++)
