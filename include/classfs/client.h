@@ -310,6 +310,26 @@ CLASSFS_PUBLIC ssize_t classfs_client_attr_get(struct classfs_client *c, const c
 					       size_t size);
 
 /**
+ * classfs_client_attr_get_path() - read a file of the device at @syspath
+ * @c: the client.
+ * @syspath: the device's path as Linux's devices layout names it
+ *           ("/devices/virtual/input/event3"): any device of the tree,
+ *           also one a record loaded, however its class names it.
+ * @attr: the file, as for classfs_client_attr_get().
+ * @buf: receives the value (not NUL-terminated).
+ * @size: size of @buf; %CLASSFS_ATTR_MAX is always enough.
+ *
+ * One round trip instead of a path walk through the mount: what a udev
+ * reads of a new device (its `uevent`) when it follows the events.
+ *
+ * Return: the value's length, or -errno: -EINVAL (@syspath does not
+ * start with '/', or a NULL argument), -ENOENT (no device there, or no
+ * such file), and those of classfs_client_attr_get().
+ */
+CLASSFS_PUBLIC ssize_t classfs_client_attr_get_path(struct classfs_client *c, const char *syspath,
+						    const char *attr, void *buf, size_t size);
+
+/**
  * classfs_client_attr_set() - write an attribute of a device (one store()
  * with the whole buffer, as a write(2) through the filesystem)
  * @c: the client.

@@ -35,16 +35,22 @@ static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void cfsd_log(const char *prefix, const char *fmt, ...)
 {
+	char line[2048];
 	va_list ap;
+	int n;
 
 	if (!cfsd.cfg.verbose && !strcmp(prefix, LOG_PFX_DEBUG))
 		return;
-	pthread_mutex_lock(&log_lock);
-	fputs(prefix, stderr);
+	/* one write a line: whole lines in a log other processes share */
+	n = snprintf(line, sizeof(line), "%s", prefix);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	pthread_mutex_lock(&log_lock);
+	fwrite(line, 1, (size_t)n, stderr);
 	pthread_mutex_unlock(&log_lock);
 }
 

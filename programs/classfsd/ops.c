@@ -97,6 +97,30 @@ static struct classfs_device *foreign_find(const char *cls_name, const char *nam
 	return f.found;
 }
 
+/* dev_ref() of a request that names its device by SYSPATH ("/devices/...") */
+static int dev_ref_syspath(struct cfsd_conn *c, const struct cfs_msg *m, bool change,
+			   struct reply *rp, struct classfs_device **out, uid_t *owner)
+{
+	struct classfs_device *dev = classfs_tree_find_device(cfsd.tree, m->syspath);
+	uid_t who;
+
+	if (!dev) {
+		snprintf(rp->msg, sizeof(rp->msg), "no device at %.900s", m->syspath);
+		return -ENOENT;
+	}
+	pthread_mutex_lock(&cfsd.lock);
+	who = cfsd_dev_owner(dev);
+	pthread_mutex_unlock(&cfsd.lock);
+	if (change && c->uid != 0 && c->uid != who) {
+		classfs_device_put(dev);
+		return denied(rp, c, "device", m->syspath, who);
+	}
+	if (owner)
+		*owner = who;
+	*out = dev;
+	return 0;
+}
+
 /*
  * Find a device, check that the caller may change it (@change), and take
  * a reference so it can be used with cfsd.lock released; @owner (may be
@@ -108,6 +132,8 @@ static int dev_ref(struct cfsd_conn *c, const struct cfs_msg *m, bool change, st
 	struct cfsd_rdev *rd;
 	int r = 0;
 
+	if (m->syspath)
+		return dev_ref_syspath(c, m, change, rp, out, owner);
 	pthread_mutex_lock(&cfsd.lock);
 	rd = cfsd_dev_lookup(m->cls, m->name);
 	if (!rd)

@@ -4,6 +4,8 @@ Testbed adds: a device is added by loading its paragraph, so that it gets
 what a recorded device gets (bus or class by its subsystem, the udev
 database of its properties, its /dev node), all before its ADD event."""
 
+import re
+
 __all__ = ["attribute_line", "paragraph", "record_paths"]
 
 
@@ -19,24 +21,29 @@ def _to_bytes(value, what):
     raise TypeError(f"{what}: expected str, bytes or a number, got {type(value).__name__}")
 
 
+_ESCAPED = re.compile(rb"[\x00-\x1f\x7f\\]")
+
+
+def _escape_byte(match):
+    b = match.group()[0]
+    if b == 0x5C:
+        return b"\\\\"
+    if b == 0x0A:
+        return b"\\n"
+    return b"\\%03o" % b
+
+
 def _escape(data):
     """The C escapes of an `A:` value: backslash, control bytes and DEL as
     octal (three digits: no ambiguity with what follows)."""
-    out = bytearray()
-    for b in data:
-        if b == 0x5C:
-            out += b"\\\\"
-        elif b == 0x0A:
-            out += b"\\n"
-        elif b < 0x20 or b == 0x7F:
-            out += b"\\%03o" % b
-        else:
-            out.append(b)
-    return bytes(out)
+    return _ESCAPED.sub(_escape_byte, data)
+
+
+_BAD_IN_NAME = re.compile("[\n=\0]")
 
 
 def _check_name(name, what):
-    if not name or any(c in name for c in "\n=\0") or name != name.strip():
+    if not name or _BAD_IN_NAME.search(name) or name != name.strip():
         raise ValueError(f"bad {what} name {name!r}")
 
 

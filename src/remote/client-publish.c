@@ -491,19 +491,19 @@ int classfs_client_device_rename(struct classfs_client *c, const char *cls, cons
 	return r;
 }
 
-ssize_t classfs_client_attr_get(struct classfs_client *c, const char *cls, const char *name,
-				const char *attr, void *buf, size_t size)
+/* ATTR_GET of the device named by @cls and @name, or by @syspath */
+static ssize_t attr_get(struct classfs_client *c, const char *cls, const char *name,
+			const char *syspath, const char *attr, void *buf, size_t size)
 {
 	struct cfs_buf b;
 	struct call_ctx ctx = { 0 };
 	int r;
 
-	if (!c || !name || !attr || (!buf && size))
-		return -EINVAL;
 	cfs_buf_init(&b);
 	cfs_buf_hdr(&b, CFS_OP_ATTR_GET, 0, 0);
 	cfs_buf_str(&b, CFS_T_CLASS, cls);
 	cfs_buf_str(&b, CFS_T_NAME, name);
+	cfs_buf_str(&b, CFS_T_SYSPATH, syspath);
 	cfs_buf_str(&b, CFS_T_ATTR_NAME, attr);
 	r = cfs_client_transact(c, &b, &ctx);
 	cfs_buf_free(&b);
@@ -514,6 +514,22 @@ ssize_t classfs_client_attr_get(struct classfs_client *c, const char *cls, const
 	if (ctx.reply.value_len)
 		memcpy(buf, ctx.reply.value, ctx.reply.value_len);
 	return (ssize_t)ctx.reply.value_len;
+}
+
+ssize_t classfs_client_attr_get(struct classfs_client *c, const char *cls, const char *name,
+				const char *attr, void *buf, size_t size)
+{
+	if (!c || !name || !attr || (!buf && size))
+		return -EINVAL;
+	return attr_get(c, cls, name, NULL, attr, buf, size);
+}
+
+ssize_t classfs_client_attr_get_path(struct classfs_client *c, const char *syspath,
+				     const char *attr, void *buf, size_t size)
+{
+	if (!c || !syspath || syspath[0] != '/' || !attr || (!buf && size))
+		return -EINVAL;
+	return attr_get(c, NULL, NULL, syspath, attr, buf, size);
 }
 
 /* ATTR_SET, with @hdr_flags (CFS_F_CREATE...) */

@@ -59,7 +59,7 @@ static const struct schema schemas[CFS_OP_COUNT] = {
 					   B(CFS_T_DEVTYPE) | B(CFS_T_ATTR), CFS_F_BIND },
 	[CFS_OP_DEVICE_REMOVE] = { B(CFS_T_NAME), B(CFS_T_CLASS), 0 },
 	[CFS_OP_RENAME] = { B(CFS_T_CLASS) | B(CFS_T_NAME) | B(CFS_T_NEW_NAME), 0, 0 },
-	[CFS_OP_ATTR_GET] = { B(CFS_T_NAME) | B(CFS_T_ATTR_NAME), B(CFS_T_CLASS), 0 },
+	[CFS_OP_ATTR_GET] = { B(CFS_T_ATTR_NAME), B(CFS_T_CLASS) | B(CFS_T_NAME) | B(CFS_T_SYSPATH), 0 },
 	[CFS_OP_ATTR_SET] = { B(CFS_T_NAME) | B(CFS_T_ATTR_NAME) | B(CFS_T_VALUE), B(CFS_T_CLASS),
 			      CFS_F_CREATE | CFS_F_BINARY | CFS_F_LINK },
 	[CFS_OP_TRIGGER] = { B(CFS_T_NAME) | B(CFS_T_ACTION), B(CFS_T_CLASS) | B(CFS_T_ENV), 0 },
@@ -407,6 +407,11 @@ static int cfs_msg_decode_depth(const void *buf, size_t len, struct cfs_msg *m, 
 		off += flen;
 	}
 	if ((m->present & sc->required) != sc->required)
+		return -EBADMSG;
+	/* ATTR_GET names its device by CLASS and NAME, or by SYSPATH */
+	if (m->op == CFS_OP_ATTR_GET &&
+	    (CFS_HAS(m, CFS_T_NAME) == CFS_HAS(m, CFS_T_SYSPATH) ||
+	     (CFS_HAS(m, CFS_T_CLASS) && !CFS_HAS(m, CFS_T_NAME))))
 		return -EBADMSG;
 	return 0;
 }

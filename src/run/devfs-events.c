@@ -97,24 +97,32 @@ bool cfs_db_name(const char *subsystem, const char *devpath, bool block, const s
 }
 
 /*
- * The device at @devpath as the tree has it now: its own `uevent` file in
- * the environment's /sys.  Return: 0, -ENOENT when it is gone, or -errno.
+ * The device at @devpath as the tree has it now: its own `uevent` file,
+ * asked of the daemon (one round trip) or read in the environment's /sys
+ * (a walk of FUSE lookups).  Return: 0, -ENOENT when it is gone, or -errno.
  */
-static int read_own(const char *devpath, struct own_vars *o)
+static int read_own(struct cfs_devfs *d, const char *devpath, struct own_vars *o)
 {
 	char rel[PATH_MAX], path[PATH_MAX + 16], text[8192];
 	size_t len = 0;
+	ssize_t n;
 	int fd, r = 0;
 
 	if (!devpath || devpath[0] != '/' || !cfs_dev_rel_name(devpath + 1, rel, sizeof(rel)))
 		return -EINVAL;
+	if (d->req) {
+		n = classfs_client_attr_get_path(d->req, devpath, "uevent", text, sizeof(text));
+		if (n < 0)
+			return (int)n;
+		cfs_own_vars_parse(text, (size_t)n, o);
+		return 0;
+	}
 	snprintf(path, sizeof(path), "/sys/%s/uevent", rel);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOTDIR ? -ENOENT : -errno;
 	while (len < sizeof(text)) {
-		ssize_t n = read(fd, text + len, sizeof(text) - len);
-
+		n = read(fd, text + len, sizeof(text) - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -208,7 +216,7 @@ static int event_add(struct cfs_devfs *d, const struct classfs_uevent *ev,
 	struct devent *e;
 	int r;
 
-	r = read_own(ev->devpath, &o);
+	r = read_own(d, ev->devpath, &o);
 	if (r == -ENOENT)
 		return 0;	/* gone already: its remove follows */
 	if (r < 0)
@@ -262,8 +270,8 @@ static int event_move(struct cfs_devfs *d, const struct classfs_uevent *ev)
 	if (!old || !strcmp(old, ev->devpath))
 		return 0;
 	e = cfs_devent_get(d, old, false);
-	if (!e || cfs_devent_get(d, ev->devpath, false) || read_own(old, &o) != -ENOENT ||
-	    read_own(ev->devpath, &o) < 0)
+	if (!e || cfs_devent_get(d, ev->devpath, false) || read_own(d, old, &o) != -ENOENT ||
+	    read_own(d, ev->devpath, &o) < 0)
 		return 0;
 	r = cfs_devent_refile(d, e, ev->devpath);
 	if (r < 0)

@@ -33,6 +33,7 @@ struct cfs_devfs {
 	bool verbose;
 	int dev_fd;		/* the private /dev */
 	int db_fd;		/* /run/udev/data */
+	struct classfs_client *req;	/* reads a device's `uevent`; NULL: through /sys */
 	void *by_devpath;	/* tsearch() trees of struct devent */
 	void *by_node;
 	void *by_db;

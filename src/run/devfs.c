@@ -661,13 +661,17 @@ out:
  * @host_dev: -1: a tmpfs of nodes on /dev (root); else the host's /dev
  *            (under the devtmpfs-style view mounted there, in a user
  *            namespace): the view shows the nodes, we keep the database.
+ * @req: a connection to the daemon (not subscribed) that hotplug asks a
+ *       new device's `uevent` file of, in one round trip; NULL: hotplug
+ *       reads it in /sys (needed when the tree's DEVPATHs are not the
+ *       devices layout's, which is what the daemon finds devices by).
  * @verbose: log skipped entries.
  * @msg: told what failed.
  * @msgsize: its size.
  * Return: 0 or -errno.
  */
-int cfs_devfs_setup(struct cfs_devfs **out, int host_dev, bool verbose, char *msg,
-		    size_t msgsize)
+int cfs_devfs_setup(struct cfs_devfs **out, int host_dev, struct classfs_client *req,
+		    bool verbose, char *msg, size_t msgsize)
 {
 	int dev_fd = -1, r;
 	struct cfs_devfs *d;
@@ -720,6 +724,7 @@ int cfs_devfs_setup(struct cfs_devfs **out, int host_dev, bool verbose, char *ms
 		goto out;
 	}
 	d->verbose = verbose;
+	d->req = req;
 	d->dev_fd = dev_fd;
 	dev_fd = -1;
 	*out = d;

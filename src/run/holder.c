@@ -588,7 +588,9 @@ static int setup(struct holder *h)
 			      classfs_client_error_message(h->client));
 
 	umask(0);
-	r = cfs_devfs_setup(&h->devfs, h->host_dev, h->verbose, why, sizeof(why));
+	r = cfs_devfs_setup(&h->devfs, h->host_dev,
+			    st.layout == CLASSFS_LAYOUT_DEVICES ? h->req : NULL, h->verbose, why,
+			    sizeof(why));
 	if (r < 0)
 		return report(h, r, "%s", why);
 	r = snapshot(h, st.layout);

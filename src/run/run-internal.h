@@ -15,6 +15,7 @@
 #include <sys/un.h>
 
 #include <classfs/classfs.h>
+#include <classfs/client.h>
 #include <classfs/record.h>
 #include <classfs/run.h>
 
@@ -74,8 +75,8 @@ int cfs_props_recorded(struct classfs_client *c, const struct classfs_uevent *ev
 
 /* devfs.c, devfs-events.c: the private /dev and /run/udev */
 struct cfs_devfs;
-int cfs_devfs_setup(struct cfs_devfs **out, int host_dev, bool verbose, char *msg,
-		    size_t msgsize);
+int cfs_devfs_setup(struct cfs_devfs **out, int host_dev, struct classfs_client *req,
+		    bool verbose, char *msg, size_t msgsize);
 void cfs_devfs_free(struct cfs_devfs *d);
 int cfs_devfs_fill(struct cfs_devfs *d, struct classfs_tree *tree);
 int cfs_devfs_event_before(struct cfs_devfs *d, const struct classfs_uevent *ev,

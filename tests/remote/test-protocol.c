@@ -203,6 +203,32 @@ TEST(decode_malformed)
 	cfs_buf_str(&b, CFS_T_NAME, "c");
 	CHECK_INT(DEC(&b, &m), -EBADMSG);
 	cfs_buf_free(&b);
+	/* ATTR_GET: CLASS and NAME, or SYSPATH alone; neither, or both, is refused */
+	{
+		static const struct {
+			const char *cls, *name, *syspath;
+			int want;
+		} g[] = {
+			{ "c", "n", NULL, 0 },
+			{ NULL, "n", NULL, 0 },
+			{ NULL, NULL, "/devices/virtual/c/n", 0 },
+			{ NULL, NULL, NULL, -EBADMSG },
+			{ NULL, "n", "/devices/virtual/c/n", -EBADMSG },
+			{ "c", NULL, "/devices/virtual/c/n", -EBADMSG },
+			{ NULL, NULL, "devices/virtual/c/n", -EINVAL },
+		};
+
+		for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+			cfs_buf_init(&b);
+			cfs_buf_hdr(&b, CFS_OP_ATTR_GET, 1, 0);
+			cfs_buf_str(&b, CFS_T_CLASS, g[i].cls);
+			cfs_buf_str(&b, CFS_T_NAME, g[i].name);
+			cfs_buf_str(&b, CFS_T_SYSPATH, g[i].syspath);
+			cfs_buf_str(&b, CFS_T_ATTR_NAME, "uevent");
+			CHECK_INT(DEC(&b, &m), g[i].want);
+			cfs_buf_free(&b);
+		}
+	}
 	/* unknown tag, non-zero reserved bytes */
 	one_field(&b, CFS_OP_STATUS, 999, "", 0);
 	CHECK_INT(DEC(&b, &m), -EBADMSG);

@@ -622,6 +622,100 @@ out:
 	CHECK_INT(stop_daemon(&d), 0);
 }
 
+/* what uid 65534 may read by path of root's devices; bit per failed check */
+static int attr_get_path_unowned(const char *sock)
+{
+	struct classfs_client *u;
+	char buf[64];
+	int bad = 0;
+
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 100;
+	u = classfs_client_connect(sock, 0);
+	if (!u)
+		return 101;
+	bad |= (classfs_client_attr_get_path(u, "/devices/virtual/widget/w0", "secret", buf,
+					     sizeof(buf)) != -EACCES) << 0;
+	bad |= (classfs_client_attr_get_path(u, "/devices/virtual/widget/w0", "size", buf,
+					     sizeof(buf)) != 5) << 1;
+	classfs_client_disconnect(u);
+	return bad;
+}
+
+/* classfs_client_attr_get_path(): a device found by its path, whatever made it */
+TEST(attr_get_path)
+{
+	static const char mouse[] = "/devices/pci0000:00/0000:00:14.0/usb1/1-2/1-2:1.0/"
+				    "0003:046D:C077.0001/input/input1/event1";
+	static const struct classfs_client_attr attrs[] = {
+		{ .name = "size", .mode = 0444, .value = "2048\n", .len = 5 },
+		{ .name = "secret", .mode = 0400, .value = "s3cret\n", .len = 7 },
+	};
+	const char *const args[] = { "--group", "nogroup", NULL };
+	struct daemon d;
+	struct classfs_client *c;
+	char *rec, buf[4096];
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+	int st;
+
+	rec = slurp(TESTDATA "/usb-mouse.umockdev", &len);
+	CHECK(rec != NULL);
+	CHECK_INT(start_daemon(&d, true, args), 0);
+	c = classfs_client_connect(d.sock, 0);
+	CHECK(c != NULL);
+	if (!c || !rec)
+		goto out;
+	CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
+		.cls = "widget", .name = "w0", .devt = makedev(240, 3), .attrs = attrs,
+		.nattrs = 2 }), 0);
+	CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
+		.name = "pci0", .bus = "pci" }), 0);
+	CHECK_INT(classfs_client_load(c, rec, len, "usb-mouse.umockdev"), 0);
+
+	/* a published class device, a physical one, a loaded one */
+	n = classfs_client_attr_get_path(c, "/devices/virtual/widget/w0", "uevent", buf,
+					 sizeof(buf) - 1);
+	CHECK(n > 0);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK(strstr(buf, "MAJOR=240\nMINOR=3\n") != NULL);
+	/* (a physical device without a driver has an empty `uevent`) */
+	CHECK_INT(classfs_client_attr_get_path(c, "/devices/pci0", "uevent", buf, sizeof(buf)), 0);
+	n = classfs_client_attr_get_path(c, mouse, "dev", buf, sizeof(buf) - 1);
+	CHECK_INT(n, 6);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK_STR(buf, "13:65\n");
+	/* the same file as by class and name */
+	CHECK_INT(classfs_client_attr_get(c, "input", "event1", "dev", buf, sizeof(buf)), 6);
+
+	/* refusals */
+	CHECK_INT(classfs_client_attr_get_path(c, "devices/pci0", "uevent", buf, sizeof(buf)),
+		  -EINVAL);
+	CHECK_INT(classfs_client_attr_get_path(c, NULL, "uevent", buf, sizeof(buf)), -EINVAL);
+	CHECK_INT(classfs_client_attr_get_path(c, "/devices/virtual/widget/w9", "uevent", buf,
+					       sizeof(buf)), -ENOENT);
+	CHECK(strstr(classfs_client_error_message(c), "/devices/virtual/widget/w9") != NULL);
+	CHECK_INT(classfs_client_attr_get_path(c, "/devices/virtual/widget/w0", "nope", buf,
+					       sizeof(buf)), -ENOENT);
+	CHECK_INT(classfs_client_attr_get_path(c, "/devices/virtual/widget/w0", "size", buf, 2),
+		  -ERANGE);
+	/* another uid: the mode bits, as by class and name */
+	pid = fork();
+	if (pid == 0)
+		_exit(attr_get_path_unowned(d.sock));
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+	CHECK_INT(WEXITSTATUS(st), 0);
+	/* gone with its device */
+	CHECK_INT(classfs_client_device_remove(c, "widget", "w0"), 0);
+	CHECK_INT(classfs_client_attr_get_path(c, "/devices/virtual/widget/w0", "uevent", buf,
+					       sizeof(buf)), -ENOENT);
+	classfs_client_disconnect(c);
+out:
+	free(rec);
+	CHECK_INT(stop_daemon(&d), 0);
+}
+
 TEST(sample_machine)
 {
 	const char *const args[] = { "--sample", "--layout", "devices", NULL };
