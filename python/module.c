@@ -8,8 +8,7 @@
 
 #include <classfs/classfs.h>
 #include <classfs/client.h>
-
-#include "../src/views/record/record-internal.h"
+#include <classfs/record.h>
 
 PyObject *cfs_py_error(int neg_errno, const char *what, const char *message)
 {
@@ -35,11 +34,10 @@ PyObject *cfs_py_error(int neg_errno, const char *what, const char *message)
 static PyObject *py_is_bus(PyObject *self, PyObject *args)
 {
 	const char *name;
-	Py_ssize_t len;
 
-	if (!PyArg_ParseTuple(args, "s#", &name, &len))
+	if (!PyArg_ParseTuple(args, "s", &name))
 		return NULL;
-	return PyBool_FromLong(cfs_rec_is_bus(name, (size_t)len));
+	return PyBool_FromLong(classfs_record_subsystem_is_bus(name));
 }
 
 static PyMethodDef module_methods[] = {

@@ -68,6 +68,19 @@ CLASSFS_PUBLIC int classfs_record_load(struct classfs_tree *tree, const char *da
 				       struct classfs_record_error *err);
 
 /**
+ * classfs_record_subsystem_is_bus() - how classfs_record_load() reads a
+ * device's SUBSYSTEM: true for one of Linux's bus types (pci, usb,
+ * platform, ...: a physical device on that bus), false for anything else
+ * (a class: block, input, net, ...); a device's `subsystem` link, when
+ * recorded, decides instead
+ * @subsystem: the name (NULL: false).
+ *
+ * A program that writes records for classfs to load (the Python
+ * testbed's add_device()) places a device by the same rule.
+ */
+CLASSFS_PUBLIC bool classfs_record_subsystem_is_bus(const char *subsystem);
+
+/**
  * classfs_record_save() - write @tree in umockdev format, canonical order
  * @syspath: NULL for every device, else a device's Linux path
  *           ("/devices/...", with or without "/sys"): that device and its

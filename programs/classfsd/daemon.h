@@ -49,6 +49,7 @@ struct cfsd_config {
 	size_t max_conns;
 	size_t max_objs;
 	size_t max_subs;
+	size_t max_reqs;	/* requests running at once (pool.c) */
 };
 
 struct cfsd_conn;
@@ -242,7 +243,7 @@ void cfsd_loop_free(void);
 /* pool.c */
 #define CFSD_QUEUE_MAX 64	/* requests of one connection read ahead of their execution */
 #define CFSD_WORKERS_MAX 32	/* threads that run requests */
-#define CFSD_WORKERS_PER_UID 8	/* requests one uid (not root) runs at a time */
+#define CFSD_MAX_REQS_DEFAULT 8	/* requests one uid (not root) runs at a time */
 bool cfsd_pool_queue(struct cfsd_conn *c, const uint8_t *msg, size_t len);
 void cfsd_pool_close(struct cfsd_conn *c);
 void cfsd_pool_stop(void);

@@ -77,14 +77,16 @@ static void usage(FILE *out)
 		"      --max-objects-per-uid N      classes and devices one uid may publish\n"
 		"                                   (default %d)\n"
 		"      --max-subscribers-per-uid N  event subscriptions one uid may hold\n"
-		"                                   (default %d); root has no limits\n"
+		"                                   (default %d)\n"
+		"      --max-requests-per-uid N     requests of one uid run at once (default %d,\n"
+		"                                   at most %d); root has no limits\n"
 		"      --uevent-helper PATH  run PATH for every event (/kernel/uevent_helper)\n"
 		"      --netlink             broadcast events in udev format on netlink group 2\n"
 		"                            (use only in a private network namespace)\n"
 		"  -v, --verbose             log debug messages\n"
 		"  -h, --help                show this help\n",
 		"/run/classfs/control", CFSD_MAX_CONNS_DEFAULT, CFSD_MAX_OBJS_DEFAULT,
-		CFSD_MAX_SUBS_DEFAULT);
+		CFSD_MAX_SUBS_DEFAULT, CFSD_MAX_REQS_DEFAULT, CFSD_WORKERS_MAX);
 }
 
 static int parse_size(const char *opt, const char *s, size_t min, size_t max, size_t *out)
@@ -104,7 +106,7 @@ static int parse_size(const char *opt, const char *s, size_t min, size_t max, si
 }
 
 enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_QUEUE, OPT_NETLINK, OPT_HELPER,
-       OPT_MAX_CONNS, OPT_MAX_OBJS, OPT_MAX_SUBS, OPT_DEV_MOUNT };
+       OPT_MAX_CONNS, OPT_MAX_OBJS, OPT_MAX_SUBS, OPT_MAX_REQS, OPT_DEV_MOUNT };
 
 static int parse_args(int argc, char **argv, const char **helper)
 {
@@ -124,6 +126,7 @@ static int parse_args(int argc, char **argv, const char **helper)
 		{ "max-connections-per-uid", required_argument, NULL, OPT_MAX_CONNS },
 		{ "max-objects-per-uid", required_argument, NULL, OPT_MAX_OBJS },
 		{ "max-subscribers-per-uid", required_argument, NULL, OPT_MAX_SUBS },
+		{ "max-requests-per-uid", required_argument, NULL, OPT_MAX_REQS },
 		{ "uevent-helper", required_argument, NULL, OPT_HELPER },
 		{ "netlink", no_argument, NULL, OPT_NETLINK },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -143,6 +146,7 @@ static int parse_args(int argc, char **argv, const char **helper)
 		.max_conns = CFSD_MAX_CONNS_DEFAULT,
 		.max_objs = CFSD_MAX_OBJS_DEFAULT,
 		.max_subs = CFSD_MAX_SUBS_DEFAULT,
+		.max_reqs = CFSD_MAX_REQS_DEFAULT,
 	};
 	while ((c = getopt_long(argc, argv, "s:m:L:o:l:Sg:vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -194,6 +198,11 @@ static int parse_args(int argc, char **argv, const char **helper)
 		case OPT_MAX_SUBS:
 			if (parse_size("--max-subscribers-per-uid", optarg, 1, 1u << 20,
 				       &cfsd.cfg.max_subs))
+				return -EINVAL;
+			break;
+		case OPT_MAX_REQS:
+			if (parse_size("--max-requests-per-uid", optarg, 1, CFSD_WORKERS_MAX,
+				       &cfsd.cfg.max_reqs))
 				return -EINVAL;
 			break;
 		case OPT_HELPER: *helper = optarg; break;

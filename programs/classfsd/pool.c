@@ -18,11 +18,12 @@
  * answer, say), the next requests wait their turn: the answers they wait
  * for come through the loop, never through a worker, so they come.
  *
- * One uid other than root runs at most CFSD_WORKERS_PER_UID requests at
- * a time: a worker passes over the connections of a uid that has its
- * share running.  Requests waiting on a publisher that never answers
- * (the uid's own, say) hold that share for the call timeout, and the
- * other uids' requests still find workers.
+ * One uid other than root runs at most --max-requests-per-uid requests
+ * (cfsd.cfg.max_reqs, CFSD_MAX_REQS_DEFAULT) at a time: a worker passes
+ * over the connections of a uid that has its share running.  Requests
+ * waiting on a publisher that never answers (the uid's own, say) hold
+ * that share for the call timeout, and the other uids' requests still
+ * find workers.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -109,7 +110,7 @@ static bool may_run(const struct cfsd_conn *c)
 	if (c->uid == 0 || !c->qhead)
 		return true;	/* root, or a teardown */
 	u = running_of(c->uid, false);
-	return !u || u->n < CFSD_WORKERS_PER_UID;
+	return !u || u->n < cfsd.cfg.max_reqs;
 }
 
 /* under P.lock: a request of @uid starts (@delta 1) or ends (-1) */
@@ -128,7 +129,7 @@ static void count_running(uid_t uid, int delta)
 	for (pp = &P.running; (u = *pp); pp = &u->next) {
 		if (u->uid != uid)
 			continue;
-		if (u->n == CFSD_WORKERS_PER_UID)
+		if (u->n == cfsd.cfg.max_reqs)
 			pthread_cond_broadcast(&P.work);	/* its connections may run again */
 		if (!--u->n) {
 			*pp = u->next;

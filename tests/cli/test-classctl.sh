@@ -145,6 +145,12 @@ if command -v dot >/dev/null; then
 	check "tree --dot renders" bash -c '"$@" tree --dot | dot -Tsvg >/dev/null' _ "$classctl" --socket "$sock"
 fi
 fails "tree bad option" "unknown option" ctl tree --yaml
+# the daemon's own options: a bad number is named, and nothing starts
+fails "classfsd --max-requests-per-uid 0" "--max-requests-per-uid: '0' is not a number from 1 to 32" \
+	"$classfsd" --socket "$tmp/never.sock" --max-requests-per-uid 0
+fails "classfsd --max-requests-per-uid 33" "is not a number from 1 to 32" \
+	"$classfsd" --socket "$tmp/never.sock" --max-requests-per-uid 33
+check "no socket left by the refused daemons" test ! -e "$tmp/never.sock"
 
 echo "# rename, trigger, monitor"
 # from the next SEQNUM on, whenever the monitors get subscribed

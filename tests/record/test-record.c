@@ -1124,3 +1124,32 @@ TEST(shaped_attributes_are_each_devices_own)
 	free(saved);
 	teardown(t);
 }
+
+/* the rule a record's SUBSYSTEM is read by, as programs that write records see it */
+TEST(subsystem_is_bus_as_the_loader_reads_it)
+{
+	static const char *const buses[] = { "pci", "usb", "platform", "scsi", "hid", "i2c" };
+	static const char *const classes[] = { "block", "input", "net", "tty", "sound", "",
+					       "usbx", "pc" };
+
+	for (size_t i = 0; i < sizeof(buses) / sizeof(buses[0]); i++)
+		CHECK(classfs_record_subsystem_is_bus(buses[i]));
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		CHECK(!classfs_record_subsystem_is_bus(classes[i]));
+	CHECK(!classfs_record_subsystem_is_bus(NULL));
+	/* and a load agrees: a physical device on the bus, a class device */
+	{
+		struct classfs_tree *tree = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+		static const char rec[] = "P: /devices/platform/thing\nE: SUBSYSTEM=platform\n\n"
+					  "P: /devices/virtual/tty/ttyX\nE: SUBSYSTEM=tty\n\n";
+		struct classfs_stat st;
+
+		CHECK(tree != NULL);
+		if (!tree)
+			return;
+		CHECK_INT(classfs_record_load(tree, rec, sizeof(rec) - 1, NULL, NULL), 0);
+		CHECK_INT(classfs_path_stat(tree, "bus/platform/devices/thing", &st), 0);
+		CHECK_INT(classfs_path_stat(tree, "class/tty/ttyX", &st), 0);
+		classfs_tree_free(tree);
+	}
+}

@@ -56,6 +56,11 @@ bool cfs_rec_is_bus(const char *name, size_t len)
 		       sizeof(bus_names[0]), cmp_name) != NULL;
 }
 
+bool classfs_record_subsystem_is_bus(const char *subsystem)
+{
+	return subsystem && cfs_rec_is_bus(subsystem, strlen(subsystem));
+}
+
 /*
  * The keys of `uevent` per subsystem.  A trailing '*' matches a prefix.
  * The keys every subsystem may have come first (subsystem NULL).

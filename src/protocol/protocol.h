@@ -6,8 +6,8 @@
  * library; cfs_msg_decode() is a pure function from bytes, so a fuzzer
  * can drive it directly.
  */
-#ifndef CLASSFS_REMOTE_PROTOCOL_H
-#define CLASSFS_REMOTE_PROTOCOL_H
+#ifndef CLASSFS_PROTOCOL_PROTOCOL_H
+#define CLASSFS_PROTOCOL_PROTOCOL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,8 +4,8 @@
  * itself, its bookkeeping of remote attributes and bound objects, and
  * the request/reply machinery (client.c).
  */
-#ifndef CLASSFS_REMOTE_CLIENT_INTERNAL_H
-#define CLASSFS_REMOTE_CLIENT_INTERNAL_H
+#ifndef CLASSFS_CLIENT_CLIENT_INTERNAL_H
+#define CLASSFS_CLIENT_CLIENT_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
