@@ -17,6 +17,40 @@
 
 static const char *const quick_args[] = { "--call-timeout", "1000", NULL };
 
+/* in a child: become uid/gid 65534 and connect; NULL when either fails */
+static struct classfs_client *connect_as_nobody(const char *sock)
+{
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return NULL;
+	return classfs_client_connect(sock, 0);
+}
+
+/*
+ * @checks run by uid 65534 on a connection of its own, in a child; its
+ * return (a bit per failed check) is ours: 0 when all held, 100 when
+ * the child could not become uid 65534 or connect, -1 when it died.
+ */
+static int as_nobody(const char *sock, int (*checks)(struct classfs_client *u))
+{
+	struct classfs_client *u;
+	pid_t pid = fork();
+	int st, bad;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		u = connect_as_nobody(sock);
+		if (!u)
+			_exit(100);
+		bad = checks(u);
+		classfs_client_disconnect(u);
+		_exit(bad);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
 /* ---- publishing and the basic operations ---- */
 
 TEST(basic_publish)
@@ -188,12 +222,9 @@ TEST(non_owner_refused)
 		struct classfs_client *u;
 		int bad = 0;
 
-		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-		    setresuid(65534, 65534, 65534))
-			_exit(100);
-		u = classfs_client_connect(d.sock, 0);
+		u = connect_as_nobody(d.sock);
 		if (!u)
-			_exit(101);
+			_exit(100);
 		bad |= (classfs_client_device_remove(u, "tty", "ttyS0") != -EPERM) << 0;
 		bad |= (classfs_client_attr_set(u, "tty", "ttyS0", "baud", "1\n", 2) != -EPERM) << 1;
 		bad |= (classfs_client_device_rename(u, "tty", "ttyS0", "x") != -EPERM) << 2;
@@ -227,17 +258,11 @@ out:
 }
 
 /* what uid 65534 may not make in ttyS0 (root's); bit per failed check */
-static int attr_add_unowned(const char *sock)
+static int attr_add_unowned(struct classfs_client *u)
 {
-	struct classfs_client *u;
 	char buf[8];
 	int bad = 0;
 
-	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
-		return 100;
-	u = classfs_client_connect(sock, 0);
-	if (!u)
-		return 101;
 	bad |= (classfs_client_attr_add(u, "tty", "ttyS0", "x", "1", 1, 0) != -EPERM) << 0;
 	bad |= !strstr(classfs_client_error_message(u), "65534") << 1;
 	bad |= (classfs_client_attr_get(u, "tty", "ttyS0", "x", buf, 8) != -ENOENT) << 2;
@@ -248,7 +273,6 @@ static int attr_add_unowned(const char *sock)
 	bad |= (classfs_client_attr_get(u, "tty", "ttyN", "x", buf, 8) != 1) << 5;
 	bad |= (classfs_client_attr_add(u, "tty", "ttyN", "l", "x", 1, CLASSFS_CLIENT_ADD_LINK) !=
 		-EPERM) << 6;
-	classfs_client_disconnect(u);
 	return bad;
 }
 
@@ -258,8 +282,6 @@ TEST(attr_add)
 	struct daemon d;
 	struct classfs_client *c;
 	char buf[64], path[512];
-	pid_t pid;
-	int st;
 
 	CHECK_INT(start_daemon(&d, true, args), 0);
 	c = classfs_client_connect(d.sock, 0);
@@ -301,11 +323,7 @@ TEST(attr_add)
 	CHECK_INT(classfs_client_attr_add(c, "tty", "nope", "y", "1", 1, 0), -ENOENT);
 	snprintf(path, sizeof(path), "%s/class/tty/ttyS0/n", d.mnt);
 	CHECK(access(path, F_OK) < 0);
-	pid = fork();
-	if (pid == 0)
-		_exit(attr_add_unowned(d.sock));
-	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
-	CHECK_INT(WEXITSTATUS(st), 0);
+	CHECK_INT(as_nobody(d.sock, attr_add_unowned), 0);
 	classfs_client_disconnect(c);
 out:
 	CHECK_INT(stop_daemon(&d), 0);
@@ -623,22 +641,15 @@ out:
 }
 
 /* what uid 65534 may read by path of root's devices; bit per failed check */
-static int attr_get_path_unowned(const char *sock)
+static int attr_get_path_unowned(struct classfs_client *u)
 {
-	struct classfs_client *u;
 	char buf[64];
 	int bad = 0;
 
-	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
-		return 100;
-	u = classfs_client_connect(sock, 0);
-	if (!u)
-		return 101;
 	bad |= (classfs_client_attr_get_path(u, "/devices/virtual/widget/w0", "secret", buf,
 					     sizeof(buf)) != -EACCES) << 0;
 	bad |= (classfs_client_attr_get_path(u, "/devices/virtual/widget/w0", "size", buf,
 					     sizeof(buf)) != 5) << 1;
-	classfs_client_disconnect(u);
 	return bad;
 }
 
@@ -654,25 +665,22 @@ TEST(attr_get_path)
 	const char *const args[] = { "--group", "nogroup", NULL };
 	struct daemon d;
 	struct classfs_client *c;
-	char *rec, buf[4096];
+	char *rec = NULL, buf[4096];
 	size_t len = 0;
 	ssize_t n;
-	pid_t pid;
-	int st;
 
-	rec = slurp(TESTDATA "/usb-mouse.umockdev", &len);
-	CHECK(rec != NULL);
 	CHECK_INT(start_daemon(&d, true, args), 0);
 	c = classfs_client_connect(d.sock, 0);
 	CHECK(c != NULL);
-	if (!c || !rec)
+	if (!c)
 		goto out;
 	CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
 		.cls = "widget", .name = "w0", .devt = makedev(240, 3), .attrs = attrs,
 		.nattrs = 2 }), 0);
 	CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
 		.name = "pci0", .bus = "pci" }), 0);
-	CHECK_INT(classfs_client_load(c, rec, len, "usb-mouse.umockdev"), 0);
+	rec = slurp(TESTDATA "/usb-mouse.umockdev", &len);
+	CHECK(rec != NULL && classfs_client_load(c, rec, len, "usb-mouse.umockdev") == 0);
 
 	/* a published class device, a physical one, a loaded one */
 	n = classfs_client_attr_get_path(c, "/devices/virtual/widget/w0", "uevent", buf,
@@ -701,11 +709,7 @@ TEST(attr_get_path)
 	CHECK_INT(classfs_client_attr_get_path(c, "/devices/virtual/widget/w0", "size", buf, 2),
 		  -ERANGE);
 	/* another uid: the mode bits, as by class and name */
-	pid = fork();
-	if (pid == 0)
-		_exit(attr_get_path_unowned(d.sock));
-	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
-	CHECK_INT(WEXITSTATUS(st), 0);
+	CHECK_INT(as_nobody(d.sock, attr_get_path_unowned), 0);
 	/* gone with its device */
 	CHECK_INT(classfs_client_device_remove(c, "widget", "w0"), 0);
 	CHECK_INT(classfs_client_attr_get_path(c, "/devices/virtual/widget/w0", "uevent", buf,
