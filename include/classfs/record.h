@@ -77,6 +77,7 @@ CLASSFS_PUBLIC int classfs_record_load(struct classfs_tree *tree, const char *da
  *
  * A program that writes records for classfs to load (the Python
  * testbed's add_device()) places a device by the same rule.
+ * Return: true for a bus type, false otherwise.
  */
 CLASSFS_PUBLIC bool classfs_record_subsystem_is_bus(const char *subsystem);
 
