@@ -47,27 +47,6 @@ static void on_gap(uint64_t first, uint64_t last, void *data)
 	s->expect = last + 1;
 }
 
-/* a field of /proc/PID/status, in its unit (kB for memory) */
-static long proc_status(pid_t pid, const char *key)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			v = strtol(line + klen + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	const char *const args[] = { "--max-connections-per-uid", "100000", NULL };

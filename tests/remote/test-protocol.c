@@ -589,27 +589,6 @@ TEST(corpus_seeds_valid)
 	CHECK(n >= 10);
 }
 
-/* a field of /proc/PID/status (kB for memory), -1 when missing */
-static long proc_status(pid_t pid, const char *key)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			v = strtol(line + klen + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 #define NCONNS 300
 
 /*
