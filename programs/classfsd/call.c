@@ -30,7 +30,7 @@
 #include "daemon.h"
 
 struct call {
-	struct call *prev, *next;	/* the calls in progress (calls_lock) */
+	struct cfs_list link;		/* in calls: those in progress, by deadline (calls_lock) */
 	bool listed;
 	struct cfsd_conn *c;			/* a reference */
 	uint64_t id;
@@ -48,7 +48,7 @@ static pthread_once_t calls_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t calls_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t timer_cond;	/* the first deadline moved */
 static pthread_cond_t answer_cond;	/* a waiting caller's call finished */
-static struct call *first, *last;
+static struct cfs_list calls = CFS_LIST_INIT(calls);
 static uint64_t next_id;
 static bool timer_running;
 
@@ -73,40 +73,31 @@ static void deadline_in(struct timespec *ts, int ms)
 
 static void link_locked(struct call *k)
 {
-	k->prev = last;
-	k->next = NULL;
-	if (last)
-		last->next = k;
-	else
-		first = k;
-	last = k;
+	cfs_list_add_tail(&k->link, &calls);
 	k->listed = true;
-	if (first == k)
+	if (calls.next == &k->link)
 		pthread_cond_signal(&timer_cond);
 }
 
 static void unlink_locked(struct call *k)
 {
-	if (k->prev)
-		k->prev->next = k->next;
-	else
-		first = k->next;
-	if (k->next)
-		k->next->prev = k->prev;
-	else
-		last = k->prev;
-	k->prev = k->next = NULL;
+	cfs_list_del(&k->link);
 	k->listed = false;
 }
 
 /* under calls_lock: unlink @c's call @id; NULL when it is no longer in progress */
 static struct call *find_unlink_locked(const struct cfsd_conn *c, uint64_t id)
 {
-	for (struct call *k = first; k; k = k->next)
+	struct cfs_list *pos, *next;
+
+	cfs_list_for_each_safe(pos, next, &calls) {
+		struct call *k = cfs_list_entry(pos, struct call, link);
+
 		if (k->c == c && k->id == id) {
 			unlink_locked(k);
 			return k;
 		}
+	}
 	return NULL;
 }
 
@@ -143,7 +134,8 @@ static void *timer_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&calls_lock);
 	for (;;) {
-		struct call *k = first;
+		struct call *k = cfs_list_empty(&calls) ? NULL :
+				 cfs_list_entry(calls.next, struct call, link);
 
 		if (!k) {
 			pthread_cond_wait(&timer_cond, &calls_lock);
@@ -355,21 +347,19 @@ void cfsd_call_failed(struct cfsd_conn *c, uint64_t id)
  */
 void cfsd_calls_fail(struct cfsd_conn *c)
 {
-	struct call *gone = NULL, *k, *next;
+	struct cfs_list gone = CFS_LIST_INIT(gone), *pos, *next;
 
 	/* (no call made yet: the list is empty, nothing to set up for it) */
 	pthread_mutex_lock(&calls_lock);
-	for (k = first; k; k = next) {
-		next = k->next;
+	cfs_list_for_each_safe(pos, next, &calls) {
+		struct call *k = cfs_list_entry(pos, struct call, link);
+
 		if (k->c != c)
 			continue;
 		unlink_locked(k);
-		k->next = gone;
-		gone = k;
+		cfs_list_add_tail(&k->link, &gone);	/* unlisted: ours to finish */
 	}
 	pthread_mutex_unlock(&calls_lock);
-	for (k = gone; k; k = next) {
-		next = k->next;
-		finish(k, -EIO, NULL);
-	}
+	cfs_list_for_each_safe(pos, next, &gone)
+		finish(cfs_list_entry(pos, struct call, link), -EIO, NULL);
 }

@@ -305,7 +305,7 @@ void cfsd_conn_end(struct cfsd_conn *c)
 void cfsd_conn_teardown(struct cfsd_conn *c)
 {
 	cfsd_quota_conn_end(c);
-	if (c->bound_last)
+	if (!cfs_list_empty(&c->bound))
 		log_debug("pid %d gone: removing what it bound", (int)c->pid);
 	cfsd_unbind_all(c);
 	/* dead and out of the loop: no thread uses the descriptor any more */
@@ -341,6 +341,8 @@ int cfsd_conn_start(int fd)
 		return -ENOMEM;
 	}
 	c->fd = fd;
+	cfs_list_init(&c->bound);
+	cfs_list_init(&c->loop_link);
 	/*
 	 * A daemon run by another uid than root (classfs-run's, for a caller
 	 * who is not root, in a user namespace) is its uid's: that uid is

@@ -15,6 +15,7 @@
 
 #include <classfs/classfs.h>
 
+#include "list.h"
 #include "protocol.h"
 
 /* sd-daemon(3) priority prefixes: journald takes them from stderr */
@@ -58,8 +59,8 @@ struct cfsd_conn;
 struct cfsd_obj {
 	uid_t owner;
 	struct cfsd_conn *bound;		/* NULL: not bound */
-	struct cfsd_obj *bprev, *bnext;	/* the connection's bound objects, in creation order */
-	struct cfsd_obj *aprev, *anext;	/* every object, in creation order */
+	struct cfs_list bound_link;	/* in its connection's bound objects, in creation order */
+	struct cfs_list all_link;	/* in cfsd.all: every object, in creation order */
 	bool is_class;
 };
 
@@ -116,7 +117,7 @@ struct cfsd {
 	pthread_mutex_t lock;
 	/* values of stored attributes and the rdev -> conn links of remote ones */
 	pthread_mutex_t vlock;
-	struct cfsd_obj *all_first, *all_last;
+	struct cfs_list all;		/* every object (cfsd_obj.all_link) */
 	struct cfsd_rclass **classes;
 	size_t nclass_buckets, nclasses;
 	struct cfsd_rdev **devs;
@@ -193,7 +194,7 @@ struct cfsd_conn {
 	bool readable;			/* EPOLLIN seen, not yet read to EAGAIN */
 	bool ended;			/* hung up: its teardown is the pool's */
 	struct cfsd_sub *sub;		/* the subscription the loop serves (events.c) */
-	struct cfsd_conn *lprev, *lnext;	/* the loop's connections */
+	struct cfs_list loop_link;	/* in the loop's connections */
 	/* requests waiting for the pool (its lock: pool.c) */
 	struct cfsd_req *qhead, *qtail;
 	unsigned int qlen;
@@ -210,7 +211,7 @@ struct cfsd_conn {
 	bool kicked;
 	struct cfsd_conn *kick_next;
 	/* bound objects (under cfsd.lock) */
-	struct cfsd_obj *bound_first, *bound_last;
+	struct cfs_list bound;		/* the objects bound to it (cfsd_obj.bound_link) */
 	/* the requests' own (one runs at a time) */
 	uint8_t *load;			/* LOAD chunks so far */
 	size_t load_len, load_cap;

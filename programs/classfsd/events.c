@@ -50,7 +50,7 @@ struct cfsd_sub {
 	struct cfsd_conn *c;
 	uint64_t cursor;	/* next SEQNUM to send */
 	bool blocked;		/* its socket was full: left out of fan-outs until EPOLLOUT */
-	struct cfsd_sub *prev, *next;
+	struct cfs_list link;	/* in S.subs */
 };
 
 static struct {
@@ -77,12 +77,12 @@ static struct {
 
 /* the loop's side */
 static struct {
-	struct cfsd_sub *subs;
+	struct cfs_list subs;	/* struct cfsd_sub.link */
 	uint64_t sent_head;	/* R.head at the last fan-out */
 	bool armed;		/* the linger timer runs */
 	int timer_fd;
 	struct cfs_buf b;	/* the message being sent */
-} S = { .timer_fd = -1 };
+} S = { .subs = CFS_LIST_INIT(S.subs), .timer_fd = -1 };
 
 /* encode @ev as a CFS_T_EVENT field straight into @s (under R.lock) */
 static int slot_fill(struct slot *s, const struct classfs_uevent *ev)
@@ -264,10 +264,7 @@ void cfsd_events_start(struct cfsd_conn *c, uint64_t from)
 	}
 	sub->c = c;
 	sub->cursor = from;
-	sub->next = S.subs;
-	if (S.subs)
-		S.subs->prev = sub;
-	S.subs = sub;
+	cfs_list_add(&sub->link, &S.subs);
 	c->sub = sub;
 	__atomic_fetch_add(&R.nsubs, 1, __ATOMIC_SEQ_CST);
 }
@@ -279,12 +276,7 @@ void cfsd_events_stop(struct cfsd_conn *c)
 
 	if (!sub)
 		return;
-	if (sub->prev)
-		sub->prev->next = sub->next;
-	else
-		S.subs = sub->next;
-	if (sub->next)
-		sub->next->prev = sub->prev;
+	cfs_list_del(&sub->link);
 	free(sub);
 	c->sub = NULL;
 	__atomic_fetch_sub(&R.nsubs, 1, __ATOMIC_SEQ_CST);
@@ -299,9 +291,14 @@ void cfsd_events_fanout(void)
 	pthread_mutex_lock(&R.lock);
 	S.sent_head = R.head;
 	pthread_mutex_unlock(&R.lock);
-	for (struct cfsd_sub *sub = S.subs; sub; sub = sub->next)
+	struct cfs_list *pos, *next;
+
+	cfs_list_for_each_safe(pos, next, &S.subs) {
+		struct cfsd_sub *sub = cfs_list_entry(pos, struct cfsd_sub, link);
+
 		if (!sub->blocked)
 			cfsd_events_send(sub->c);
+	}
 }
 
 /** cfsd_events_writable() - the loop: @c's socket has room again (EPOLLOUT) */
@@ -324,7 +321,7 @@ void cfsd_events_notified(void)
 	pthread_mutex_lock(&R.lock);
 	head = R.head;
 	pthread_mutex_unlock(&R.lock);
-	if (head == S.sent_head || !S.subs) {
+	if (head == S.sent_head || cfs_list_empty(&S.subs)) {
 		S.sent_head = head;
 		return;
 	}

@@ -32,10 +32,10 @@ static struct {
 	pthread_mutex_t kick_lock;
 	struct cfsd_conn *kick_head, *kick_tail;
 	bool woken;		/* a wake is pending: no need to write the eventfd again */
-	struct cfsd_conn *conns;	/* connections served (loop only) */
+	struct cfs_list conns;		/* connections served (loop only; cfsd_conn.loop_link) */
 	bool accept_paused;		/* out of descriptors: until a connection ends */
 	uint8_t *rbuf;			/* one message read (max_msg bytes) */
-} L = { .kick_lock = PTHREAD_MUTEX_INITIALIZER };
+} L = { .kick_lock = PTHREAD_MUTEX_INITIALIZER, .conns = CFS_LIST_INIT(L.conns) };
 
 /** cfsd_loop_init() - the epoll instance and the wake eventfd; 0 or -errno */
 int cfsd_loop_init(void)
@@ -95,11 +95,7 @@ int cfsd_loop_add(struct cfsd_conn *c)
 
 	if (r < 0)
 		return r;
-	c->lprev = NULL;
-	c->lnext = L.conns;
-	if (L.conns)
-		L.conns->lprev = c;
-	L.conns = c;
+	cfs_list_add(&c->loop_link, &L.conns);
 	/* what it sent before we listened is not an edge: read it now */
 	c->readable = true;
 	cfsd_conn_read(c, L.rbuf);
@@ -110,13 +106,7 @@ int cfsd_loop_add(struct cfsd_conn *c)
 void cfsd_loop_del(struct cfsd_conn *c)
 {
 	epoll_ctl(cfsd.epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
-	if (c->lprev)
-		c->lprev->lnext = c->lnext;
-	else
-		L.conns = c->lnext;
-	if (c->lnext)
-		c->lnext->lprev = c->lprev;
-	c->lprev = c->lnext = NULL;
+	cfs_list_del(&c->loop_link);
 }
 
 /* output first, then events (they wait for replies queued before them), then requests */
@@ -285,8 +275,8 @@ void cfsd_loop_shutdown(void)
 {
 	struct cfsd_conn *c;
 
-	while ((c = L.conns))
-		cfsd_conn_end(c);
+	while (!cfs_list_empty(&L.conns))
+		cfsd_conn_end(cfs_list_entry(L.conns.next, struct cfsd_conn, loop_link));
 	cfsd_conn_wait_all();
 	cfsd_pool_stop();
 	pthread_mutex_lock(&L.kick_lock);

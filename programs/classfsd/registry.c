@@ -57,53 +57,25 @@ static char *dev_key(const char *cls, const char *name)
 
 static void all_link(struct cfsd_obj *o)
 {
-	o->aprev = cfsd.all_last;
-	o->anext = NULL;
-	if (cfsd.all_last)
-		cfsd.all_last->anext = o;
-	else
-		cfsd.all_first = o;
-	cfsd.all_last = o;
+	cfs_list_add_tail(&o->all_link, &cfsd.all);
 }
 
 static void all_unlink(struct cfsd_obj *o)
 {
-	if (o->aprev)
-		o->aprev->anext = o->anext;
-	else
-		cfsd.all_first = o->anext;
-	if (o->anext)
-		o->anext->aprev = o->aprev;
-	else
-		cfsd.all_last = o->aprev;
+	cfs_list_del(&o->all_link);
 }
 
 static void bound_link(struct cfsd_obj *o, struct cfsd_conn *c)
 {
 	o->bound = c;
-	o->bprev = c->bound_last;
-	o->bnext = NULL;
-	if (c->bound_last)
-		c->bound_last->bnext = o;
-	else
-		c->bound_first = o;
-	c->bound_last = o;
+	cfs_list_add_tail(&o->bound_link, &c->bound);
 }
 
 static void bound_unlink(struct cfsd_obj *o)
 {
-	struct cfsd_conn *c = o->bound;
-
-	if (!c)
+	if (!o->bound)
 		return;
-	if (o->bprev)
-		o->bprev->bnext = o->bnext;
-	else
-		c->bound_first = o->bnext;
-	if (o->bnext)
-		o->bnext->bprev = o->bprev;
-	else
-		c->bound_last = o->bprev;
+	cfs_list_del(&o->bound_link);
 	o->bound = NULL;
 }
 
@@ -250,13 +222,14 @@ static unsigned long removals, removals_swept;
  */
 static void forget_dead(void)
 {
-	struct cfsd_obj *o, *next;
+	struct cfs_list *pos, *next;
 
 	if (removals == removals_swept)
 		return;
 	removals_swept = removals;
-	for (o = cfsd.all_first; o; o = next) {
-		next = o->anext;
+	cfs_list_for_each_safe(pos, next, &cfsd.all) {
+		struct cfsd_obj *o = cfs_list_entry(pos, struct cfsd_obj, all_link);
+
 		if (!o->is_class) {
 			struct cfsd_rdev *rd = container_of(o, struct cfsd_rdev, o);
 
@@ -672,13 +645,14 @@ static void obj_remove(struct cfsd_obj *o)
 void cfsd_unbind_all(struct cfsd_conn *c)
 {
 	pthread_mutex_lock(&cfsd.lock);
-	while (c->bound_last)
-		obj_remove(c->bound_last);
+	while (!cfs_list_empty(&c->bound))
+		obj_remove(cfs_list_entry(c->bound.prev, struct cfsd_obj, bound_link));
 	pthread_mutex_unlock(&cfsd.lock);
 }
 
 int cfsd_registry_init(void)
 {
+	cfs_list_init(&cfsd.all);
 	pthread_mutex_init(&cfsd.lock, NULL);
 	pthread_mutex_init(&cfsd.vlock, NULL);
 	return 0;
@@ -688,8 +662,8 @@ int cfsd_registry_init(void)
 void cfsd_registry_shutdown(void)
 {
 	pthread_mutex_lock(&cfsd.lock);
-	while (cfsd.all_last)
-		obj_remove(cfsd.all_last);
+	while (!cfs_list_empty(&cfsd.all))
+		obj_remove(cfs_list_entry(cfsd.all.prev, struct cfsd_obj, all_link));
 	pthread_mutex_unlock(&cfsd.lock);
 	for (size_t i = 0; i < cfsd.nbuses; i++) {
 		if (classfs_bus_unregister(cfsd.buses[i]) == 0) {
