@@ -3,8 +3,8 @@
  * util.h - small helpers more than one layer needs (src/util): numbers
  * and names as the kernel and udev write them, the udev database's tag
  * lines, a user namespace's id maps, JSON members, and where the
- * installed data is.  Nothing here knows a tree: what needs one belongs
- * to the core or a view.
+ * installed data is; list.h beside it has an intrusive list.  Nothing
+ * here knows a tree: what needs one belongs to the core or a view.
  */
 #ifndef CLASSFS_UTIL_H
 #define CLASSFS_UTIL_H
