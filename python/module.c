@@ -50,9 +50,9 @@ static PyMethodDef module_methods[] = {
 	{ "leave", cfs_py_leave, METH_VARARGS,
 	  "leave(saved) -> bool: back to the namespaces and root enter() left; False "
 	  "(nothing changed) when enter() joined a user namespace: there is no way back" },
-	{ "own_namespaces", cfs_py_own_namespaces, METH_NOARGS,
-	  "own_namespaces() -> bool: this process the owner of a user namespace (its uid "
-	  "and gid mapped to themselves) with mount and network namespaces, where "
+	{ "own_namespaces", cfs_py_own_namespaces, METH_VARARGS,
+	  "own_namespaces(net=True) -> bool: this process the owner of a user namespace (its uid "
+	  "and gid mapped to themselves) with a mount and (net) a network namespace, where "
 	  "environments are made and leave() comes back to; False when it is already" },
 	{ "userns_allowed", cfs_py_userns_allowed, METH_NOARGS,
 	  "userns_allowed() -> bool: whether this process may make a user namespace" },

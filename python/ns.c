@@ -13,6 +13,15 @@
  * classfs_run_start() then makes each environment in that user namespace
  * (the caller has the capabilities there), and leave() comes back to
  * that copy, the host's /sys and /dev again.
+ *
+ * A mount namespace belongs to a thread, not to the process: enter()
+ * first gives the calling thread a root and working directory of its own
+ * (unshare(CLONE_FS)), which setns() into a mount namespace requires, so
+ * the thread that makes a testbed joins it alone while the process's
+ * other threads (GLib's, a D-Bus connection's) keep the view they had;
+ * what the thread forks inherits its namespaces.  A user namespace cannot
+ * be made by a process with threads: own_namespaces() runs when the
+ * package is imported, before any thread exists (classfs/__init__.py).
  */
 #include "_classfs.h"
 
@@ -84,16 +93,36 @@ static int in_user_ns(int fd, bool *same)
 	return 0;
 }
 
+static int loopback_up(void);
+
+/*
+ * A network namespace of this thread's own, its loopback up: where a
+ * thread goes back to when the one it came from was the host's, which a
+ * process in a user namespace of its own may not join again.
+ */
+static int own_net(void)
+{
+	if (unshare(CLONE_NEWNET) < 0)
+		return -errno;
+	return loopback_up();
+}
+
 /*
  * Back to the network and mount namespaces and root directory in @fd:
  * setns() leaves us at the mount namespace's root, so the root directory
- * follows (a chroot's, as the environment's children do it).
+ * follows (a chroot's, as the environment's children do it).  The
+ * network namespace is the host's when own_namespaces() kept it for the
+ * process (EPERM to join again): the thread gets one of its own instead.
  */
 static int go_back(const int *fd)
 {
-	if (setns(fd[NS_NET], CLONE_NEWNET) < 0 || setns(fd[NS_MNT], CLONE_NEWNS) < 0 ||
-	    fchdir(fd[NS_ROOT]) < 0 || chroot(".") < 0)
-		return -errno;
+	int r = 0;
+
+	if (setns(fd[NS_NET], CLONE_NEWNET) < 0)
+		r = errno == EPERM ? own_net() : -errno;
+	if (r < 0 || setns(fd[NS_MNT], CLONE_NEWNS) < 0 || fchdir(fd[NS_ROOT]) < 0 ||
+	    chroot(".") < 0)
+		return r < 0 ? r : -errno;
 	return 0;
 }
 
@@ -114,6 +143,9 @@ PyObject *cfs_py_enter(PyObject *self, PyObject *args)
 	run = cfs_py_run_of(obj);
 	if (!run)
 		return NULL;
+	/* this thread's own root and working directory: setns(CLONE_NEWNS) needs them */
+	if (unshare(CLONE_FS) < 0)
+		return cfs_py_error(-errno, "cannot enter the environment", "unshare(CLONE_FS)");
 	r = open_self(here);
 	if (r < 0)
 		return cfs_py_error(r, "/proc/self/ns", NULL);
@@ -175,23 +207,29 @@ static int loopback_up(void)
 }
 
 /*
- * own_namespaces() -> bool: make this (single-threaded) process the owner
- * of a user namespace, its uid and gid mapped to themselves, with a mount
- * namespace (a copy of the host's) and a network namespace (its loopback
- * up) of its own.  False when it did so already.
+ * own_namespaces(net=True) -> bool: make this (single-threaded) process
+ * the owner of a user namespace, its uid and gid mapped to themselves,
+ * with a mount namespace (a copy of the host's) and, with @net, a network
+ * namespace (its loopback up) of its own; without, the process keeps the
+ * host's network, and a thread that leaves an environment gets a network
+ * namespace of its own (go_back()).  False when it did so already.
  */
-PyObject *cfs_py_own_namespaces(PyObject *self, PyObject *unused)
+PyObject *cfs_py_own_namespaces(PyObject *self, PyObject *args)
 {
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	int r;
+	int net = 1, r;
 
+	if (!PyArg_ParseTuple(args, "|p", &net))
+		return NULL;
 	if (owned)
 		Py_RETURN_FALSE;
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) < 0) {
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | (net ? CLONE_NEWNET : 0)) < 0) {
 		r = -errno;
 		return cfs_py_error(r, "cannot make a user namespace for this process",
-				    r == -EINVAL ? "is another thread running?" : NULL);
+				    r == -EINVAL ? "the process has threads already: import classfs "
+						   "before starting any (a user namespace is made "
+						   "then)" : NULL);
 	}
 	/* from here on we are in it, for better or worse: no way back */
 	owned = true;
@@ -199,7 +237,7 @@ PyObject *cfs_py_own_namespaces(PyObject *self, PyObject *unused)
 	if (r < 0)
 		return cfs_py_error(r, "cannot map this process's uid and gid in its user namespace",
 				    NULL);
-	r = loopback_up();
+	r = net ? loopback_up() : 0;
 	if (r < 0)
 		return cfs_py_error(r, "cannot bring up the loopback of this process's network "
 				       "namespace", NULL);

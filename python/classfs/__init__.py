@@ -10,9 +10,14 @@ docs/python.md has the whole API; classfs.umockdev has umockdev's names.
 """
 
 from . import _classfs
-from .testbed import Event, Monitor, Testbed
 
 _classfs.SOCKET_ENV = "CLASSFS_SOCKET"
+
+from .testbed import Event, Monitor, Testbed, _own_namespaces_early  # noqa: E402
+
+# A user namespace can only be made while the process has one thread: now,
+# before the test suite's D-Bus and GLib threads exist (docs/python.md).
+_own_namespaces_early()
 
 __all__ = ["Testbed", "Monitor", "Event", "in_environment"]
 

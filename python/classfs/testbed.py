@@ -7,6 +7,7 @@ import errno
 import os
 import subprocess
 import time
+import weakref
 
 from . import _classfs
 import contextlib
@@ -119,12 +120,12 @@ def _own_namespaces():
     """A process that is not root could not come back from an environment
     made in a user namespace of its own: once, it becomes the owner of a
     user namespace (its uid and gid mapped to themselves) with a copy of
-    the host's mounts and a network namespace, where its environments are
-    made and close() returns (docs/python.md).  Return: True, or False
-    when user namespaces are refused to it (Run() then says which setting
-    refuses them)."""
+    the host's mounts, where its environments are made and close()
+    returns (docs/python.md); the process keeps the host's network.
+    Return: True, or False when user namespaces are refused to it (Run()
+    then says which setting refuses them)."""
     try:
-        _classfs.own_namespaces()
+        _classfs.own_namespaces(False)
     except OSError as e:
         if e.errno not in (errno.EPERM, errno.EACCES, errno.ENOSPC, errno.EUSERS):
             raise
@@ -132,29 +133,71 @@ def _own_namespaces():
     return True
 
 
+# The testbed the thread that made it sees: the newest one this process
+# made or joined (as umockdev's newest testbed is the one programs see),
+# named by a token of its own (a weak reference is cleared before a
+# collected testbed's close() runs).  _home: what to go back to when it
+# closes: the namespaces, root and working directory the thread had
+# before the first environment it entered (None when it entered none),
+# and the environment variables as they were.
+_current = None         # (token, weakref.ref to the Testbed)
+_home_ns = None         # saved namespaces, as _classfs.enter() returns them
+_home_cwd = None
+_home_env = {}
+
+
+def _current_testbed():
+    return _current[1]() if _current is not None else None
+
+
+def _forget(saved):
+    for fd in saved:
+        os.close(fd)
+
+
+def _own_namespaces_early():
+    """At import: a process that is not root and not inside an environment
+    becomes the owner of a user namespace (keeping the host's network)
+    while it has one thread, so that its testbeds can be made later from
+    any thread.  Nothing happens where that is refused (Testbed() then
+    says why) or when the process already has threads."""
+    if _privileged() or os.environ.get(_classfs.SOCKET_ENV):
+        return
+    try:
+        _own_namespaces()
+    except OSError:
+        pass
+
+
 class Testbed:
     """A tree of devices that code in this process and its children see
     as /sys, /dev and /run/udev.
 
     Outside an environment it makes one (as classfs-run does, in the
-    `devices` layout: /sys/devices/... paths) and moves this process into
-    it; inside one (CLASSFS_SOCKET set: `classfs-run -- python3 -m pytest`)
-    it joins it.  close() removes what it added and stops what it started.
+    `devices` layout: /sys/devices/... paths) and moves the calling thread
+    (and what it starts) into it; inside one (CLASSFS_SOCKET set by
+    `classfs-run -- python3 -m pytest`) it joins it.  A testbed made while
+    another is open is the one seen from then on.  close() removes what it
+    added and stops what it started.
     """
 
     def __init__(self, records=(), sample=False, socket=None, daemon=None, verbose=False):
         self._run = None
-        self._saved = None
+        self._token = object()
+        self._entered = False
         self._client = None
         self._sync = None
         self._added = []          # devpaths this testbed made, in order
         self._batch = None        # record paragraphs waiting for the end of batch()
         self._batch_class = {}    # their class (None: bus device), by devpath
-        self._env = {}
-        socket = socket or os.environ.get(_classfs.SOCKET_ENV)
+        # the environment this process was started in (classfs-run), not
+        # one a testbed of ours made and set CLASSFS_SOCKET for
+        socket = socket or (os.environ.get(_classfs.SOCKET_ENV) if _home_ns is None else None)
         try:
             if socket:
                 self._join(socket)
+                self._joined()
+                self._become_current({})
                 for f in records:
                     self.load(f)
             else:
@@ -163,10 +206,60 @@ class Testbed:
             self.close()
             raise
 
+    def _become_current(self, env):
+        """This testbed is the one seen from now on: set `env` in the
+        process environment (remembering what was there for close())."""
+        global _current
+        for key, value in env.items():
+            _home_env.setdefault(key, os.environ.get(key))
+            os.environ[key] = value
+        _current = (self._token, weakref.ref(self))
+
+    def _joined(self):
+        """Called once joined, before this testbed is the current one."""
+
+    def _is_current(self):
+        return _current is not None and _current[0] is self._token
+
+    def _leave(self):
+        """The thread back where it was before the first environment it
+        entered (the environment variables stay)."""
+        global _home_ns
+        if _home_ns is not None:
+            saved, _home_ns = _home_ns, None
+            # False only after joining an environment's own user namespace
+            # (_own_namespaces() failed): the thread stays, /sys unserved
+            self.left = _classfs.leave(saved)
+            try:
+                os.chdir(_home_cwd)
+            except OSError:
+                pass
+        self._entered = False
+
+    def _go_home(self):
+        """Back to what the thread saw before any testbed, if this one is
+        the testbed it sees."""
+        global _current, _home_env
+        if not self._is_current():
+            return
+        _current = None
+        self._leave()
+        for key, value in _home_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        _home_env = {}
+
     # -- making and joining the environment ------------------------------
 
     def _start(self, records, sample, daemon, verbose):
         refused = not _privileged() and not _own_namespaces()
+        # an environment is made from where the thread was before it
+        # entered any: this one replaces the one it sees now
+        previous = _current_testbed()
+        if previous is not None and previous._entered:
+            previous._leave()
         try:
             self._run = _classfs.Run(records=list(records) or None, sample=sample,
                                      layout=_classfs.LAYOUT_DEVICES,
@@ -178,17 +271,28 @@ class Testbed:
                 raise PermissionError(e.errno, e.strerror) from e
             raise
         socket = self._run.socket
+        self._enter()
+        self._become_current({_classfs.SOCKET_ENV: socket, "SYSTEMD_DEVICE_VERIFY_SYSFS": "0"})
+        self._connect(socket)
+
+    def _enter(self):
+        """Move the calling thread into the environment; the first one
+        entered keeps where the thread was, for close()."""
+        global _home_ns, _home_cwd
         cwd = os.getcwd()
-        self._saved = _classfs.enter(self._run)
+        saved = _classfs.enter(self._run)
+        if _home_ns is None:
+            _home_ns, _home_cwd = saved, cwd
+        else:
+            _forget(saved)
+        previous = _current_testbed()
+        if previous is not None:
+            previous._entered = False
+        self._entered = True
         try:
             os.chdir(cwd)
         except OSError:
             os.chdir("/")
-        self._cwd = cwd
-        for key, value in ((_classfs.SOCKET_ENV, socket), ("SYSTEMD_DEVICE_VERIFY_SYSFS", "0")):
-            self._env[key] = os.environ.get(key)
-            os.environ[key] = value
-        self._connect(socket)
 
     def _join(self, socket):
         self._connect(socket)
@@ -217,27 +321,14 @@ class Testbed:
         if self._client is not None:
             if self._run is None and self._batch is None:
                 try:
-                    self.clear()
+                    self._clear_added()
                 except OSError as e:
                     failure = e
             self._client.close()
             self._client = None
         self._sync = None
-        if self._saved is not None:
-            saved, self._saved = self._saved, None
-            # False only after joining an environment's own user namespace
-            # (_own_namespaces() failed): the process stays, /sys unserved
-            self.left = _classfs.leave(saved)
-            try:
-                os.chdir(self._cwd)
-            except OSError:
-                pass
-        for key, value in self._env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        self._env = {}
+        self._go_home()
+        self._entered = False
         if self._run is not None:
             run, self._run = self._run, None
             run.stop()
@@ -348,19 +439,25 @@ class Testbed:
         else DEVNAME, else `name`).  Raises OSError (EEXIST, ENOENT, ...)
         or ValueError; on error nothing is added.
         """
+        if not name or "/" in name or name in (".", ".."):
+            raise ValueError(f"bad device name {name!r}")
+        devpath, bus = self._place(subsystem, name, parent)
+        return self._add_at(devpath, bus, subsystem, name, attributes, properties, dev,
+                            devtype, node)
+
+    def _add_at(self, devpath, bus, subsystem, name, attributes, properties, dev=None,
+                devtype=None, node=None):
+        """Add a device at `devpath` (below /sys); add_device() says the rest."""
         attributes = dict(attributes or {})
         properties = dict(properties or {})
-        if not name or "/" in name:
-            raise ValueError(f"bad device name {name!r}")
         if devtype is not None:
             properties["DEVTYPE"] = devtype
         if dev is not None:
             attributes["dev"] = dev if isinstance(dev, str) else "%d:%d" % tuple(dev)
         if "dev" in attributes and node is None:
-            node = properties.get("DEVNAME", name)
+            node = properties.get("DEVNAME", os.path.basename(name))
         if node and node.startswith("/dev/"):
             node = node[5:]
-        devpath, bus = self._place(subsystem, name, parent)
         # the environment puts the record's properties in the udev database
         # entry and in the events it broadcasts, as udev would after its rules
         rec = paragraph(devpath, subsystem, attributes, properties, node=node)
@@ -441,6 +538,9 @@ class Testbed:
 
     def clear(self):
         """Remove every device this testbed added (children first)."""
+        self._clear_added()
+
+    def _clear_added(self):
         added = [p for p in set(self._added) if os.path.isdir(self._sys(p))]
         left = self._made_for(added)
         for devpath in sorted(added, key=lambda p: -p.count("/")):

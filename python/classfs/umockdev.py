@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""umockdev's names over classfs, so that a test suite written against
+"""umockdev's Testbed over classfs, so that a test suite written against
 umockdev's GObject bindings moves by changing one import:
 
     from classfs import umockdev as UMockdev
@@ -9,26 +9,62 @@ umockdev's GObject bindings moves by changing one import:
                               ["idVendor", "0bda", "dev", "189:1"],
                               ["ID_MODEL", "Fake"])
 
-docs/python.md has the table of what classfs does differently.
-Failures raise (OSError with the errno, ValueError with file:line for a
-bad record) where umockdev returns None or False with a warning; what
-classfs cannot do raises NotImplementedError naming it.
+It behaves as umockdev's does where suites depend on it: every
+Testbed.new() is a new, empty testbed and the newest is the one seen (an
+unreferenced one is released); devices land at exactly the path
+umockdev gives them (a name may be a path, below the parent or
+/sys/devices); get_root_dir() is the testbed's own scratch directory,
+named by UMOCKDEV_DIR; bad records raise umockdev's errors.  What
+classfs does differently is in docs/python.md's table; what it cannot do
+yet (device nodes that answer) raises NotImplementedError naming it.
 """
 
 import os
+import re
+import shutil
+import tempfile
 
 from . import _classfs
+from . import testbed as _tb
 from .testbed import Testbed as _Testbed, _privileged
 
-__all__ = ["Testbed", "in_mock_environment"]
+__all__ = ["Testbed", "in_mock_environment", "Error", "IoctlBase"]
+
+try:
+    from gi.repository import GLib as _GLib
+    _GError = _GLib.GError
+except ImportError:         # no PyGObject: the errors are ValueErrors alone
+    _GError = None
+
+# umockdev's UMockdev.Error codes
+ERROR_PARSE = 0
+ERROR_VALUE = 1
+_ERROR_DOMAIN = "umockdev-error-quark"
+
+if _GError is not None:
+    class Error(_GError, ValueError):
+        """A record umockdev would refuse: both GLib.GError (domain
+        umockdev-error-quark, code PARSE or VALUE, umockdev's message) and
+        ValueError (classfs's own reason follows umockdev's message)."""
+
+        def __init__(self, message, code):
+            _GError.__init__(self, message, _ERROR_DOMAIN, code)
+else:
+    class Error(ValueError):
+        """A record umockdev would refuse (umockdev's message; .code is
+        PARSE or VALUE)."""
+
+        def __init__(self, message, code):
+            ValueError.__init__(self, message)
+            self.message, self.domain, self.code = message, _ERROR_DOMAIN, code
 
 
 def in_mock_environment():
     """True when a Testbed works in this process: inside a classfs
     environment (CLASSFS_SOCKET), or able to make one (root, or another
-    uid, or root of a container's user namespace, where user namespaces
-    are allowed).  No wrapper program is needed:
-    a Testbed moves this process into its environment."""
+    uid where user namespaces are allowed).  No wrapper program is
+    needed: a Testbed moves the thread that makes it into its
+    environment."""
     return (bool(os.environ.get(_classfs.SOCKET_ENV)) or _privileged()
             or _classfs.userns_allowed())
 
@@ -45,38 +81,208 @@ def _pairs(flat, what):
     return dict(zip(flat[0::2], flat[1::2]))
 
 
+def _build_filename(*parts):
+    """GLib's g_build_filename(): the parts joined by one '/', repeated
+    and trailing separators dropped."""
+    path = "/".join(parts)
+    path = re.sub("/+", "/", path)
+    return path.rstrip("/") or "/"
+
+
+# classfs's loader reasons -> umockdev's message and code, for a device path
+_RECORD_ERRORS = (
+    (re.compile(r"line before the first P: line|^empty record"),
+     'device descriptions must start with a "P: /devices/path/..." line', ERROR_PARSE),
+    (re.compile(r"is not under /devices/"),
+     "invalid device path '{path}': must start with /devices/", ERROR_VALUE),
+    (re.compile(r"without '='|without a value|malformed"),
+     "malformed attribute or property line in description of device {path}", ERROR_PARSE),
+    (re.compile(r"duplicate property 'SUBSYSTEM'"),
+     "duplicate SUBSYSTEM property in description of device {path}", ERROR_VALUE),
+    (re.compile(r"unknown tag '(.)"), "Unknown line type '{tag}'", ERROR_PARSE),
+)
+
+
+def _paragraphs(text):
+    """The paragraphs of a record: lists of (line number, line)."""
+    para = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            para.append((number, line))
+        elif para:
+            yield para
+            para = []
+    if para:
+        yield para
+
+
+def _check_record(text, name):
+    """What umockdev refuses before it adds anything, in the order it
+    finds it: a paragraph not starting with P:, a path outside /devices/,
+    a malformed or unknown line, a device without SUBSYSTEM.  The message
+    is umockdev's, then where (`name`:line)."""
+    for para in _paragraphs(text):
+        number, first = para[0]
+        if not first.startswith("P:"):
+            raise Error('device descriptions must start with a "P: /devices/path/..." line '
+                        f"({name}:{number})", ERROR_PARSE)
+        path = first[2:].strip()
+        if not path.startswith("/devices/"):
+            raise Error(f"invalid device path '{path}': must start with /devices/ "
+                        f"({name}:{number})", ERROR_VALUE)
+        subsystem = False
+        for number, line in para[1:]:
+            tag = line[:1]
+            where = f"({name}:{number})"
+            if line[1:2] != ":" or (tag in "HALE" and "=" not in line):
+                raise Error("malformed attribute or property line in description of "
+                            f"device {path} {where}", ERROR_PARSE)
+            if tag == "P":
+                raise Error(f"invalid P: line in description of device {path} {where}",
+                            ERROR_PARSE)
+            if tag not in "HALENS":
+                raise Error(f"Unknown line type '{tag}' {where}", ERROR_PARSE)
+            subsystem = subsystem or (tag == "E" and line[2:].strip().startswith("SUBSYSTEM="))
+        if not subsystem:
+            raise Error(f"missing SUBSYSTEM property in description of device {path} "
+                        f"({name}:{para[0][0]})", ERROR_VALUE)
+
+
+def _record_error(e, text):
+    """classfs's ValueError for a bad record as umockdev's Error."""
+    reason = str(e)
+    paths = [p[0][1][2:].strip() for p in _paragraphs(text) if p[0][1].startswith("P:")]
+    for pattern, message, code in _RECORD_ERRORS:
+        m = pattern.search(reason)
+        if m:
+            tag = m.group(1) if m.groups() else ""
+            msg = message.format(path=paths[-1] if paths else "?", tag=tag)
+            return Error(f"{msg} ({reason})", code)
+    return Error(reason, ERROR_VALUE)
+
+
 class Testbed(_Testbed):
-    """classfs.Testbed with umockdev's UMockdev.Testbed methods."""
+    """classfs.Testbed with umockdev's UMockdev.Testbed methods and rules."""
+
+    def __init__(self):
+        self._root = None
+        super().__init__()
+        try:
+            # the testbed's own scratch directory, as umockdev's root dir:
+            # sys/ and dev/ in it are the testbed's, its other files the
+            # caller's, all gone with the testbed
+            self._root = tempfile.mkdtemp(prefix="umockdev.")
+            os.symlink(self.sys_dir, os.path.join(self._root, "sys"))
+            os.symlink("/dev", os.path.join(self._root, "dev"))
+            self._become_current({"UMOCKDEV_DIR": self._root})
+        except BaseException:
+            self.close()
+            raise
 
     @classmethod
     def new(cls):
+        """A new, empty testbed, the one seen from now on."""
         return cls()
 
+    def _joined(self):
+        """In an environment this process was started in (classfs-run):
+        a new testbed is empty, as umockdev's are, so the tree is reset
+        (every device and every plain file goes), and the testbed it
+        replaces no longer removes devices at its close()."""
+        previous = _tb._current_testbed()
+        if previous is not None and previous is not self:
+            previous._added = []
+        self._client.reset()
+
+    def close(self):
+        """Release the testbed: its devices, files and scratch directory go."""
+        try:
+            super().close()
+        finally:
+            root, self._root = self._root, None
+            if root is not None:
+                shutil.rmtree(root, ignore_errors=True)
+
+    def clear(self):
+        """Remove every device and file of the testbed: it is empty again."""
+        self._client.reset()
+        self._added = []
+        self._settle()
+
+    def disable(self):
+        """Hide the testbed: what this thread runs from now on sees the
+        host's /sys, /dev and /run/udev, until enable()."""
+        if self._run is None:
+            raise OSError(95, "disable(): this process was started inside the environment "
+                              "(classfs-run): there is no other /sys to show")
+        if self._is_current() and self._entered:
+            self._leave()
+
+    def enable(self):
+        """Show the testbed again after disable()."""
+        if self._run is None:
+            return
+        if self._is_current() and not self._entered:
+            self._enter()
+
     def get_sys_dir(self):
+        """Where the testbed's /sys is seen: /sys."""
         return self.sys_dir
 
     def get_root_dir(self):
-        """The root that holds sys/ and dev/: the environment's own."""
-        return os.path.dirname(self.sys_dir) if self.sys_dir != "/sys" else "/"
+        """The testbed's own scratch directory ($UMOCKDEV_DIR): `sys` and
+        `dev` in it are the testbed's /sys and /dev."""
+        return self._root
 
     def add_devicev(self, subsystem, name, parent, attributes, properties):
-        """Add a device: `attributes` and `properties` as flat [key, value,
+        """Add a device at exactly `parent`/`name` (or /sys/devices/`name`):
+        `name` may be a path, whose directories that are no device are
+        plain ones.  `attributes` and `properties` are flat [key, value,
         ...] lists.  A `dev` attribute gives it its number and a /dev node
         (DEVNAME, else its name).  Returns its /sys/devices/... path."""
-        return super().add_device(subsystem, name, parent, _pairs(attributes, "attributes"),
-                                  _pairs(properties, "properties"))
+        return self.add_device(subsystem, name, parent, attributes, properties)
 
     def add_device(self, subsystem, name, parent=None, attributes=None, properties=None, **kw):
         """As add_devicev(); also takes dicts and classfs.Testbed's keywords."""
-        return super().add_device(subsystem, name, parent, _pairs(attributes, "attributes"),
-                                  _pairs(properties, "properties"), **kw)
+        if parent is None:
+            base = self.sys_dir + "/devices"
+        else:
+            base = os.fspath(parent)
+            if not base.startswith(self.sys_dir + "/"):
+                raise ValueError(f"add_devicev(): parent device {base} does not start with "
+                                 f"{self.sys_dir}/")
+            if not os.path.isdir(base):
+                raise FileNotFoundError(2, f"add_devicev(): parent device {base} does not "
+                                           "exist", base)
+        path = _build_filename(base, name)
+        if not name or any(c in (".", "..") for c in name.split("/")):
+            raise ValueError(f"bad device name {name!r}")
+        devpath = path[len(self.sys_dir):]
+        if not devpath.startswith("/devices/"):
+            raise ValueError(f"add_devicev(): {path} is not below {self.sys_dir}/devices")
+        return self._add_at(devpath, _classfs.is_bus(subsystem), subsystem, name,
+                            _pairs(attributes, "attributes"), _pairs(properties, "properties"),
+                            **kw)
 
     def add_from_string(self, string):
-        self.load_string(string)
-        return True
+        """Add the devices of a umockdev record; Error (a GLib.GError and a
+        ValueError) for one umockdev refuses, and nothing is added."""
+        if isinstance(string, bytes):
+            string = string.decode("utf-8", "surrogateescape")
+        return self._add_record(string, "<string>")
 
     def add_from_file(self, path):
-        self.load(path)
+        """add_from_string() of a record file."""
+        with open(path, "rb") as f:
+            return self._add_record(f.read().decode("utf-8", "surrogateescape"),
+                                    os.fspath(path))
+
+    def _add_record(self, text, name):
+        _check_record(text, name)
+        try:
+            self.load_string(text, name)
+        except ValueError as e:
+            raise _record_error(e, text) from e
         return True
 
     def set_attribute_int(self, devpath, name, value):
@@ -101,26 +307,40 @@ class Testbed(_Testbed):
     def set_property_hex(self, devpath, name, value):
         self.set_property(devpath, name, "%x" % value)
 
-    def get_dev_fd(self, devnode):
+    # device nodes that answer (ioctl, read, write replayed) are not there yet
+
+    def _no_device_nodes(name):
+        def method(self, *args, **kw):
+            raise NotImplementedError(
+                f"{name}: classfs does not emulate device nodes yet (its /dev nodes are "
+                "real nodes on a nodev mount, which cannot be opened)")
+        method.__name__ = name
+        method.__doc__ = f"umockdev's {name}(): raises NotImplementedError."
+        return method
+
+    get_dev_fd = _no_device_nodes("get_dev_fd")
+    attach_ioctl = _no_device_nodes("attach_ioctl")
+    detach_ioctl = _no_device_nodes("detach_ioctl")
+    load_ioctl = _no_device_nodes("load_ioctl")
+    load_script = _no_device_nodes("load_script")
+    load_socket_script = _no_device_nodes("load_socket_script")
+    load_evemu_events = _no_device_nodes("load_evemu_events")
+    load_pcap = _no_device_nodes("load_pcap")
+    attach_script_runner = _no_device_nodes("attach_script_runner")
+    wait_script = _no_device_nodes("wait_script")
+    del _no_device_nodes
+
+
+class IoctlBase:
+    """umockdev's ioctl handler: not there yet (NotImplementedError)."""
+
+    def __init__(self, *args, **kw):
         raise NotImplementedError(
-            "get_dev_fd: classfs's /dev nodes are real nodes on a nodev mount, not "
-            "emulated devices")
+            "IoctlBase: classfs does not emulate ioctls on device nodes yet")
 
-    def load_ioctl(self, dev, recordfile):
-        raise NotImplementedError(
-            "load_ioctl: classfs does not emulate ioctls on device nodes (its /dev "
-            "nodes cannot be opened)")
+    @classmethod
+    def new(cls, *args, **kw):
+        return cls(*args, **kw)
 
-    def load_script(self, dev, recordfile):
-        raise NotImplementedError(
-            "load_script: classfs does not emulate reads and writes of device nodes")
 
-    def load_socket_script(self, path, sock_type, recordfile):
-        raise NotImplementedError("load_socket_script: classfs does not emulate sockets")
-
-    def load_evemu_events(self, dev, eventsfile):
-        raise NotImplementedError(
-            "load_evemu_events: classfs does not emulate reads of input device nodes")
-
-    def load_pcap(self, sysfs, recordfile):
-        raise NotImplementedError("load_pcap: classfs does not emulate USB traffic")
+IoctlClient = IoctlBase
