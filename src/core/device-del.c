@@ -17,7 +17,8 @@
  * The devices that depend on @dev (under L): class devices nested in it,
  * devices whose physical device it is, physical devices below it.  In both
  * layouts each is found from @dev's directory: a child directory, a child
- * of a glue directory, or the target of a "CLASS:NAME" link.
+ * of a glue directory or of a plain directory, or the target of a
+ * "CLASS:NAME" link.
  */
 struct dev_vec {
 	struct classfs_device **v;
@@ -72,7 +73,8 @@ static void collect_dir(struct classfs_tree *t, struct classfs_device *dev,
 			 (c->u.target->flags & CFS_NF_DEVICE) &&
 			 cfs_node_device(c->u.target)->phys == dev)
 			vec_add(vec, cfs_node_device(c->u.target));
-		else if (cfs_is_glue_dir(t, c))
+		else if (cfs_is_glue_dir(t, c) ||
+			 (c->type == CFS_NT_DIR && (c->flags & CFS_NF_PLAIN_DIR)))
 			collect_dir(t, dev, c, vec);
 	}
 }
@@ -194,6 +196,8 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 	dir = dev->p.node.parent;
 	cfs_subtree_unlink(t, &dev->p.node, &freelist);
 	cfs_glue_put_locked(t, dir, &freelist);
+	/* a device that finds its tree by its directory's parents keeps them readable */
+	cfs_made_put_locked(t, dir, !dev->cls && !dev->bus && !dev->parent, &freelist);
 	cfs_dev_state_clear(dev, CFS_DS_ADDED | CFS_DS_REMOVING | CFS_DS_LISTED);
 	t->ndevices--;
 	/* a parent's removal may be waiting for this one (remove_dependents()) */

@@ -569,6 +569,19 @@ static int check_depth(struct rec_load *l, const struct rec_pdev *d)
 	return 0;
 }
 
+/* a `devices` layout tree: the device at its recorded path (classfs_device_add_at()) */
+static int add_exact(struct rec_load *l, const struct rec_pdev *d, struct rec_dev *rd)
+{
+	size_t plen = cfs_rec_parent_len(d->path, d->pathlen);
+	char dir[PATH_MAX];
+
+	if (plen >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, d->path, plen);
+	dir[plen] = '\0';
+	return classfs_device_add_at(l->tree, &rd->dev, dir);
+}
+
 static int build_one(struct rec_load *l, uint32_t idx)
 {
 	struct rec_pdev *d = &l->p.devs[idx];
@@ -607,7 +620,9 @@ static int build_one(struct rec_load *l, uint32_t idx)
 		return r;
 	}
 	classfs_device_set_uevent_suppress(&rd->dev, true);
-	if (d->vroot)
+	if (l->p.exact)
+		r = add_exact(l, d, rd);
+	else if (d->vroot)
 		r = classfs_device_add_virtual(l->tree, &rd->dev);
 	else if (!rd->dev.cls && !rd->dev.bus && !rd->dev.parent)
 		r = classfs_device_add_to(l->tree, &rd->dev);
@@ -696,6 +711,7 @@ int classfs_record_load(struct classfs_tree *tree, const char *data, size_t len,
 	l->opt = opt;
 	l->p.err = err;
 	l->p.file = opt && opt->filename ? opt->filename : "<record>";
+	l->p.exact = classfs_tree_layout(tree) == CLASSFS_LAYOUT_DEVICES;
 
 	r = cfs_rec_parse(&l->p, data, len);
 	if (r < 0)

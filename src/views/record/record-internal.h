@@ -78,6 +78,7 @@ struct rec_parse {
 	uint64_t *hash;			/* open addressing: hash << 32 | index + 1; 0 empty */
 	size_t hashsize;		/* power of two */
 	uint32_t pending_hash;		/* of the device whose paragraph is being read */
+	bool exact;			/* a `devices` layout tree: devices at their paths */
 	struct classfs_record_error *err;
 };
 
