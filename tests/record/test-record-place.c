@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test-record-place.c - where the loader puts a device in a `devices`
+ * layout tree: at exactly its recorded path, as umockdev's add_device()
+ * does.  The directories between that no device was recorded for are
+ * plain (no `uevent`, no `subsystem`); nothing is glued in (dri/card0
+ * stays dri/card0); class devices go at /devices/NAME and
+ * /devices/virtual/NAME when recorded there; a parent recorded after its
+ * child (in a later load or later in the same record) fills the plain
+ * directory in, the child intact below it; a path that is a device
+ * already is refused; such trees save and load back to the same record.
+ * The class layout keeps placing devices by its own rules.
+ */
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../harness.h"
+#include "classfs/classfs.h"
+#include "classfs/record.h"
+
+static int warnings;
+
+static void on_warning(const char *file, unsigned long line, const char *msg, void *data)
+{
+	fprintf(stderr, "  warning: %s:%lu: %s\n", file, line, msg);
+	warnings++;
+}
+
+static int load(struct classfs_tree *t, const char *text, struct classfs_record_error *err)
+{
+	struct classfs_record_options opt = { .filename = "<place>", .warning = on_warning };
+	int r = classfs_record_load(t, text, strlen(text), &opt, err);
+
+	if (r < 0)
+		fprintf(stderr, "  load: %d line %lu: %s\n", r, err->line, err->reason);
+	return r;
+}
+
+static char *save(struct classfs_tree *t)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CHECK_INT(classfs_record_save(t, NULL, f), 0);
+	fclose(f);
+	return buf;
+}
+
+static bool exists(struct classfs_tree *t, const char *path)
+{
+	struct classfs_stat st;
+
+	return classfs_path_stat(t, path, &st) == 0;
+}
+
+/* the device at @syspath, its path checked; NULL when none (reference dropped) */
+static struct classfs_device *dev_at(struct classfs_tree *t, const char *syspath)
+{
+	struct classfs_device *d = classfs_tree_find_device(t, syspath);
+	char buf[PATH_MAX];
+
+	if (!d) {
+		fprintf(stderr, "  no device at %s\n", syspath);
+		CHECK(!"device found");
+		return NULL;
+	}
+	CHECK(classfs_device_syspath(d, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, syspath);
+	classfs_device_put(d);	/* the tree holds it */
+	return d;
+}
+
+static void check_link(struct classfs_tree *t, const char *path, const char *want)
+{
+	char buf[PATH_MAX];
+	ssize_t n = classfs_path_readlink(t, path, buf, sizeof(buf) - 1);
+
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK_STR(buf, want);
+}
+
+/* a record saved from @t loads in a new tree of its layout to the same record */
+static void check_round_trip(struct classfs_tree *t)
+{
+	struct classfs_tree *t2 = classfs_tree_new(classfs_tree_layout(t));
+	struct classfs_record_error err;
+	char *s1 = save(t), *s2;
+
+	CHECK_INT(load(t2, s1, &err), 0);
+	s2 = save(t2);
+	CHECK_STR(s2, s1);
+	free(s1);
+	free(s2);
+	classfs_record_unload(t2);
+	CHECK_INT(classfs_tree_free(t2), 0);
+}
+
+#define MAXEV 32
+struct evlog {
+	int n;
+	enum classfs_action action[MAXEV];
+	char devpath[MAXEV][256];
+};
+
+static void on_event(const struct classfs_uevent *ev, void *data)
+{
+	struct evlog *log = data;
+
+	if (log->n < MAXEV) {
+		log->action[log->n] = ev->action;
+		snprintf(log->devpath[log->n++], sizeof(log->devpath[0]), "%s", ev->devpath);
+	}
+}
+
+static const char gpu[] =
+	"P: /devices/pci0000:00/0000:00:02.0\n"
+	"E: SUBSYSTEM=pci\n"
+	"A: vendor=0x8086\\n\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:02.0/dri/card0\n"
+	"E: SUBSYSTEM=drm\n"
+	"E: DEVNAME=/dev/dri/card0\n"
+	"A: dev=226:0\\n\n"
+	"N: dri/card0\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:02.0/b/c\n"
+	"E: SUBSYSTEM=drm\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0\n"
+	"E: SUBSYSTEM=pci\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0/usb1/bluetooth/hci0/hci0:01\n"
+	"E: SUBSYSTEM=bluetooth\n"
+	"\n"
+	"P: /devices/BAT0\n"
+	"E: SUBSYSTEM=power_supply\n"
+	"A: capacity=42\\n\n";
+
+/* the class layout refuses it: its class devices without parent go in virtual/CLASS */
+static const char dmi[] = "P: /devices/virtual/dmi\nE: SUBSYSTEM=dmi\n";
+
+TEST(devices_load_at_their_recorded_paths)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_record_error err;
+	struct classfs_device *pci, *card0, *c, *hci, *bat;
+
+	REQUIRE(t);
+	warnings = 0;
+	REQUIRE(load(t, gpu, &err) == 0);
+	REQUIRE(load(t, dmi, &err) == 0);
+	CHECK_INT(warnings, 0);
+	pci = dev_at(t, "/devices/pci0000:00/0000:00:02.0");
+	/* dri/card0 below the PCI device: no glue directory drm */
+	card0 = dev_at(t, "/devices/pci0000:00/0000:00:02.0/dri/card0");
+	CHECK(card0 && card0->phys == pci && !card0->parent);
+	CHECK(!exists(t, "devices/pci0000:00/0000:00:02.0/drm"));
+	check_link(t, "devices/pci0000:00/0000:00:02.0/dri/card0/device", "../../../0000:00:02.0");
+	check_link(t, "class/drm/card0", "../../devices/pci0000:00/0000:00:02.0/dri/card0");
+	/* a/b/c of class drm whose nearest device is the PCI device */
+	c = dev_at(t, "/devices/pci0000:00/0000:00:02.0/b/c");
+	CHECK(c && c->phys == pci);
+	/* a name with slashes below a parent: usb1/bluetooth/hci0/hci0:01 */
+	hci = dev_at(t, "/devices/pci0000:00/0000:00:14.0/usb1/bluetooth/hci0/hci0:01");
+	CHECK(hci && hci->phys && !strcmp(classfs_device_name(hci->phys), "0000:00:14.0"));
+	/* class devices where umockdev puts them without a parent */
+	bat = dev_at(t, "/devices/BAT0");
+	CHECK(bat && !bat->phys && !bat->parent);
+	CHECK(exists(t, "devices/BAT0/uevent") && exists(t, "devices/BAT0/capacity"));
+	check_link(t, "class/power_supply/BAT0", "../../devices/BAT0");
+	dev_at(t, "/devices/virtual/dmi");
+	check_link(t, "class/dmi/dmi", "../../devices/virtual/dmi");
+
+	/* the directories no device was recorded for: plain, without uevent */
+	static const char *const plain[] = {
+		"devices/pci0000:00", "devices/pci0000:00/0000:00:02.0/dri",
+		"devices/pci0000:00/0000:00:02.0/b", "devices/pci0000:00/0000:00:14.0/usb1",
+		"devices/pci0000:00/0000:00:14.0/usb1/bluetooth",
+		"devices/pci0000:00/0000:00:14.0/usb1/bluetooth/hci0",
+	};
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+		char path[PATH_MAX];
+		struct classfs_stat st;
+
+		CHECK_INT(classfs_path_stat(t, plain[i], &st), 0);
+		CHECK_INT(st.type, CLASSFS_FT_DIR);
+		snprintf(path, sizeof(path), "%s/uevent", plain[i]);
+		CHECK(!exists(t, path));
+		snprintf(path, sizeof(path), "%s/subsystem", plain[i]);
+		CHECK(!exists(t, path));
+		snprintf(path, sizeof(path), "/%s", plain[i]);
+		CHECK(!classfs_tree_find_device(t, path));
+	}
+	/* saved as recorded: the devices only, at their paths */
+	check_round_trip(t);
+	classfs_record_unload(t);
+	/* the plain directories went with the last device below them */
+	CHECK(!exists(t, "devices/pci0000:00"));
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+TEST(the_class_layout_places_them_by_class)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	struct classfs_record_error err;
+
+	REQUIRE(t);
+	warnings = 0;
+	REQUIRE(load(t, gpu, &err) == 0);
+	/*
+	 * Translated as before, with warnings: unrecorded ancestors are plain
+	 * devices (dri), class devices go in glue directories below them
+	 * (dri/drm/card0) or in devices/virtual/CLASS.
+	 */
+	dev_at(t, "/devices/pci0000:00/0000:00:02.0/dri/drm/card0");
+	CHECK(exists(t, "devices/pci0000:00/0000:00:02.0/dri/uevent"));
+	dev_at(t, "/devices/virtual/power_supply/BAT0");
+	CHECK(exists(t, "class/drm/card0/uevent"));
+	CHECK(exists(t, "devices/pci0000:00/uevent"));	/* an unrecorded ancestor: a device */
+	CHECK(warnings >= 3);
+	CHECK_INT(classfs_record_load(t, dmi, strlen(dmi), NULL, &err), -EINVAL);
+	CHECK(strstr(err.reason, "is not in /devices/virtual/CLASS/") != NULL);
+	classfs_record_unload(t);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+static const char child[] =
+	"P: /devices/pci0000:20/0000:20:08.1/usb1\n"
+	"E: SUBSYSTEM=usb\n"
+	"E: DEVTYPE=usb_device\n"
+	"A: busnum=1\\n\n"
+	"\n"
+	"P: /devices/pci0000:20/0000:20:08.1/usb1/1-0:1.0/bluetooth/hci0\n"
+	"E: SUBSYSTEM=bluetooth\n";
+
+static const char parent[] =
+	"P: /devices/pci0000:20/0000:20:08.1\n"
+	"E: SUBSYSTEM=pci\n"
+	"E: PCI_SLOT_NAME=0000:20:08.1\n"
+	"A: vendor=0x1022\\n\n";
+
+/* the tree after the child and then its parent: the same whichever way it came */
+static void check_filled(struct classfs_tree *t)
+{
+	struct classfs_device *pci, *usb1, *hci;
+	char buf[64];
+	ssize_t n;
+
+	pci = dev_at(t, "/devices/pci0000:20/0000:20:08.1");
+	usb1 = dev_at(t, "/devices/pci0000:20/0000:20:08.1/usb1");
+	hci = dev_at(t, "/devices/pci0000:20/0000:20:08.1/usb1/1-0:1.0/bluetooth/hci0");
+	CHECK(pci && usb1 && usb1->parent == pci);
+	CHECK(hci && hci->phys == usb1);
+	CHECK(exists(t, "devices/pci0000:20/0000:20:08.1/uevent"));
+	CHECK(exists(t, "bus/pci/devices/0000:20:08.1"));
+	CHECK(!exists(t, "devices/pci0000:20/uevent"));
+	CHECK(!exists(t, "devices/pci0000:20/0000:20:08.1/usb1/1-0:1.0/uevent"));
+	n = classfs_path_read(t, "devices/pci0000:20/0000:20:08.1/usb1/busnum", buf, sizeof(buf));
+	CHECK_INT(n, 2);
+	n = classfs_path_read(t, "devices/pci0000:20/0000:20:08.1/vendor", buf, sizeof(buf));
+	CHECK_INT(n, 7);
+	check_link(t, "devices/pci0000:20/0000:20:08.1/usb1/1-0:1.0/bluetooth/hci0/device",
+		   "../../../../usb1");
+}
+
+TEST(a_parent_loaded_after_its_child_fills_the_plain_directory)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct evlog *log = calloc(1, sizeof(*log));
+	struct classfs_record_error err;
+	size_t base, nodes;
+	int id;
+
+	REQUIRE(t && log);
+	base = classfs_tree_node_count(t);
+	REQUIRE(load(t, child, &err) == 0);
+	CHECK(exists(t, "devices/pci0000:20/0000:20:08.1"));
+	CHECK(!exists(t, "devices/pci0000:20/0000:20:08.1/uevent"));
+	CHECK(!classfs_tree_find_device(t, "/devices/pci0000:20/0000:20:08.1"));
+	id = classfs_listener_add(t, on_event, log);
+
+	/* a later load: the device is made there, its ADD the only event */
+	REQUIRE(load(t, parent, &err) == 0);
+	CHECK_INT(log->n, 1);
+	CHECK(log->n && log->action[0] == CLASSFS_ACTION_ADD &&
+	      !strcmp(log->devpath[0], "/devices/pci0000:20/0000:20:08.1"));
+	check_filled(t);
+
+	/* a path that is a device already: refused, nothing changes */
+	nodes = classfs_tree_node_count(t);
+	CHECK_INT(classfs_record_load(t, parent, strlen(parent), NULL, &err), -EEXIST);
+	CHECK(strstr(err.reason, "device /devices/pci0000:20/0000:20:08.1 is already in the tree"));
+	CHECK_INT(classfs_tree_node_count(t), nodes);
+	CHECK_INT(log->n, 1);
+
+	check_round_trip(t);
+
+	/* its removal takes the devices below it first, deepest first */
+	log->n = 0;
+	{
+		struct classfs_device *pci = dev_at(t, "/devices/pci0000:20/0000:20:08.1");
+
+		CHECK(pci && classfs_device_unregister(pci) == 0);
+	}
+	CHECK_INT(log->n, 3);
+	if (log->n == 3) {
+		CHECK(strstr(log->devpath[0], "/hci0") != NULL);
+		CHECK(strstr(log->devpath[1], "/usb1") != NULL);
+		CHECK_STR(log->devpath[2], "/devices/pci0000:20/0000:20:08.1");
+		for (int k = 0; k < 3; k++)
+			CHECK_INT(log->action[k], CLASSFS_ACTION_REMOVE);
+	}
+	CHECK(!exists(t, "devices/pci0000:20"));
+	classfs_listener_remove(t, id);
+	free(log);
+	/* and the buses and classes the loads made */
+	classfs_record_unload(t);
+	CHECK_INT(classfs_tree_node_count(t), base);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+TEST(a_parent_later_in_the_same_record_is_its_parent)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_record_error err;
+	char *both = malloc(sizeof(child) + sizeof(parent) + 2);
+
+	REQUIRE(t && both);
+	snprintf(both, sizeof(child) + sizeof(parent) + 2, "%s\n%s", child, parent);
+	REQUIRE(load(t, both, &err) == 0);
+	check_filled(t);
+	check_round_trip(t);
+	free(both);
+	classfs_record_unload(t);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+TEST(a_fill_in_that_would_take_a_held_name_is_refused)
+{
+	static const char clash[] = "P: /devices/pci0000:20/0000:20:08.1\n"
+				    "E: SUBSYSTEM=pci\n"
+				    "L: usb1=../somewhere\n";
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_record_error err;
+	size_t nodes;
+
+	REQUIRE(t);
+	REQUIRE(load(t, child, &err) == 0);
+	nodes = classfs_tree_node_count(t);
+	CHECK_INT(classfs_record_load(t, clash, strlen(clash), NULL, &err), -EEXIST);
+	CHECK_INT(err.line, 3);
+	CHECK(strstr(err.reason, "'usb1' of /devices/pci0000:20/0000:20:08.1") != NULL);
+	CHECK_INT(classfs_tree_node_count(t), nodes);
+	CHECK(dev_at(t, "/devices/pci0000:20/0000:20:08.1/usb1") != NULL);
+	classfs_record_unload(t);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
