@@ -125,20 +125,28 @@ bool classfs_device_is_added(const struct classfs_device *dev)
  * The tree of @dev without a lock: through its class, bus or parents
  * first, which outlive it; walking its directory's parents is safe only
  * while it is linked, and another thread may be removing it (and freeing
- * a glue directory above it) right now.
+ * a glue directory above it) right now.  A device that fills in a plain
+ * directory (exact.c) sets the parent of the devices below it meanwhile.
  */
 struct classfs_tree *cfs_device_tree_of(const struct classfs_device *dev)
 {
+	struct classfs_device *parent = __atomic_load_n(&dev->parent, __ATOMIC_ACQUIRE);
+	struct classfs_device *phys = __atomic_load_n(&dev->phys, __ATOMIC_ACQUIRE);
+
 	if (dev->cls && dev->cls->p.tree)
 		return dev->cls->p.tree;
 	if (dev->bus && dev->bus->p.tree)
 		return dev->bus->p.tree;
-	if (dev->parent)
-		return cfs_device_tree_of(dev->parent);
-	if (dev->phys)
-		return cfs_device_tree_of(dev->phys);
+	if (parent)
+		return cfs_device_tree_of(parent);
+	if (phys)
+		return cfs_device_tree_of(phys);
+	/*
+	 * Below devices/: its directories are never freed while it may walk
+	 * them (the plain ones it leaves go to the tree's graveyard, exact.c)
+	 */
 	if (cfs_dev_state(dev, CFS_DS_ADDED) || dev->p.node.parent)
-		return cfs_node_tree(&dev->p.node);	/* below devices/: never freed */
+		return cfs_node_tree(&dev->p.node);
 	return classfs_default_tree();
 }
 
