@@ -14,6 +14,7 @@
 #include <sys/sysmacros.h>
 
 #include "../harness.h"
+#include "../native-util.h"
 #include "classfs/classfs.h"
 
 static void dev_free(struct classfs_device *dev)
@@ -52,13 +53,6 @@ static struct classfs_device *at(struct classfs_tree *t, struct classfs_device *
 	return d;
 }
 
-static bool exists(struct classfs_tree *t, const char *path)
-{
-	struct classfs_stat st;
-
-	return classfs_path_stat(t, path, &st) == 0;
-}
-
 static void check_syspath(struct classfs_device *d, const char *want)
 {
 	char buf[PATH_MAX];
@@ -66,23 +60,6 @@ static void check_syspath(struct classfs_device *d, const char *want)
 	CHECK(d && classfs_device_syspath(d, buf, sizeof(buf)) > 0);
 	if (d)
 		CHECK_STR(buf, want);
-}
-
-#define MAXEV 32
-struct evlog {
-	int n;
-	enum classfs_action action[MAXEV];
-	char devpath[MAXEV][256];
-};
-
-static void on_event(const struct classfs_uevent *ev, void *data)
-{
-	struct evlog *log = data;
-
-	if (log->n < MAXEV) {
-		log->action[log->n] = ev->action;
-		snprintf(log->devpath[log->n++], sizeof(log->devpath[0]), "%s", ev->devpath);
-	}
 }
 
 TEST(devices_go_exactly_where_they_are_put)
@@ -93,8 +70,6 @@ TEST(devices_go_exactly_where_they_are_put)
 	struct classfs_class *psu = classfs_class_create(t, "power_supply");
 	struct classfs_class *dmi = classfs_class_create(t, "dmi");
 	struct classfs_device *gpu, *card0, *bat0, *id, *found;
-	char buf[PATH_MAX];
-	ssize_t n;
 
 	REQUIRE(t && drm && psu && dmi);
 	CHECK_INT(classfs_bus_register(t, &pci), 0);
@@ -111,13 +86,9 @@ TEST(devices_go_exactly_where_they_are_put)
 	check_syspath(card0, "/devices/pci0000:00/0000:00:02.0/dri/card0");
 	CHECK(!exists(t, "devices/pci0000:00/0000:00:02.0/drm"));
 	CHECK(!exists(t, "devices/pci0000:00/0000:00:02.0/dri/uevent"));
-	n = classfs_path_readlink(t, "devices/pci0000:00/0000:00:02.0/dri/card0/device", buf,
-				  sizeof(buf) - 1);
-	buf[n > 0 ? n : 0] = '\0';
-	CHECK_STR(buf, "../../../0000:00:02.0");
-	n = classfs_path_readlink(t, "class/drm/card0", buf, sizeof(buf) - 1);
-	buf[n > 0 ? n : 0] = '\0';
-	CHECK_STR(buf, "../../devices/pci0000:00/0000:00:02.0/dri/card0");
+	CHECK_STR(lnk(t, "devices/pci0000:00/0000:00:02.0/dri/card0/device"),
+		  "../../../0000:00:02.0");
+	CHECK_STR(lnk(t, "class/drm/card0"), "../../devices/pci0000:00/0000:00:02.0/dri/card0");
 	found = classfs_tree_find_device(t, "/devices/pci0000:00/0000:00:02.0/dri/card0");
 	CHECK(found == card0);
 	classfs_device_put(found);
@@ -193,14 +164,11 @@ TEST(a_parent_added_after_its_child_fills_the_plain_directory)
 	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
 	struct classfs_bus pci = { .name = "pci" }, usb = { .name = "usb" };
 	struct classfs_class *bt = classfs_class_create(t, "bluetooth");
-	struct evlog *log = calloc(1, sizeof(*log));
+	struct recorder log;
 	struct classfs_device *hc, *hci, *ctrl, *root;
 	size_t base, nodes;
-	char buf[256];
-	ssize_t n;
-	int id;
 
-	REQUIRE(t && bt && log);
+	REQUIRE(t && bt);
 	CHECK_INT(classfs_bus_register(t, &pci), 0);
 	CHECK_INT(classfs_bus_register(t, &usb), 0);
 	base = classfs_tree_node_count(t);
@@ -210,14 +178,14 @@ TEST(a_parent_added_after_its_child_fills_the_plain_directory)
 	REQUIRE(hc && hci);
 	CHECK_INT(classfs_device_add_value(hc, "speed", 0444, "480\n", 4, 0), 0);
 	CHECK(!hc->parent && !hci->phys);
-	id = classfs_listener_add(t, on_event, log);
+	rec_start(&log, t);
 	nodes = classfs_tree_node_count(t);
 
 	/* the parent: made at the plain directory, which it replaces */
 	ctrl = at(t, mk("0000:20:08.1", NULL, &pci, NULL, NULL), "/devices/pci0000:20", 0);
 	REQUIRE(ctrl);
-	CHECK_INT(log->n, 1);
-	CHECK_STR(log->devpath[0], "/devices/pci0000:20/0000:20:08.1");
+	CHECK_INT(log.n, 1);
+	CHECK_INT(rec_find(&log, CLASSFS_ACTION_ADD, "/devices/pci0000:20/0000:20:08.1"), 0);
 	CHECK(exists(t, "devices/pci0000:20/0000:20:08.1/uevent"));
 	CHECK(exists(t, "devices/pci0000:20/0000:20:08.1/subsystem"));
 	CHECK(!exists(t, "devices/pci0000:20/uevent"));
@@ -226,12 +194,8 @@ TEST(a_parent_added_after_its_child_fills_the_plain_directory)
 	CHECK(hci->phys == ctrl && !hci->parent);
 	check_syspath(hc, "/devices/pci0000:20/0000:20:08.1/usb1");
 	check_syspath(hci, "/devices/pci0000:20/0000:20:08.1/bt/hci0");
-	n = classfs_path_read(t, "devices/pci0000:20/0000:20:08.1/usb1/speed", buf, sizeof(buf));
-	CHECK_INT(n, 4);
-	n = classfs_path_readlink(t, "devices/pci0000:20/0000:20:08.1/bt/hci0/device", buf,
-				  sizeof(buf) - 1);
-	buf[n > 0 ? n : 0] = '\0';
-	CHECK_STR(buf, "../../../0000:20:08.1");
+	CHECK_STR(rd(t, "devices/pci0000:20/0000:20:08.1/usb1/speed"), "480\n");
+	CHECK_STR(lnk(t, "devices/pci0000:20/0000:20:08.1/bt/hci0/device"), "../../../0000:20:08.1");
 	CHECK(!exists(t, "devices/pci0000:20/0000:20:08.1/bt/uevent"));
 	/* the device and its bus/pci/devices link in, the plain directory out */
 	CHECK_INT(classfs_tree_node_count(t), nodes + 1);
@@ -241,20 +205,18 @@ TEST(a_parent_added_after_its_child_fills_the_plain_directory)
 	/* and its own parent after it: the grandparent of usb1 */
 	root = at(t, mk("pci0000:20", NULL, NULL, NULL, NULL), "/devices", 0);
 	CHECK(root && ctrl->parent == root && hc->parent == ctrl);
-	CHECK_INT(log->n, 2);
+	CHECK_INT(log.n, 2);
 
 	/* removing the parent removes the devices below it first, deepest first */
-	log->n = 0;
+	rec_clear(&log);
 	CHECK_INT(classfs_device_unregister(ctrl), 0);
-	CHECK_INT(log->n, 3);
-	CHECK(log->n == 3 && log->action[2] == CLASSFS_ACTION_REMOVE &&
-	      !strcmp(log->devpath[2], "/devices/pci0000:20/0000:20:08.1"));
+	CHECK_INT(log.n, 3);
+	CHECK_INT(rec_find(&log, CLASSFS_ACTION_REMOVE, "/devices/pci0000:20/0000:20:08.1"), 2);
 	CHECK(!exists(t, "devices/pci0000:20/0000:20:08.1"));
 	CHECK(exists(t, "devices/pci0000:20/uevent"));
 	CHECK_INT(classfs_device_unregister(root), 0);
 	CHECK_INT(classfs_tree_node_count(t), base);
-	classfs_listener_remove(t, id);
-	free(log);
+	rec_stop(&log);
 	classfs_class_destroy(bt);
 	classfs_bus_unregister(&pci);
 	classfs_bus_unregister(&usb);
@@ -267,8 +229,6 @@ TEST(filling_in_nests_class_devices_and_keeps_plain_files)
 	struct classfs_class *blk = classfs_class_create(t, "block");
 	struct classfs_class *misc = classfs_class_create(t, "misc");
 	struct classfs_device *sda1, *sda, *host, *side, *extra;
-	char buf[64];
-	ssize_t n;
 
 	REQUIRE(t && blk && misc);
 	/* a partition before its disk: nested in it once the disk comes */
@@ -288,15 +248,13 @@ TEST(filling_in_nests_class_devices_and_keeps_plain_files)
 	CHECK_INT(classfs_device_add_value(host, "bad/uevent", 0444, "y\n", 2, 0), 0);
 	extra = at(t, mk("extra", misc, NULL, NULL, host), "/devices/host", 0);
 	CHECK(extra != NULL);
-	n = classfs_path_read(t, "devices/host/extra/info", buf, sizeof(buf));
-	CHECK_INT(n, 2);
+	CHECK_STR(rd(t, "devices/host/extra/info"), "x\n");
 	CHECK(exists(t, "devices/host/extra/uevent"));
 	/* one holding an entry named like the device's own `uevent`: refused */
 	side = at(t, mk("bad", misc, NULL, NULL, host), "/devices/host", -EEXIST);
 	CHECK(!side);
 	CHECK(exists(t, "devices/host/bad/uevent"));
-	n = classfs_path_read(t, "devices/host/bad/uevent", buf, sizeof(buf));
-	CHECK_INT(n, 2);
+	CHECK_STR(rd(t, "devices/host/bad/uevent"), "y\n");
 
 	classfs_device_unregister(host);
 	CHECK(!exists(t, "devices/host"));

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "../harness.h"
+#include "../native-util.h"
 #include "classfs/classfs.h"
 #include "classfs/record.h"
 
@@ -48,13 +49,6 @@ static char *save(struct classfs_tree *t)
 	return buf;
 }
 
-static bool exists(struct classfs_tree *t, const char *path)
-{
-	struct classfs_stat st;
-
-	return classfs_path_stat(t, path, &st) == 0;
-}
-
 /* the device at @syspath, its path checked; NULL when none (reference dropped) */
 static struct classfs_device *dev_at(struct classfs_tree *t, const char *syspath)
 {
@@ -72,15 +66,6 @@ static struct classfs_device *dev_at(struct classfs_tree *t, const char *syspath
 	return d;
 }
 
-static void check_link(struct classfs_tree *t, const char *path, const char *want)
-{
-	char buf[PATH_MAX];
-	ssize_t n = classfs_path_readlink(t, path, buf, sizeof(buf) - 1);
-
-	buf[n > 0 ? n : 0] = '\0';
-	CHECK_STR(buf, want);
-}
-
 /* a record saved from @t loads in a new tree of its layout to the same record */
 static void check_round_trip(struct classfs_tree *t)
 {
@@ -95,23 +80,6 @@ static void check_round_trip(struct classfs_tree *t)
 	free(s2);
 	classfs_record_unload(t2);
 	CHECK_INT(classfs_tree_free(t2), 0);
-}
-
-#define MAXEV 32
-struct evlog {
-	int n;
-	enum classfs_action action[MAXEV];
-	char devpath[MAXEV][256];
-};
-
-static void on_event(const struct classfs_uevent *ev, void *data)
-{
-	struct evlog *log = data;
-
-	if (log->n < MAXEV) {
-		log->action[log->n] = ev->action;
-		snprintf(log->devpath[log->n++], sizeof(log->devpath[0]), "%s", ev->devpath);
-	}
 }
 
 static const char gpu[] =
@@ -157,8 +125,9 @@ TEST(devices_load_at_their_recorded_paths)
 	card0 = dev_at(t, "/devices/pci0000:00/0000:00:02.0/dri/card0");
 	CHECK(card0 && card0->phys == pci && !card0->parent);
 	CHECK(!exists(t, "devices/pci0000:00/0000:00:02.0/drm"));
-	check_link(t, "devices/pci0000:00/0000:00:02.0/dri/card0/device", "../../../0000:00:02.0");
-	check_link(t, "class/drm/card0", "../../devices/pci0000:00/0000:00:02.0/dri/card0");
+	CHECK_STR(lnk(t, "devices/pci0000:00/0000:00:02.0/dri/card0/device"),
+		  "../../../0000:00:02.0");
+	CHECK_STR(lnk(t, "class/drm/card0"), "../../devices/pci0000:00/0000:00:02.0/dri/card0");
 	/* a/b/c of class drm whose nearest device is the PCI device */
 	c = dev_at(t, "/devices/pci0000:00/0000:00:02.0/b/c");
 	CHECK(c && c->phys == pci);
@@ -169,9 +138,9 @@ TEST(devices_load_at_their_recorded_paths)
 	bat = dev_at(t, "/devices/BAT0");
 	CHECK(bat && !bat->phys && !bat->parent);
 	CHECK(exists(t, "devices/BAT0/uevent") && exists(t, "devices/BAT0/capacity"));
-	check_link(t, "class/power_supply/BAT0", "../../devices/BAT0");
+	CHECK_STR(lnk(t, "class/power_supply/BAT0"), "../../devices/BAT0");
 	dev_at(t, "/devices/virtual/dmi");
-	check_link(t, "class/dmi/dmi", "../../devices/virtual/dmi");
+	CHECK_STR(lnk(t, "class/dmi/dmi"), "../../devices/virtual/dmi");
 
 	/* the directories no device was recorded for: plain, without uevent */
 	static const char *const plain[] = {
@@ -182,14 +151,10 @@ TEST(devices_load_at_their_recorded_paths)
 	};
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
 		char path[PATH_MAX];
-		struct classfs_stat st;
 
-		CHECK_INT(classfs_path_stat(t, plain[i], &st), 0);
-		CHECK_INT(st.type, CLASSFS_FT_DIR);
-		snprintf(path, sizeof(path), "%s/uevent", plain[i]);
-		CHECK(!exists(t, path));
-		snprintf(path, sizeof(path), "%s/subsystem", plain[i]);
-		CHECK(!exists(t, path));
+		CHECK_INT(ftype(t, "%s", plain[i]), CLASSFS_FT_DIR);
+		CHECK(!exists(t, "%s/uevent", plain[i]));
+		CHECK(!exists(t, "%s/subsystem", plain[i]));
 		snprintf(path, sizeof(path), "/%s", plain[i]);
 		CHECK(!classfs_tree_find_device(t, path));
 	}
@@ -245,8 +210,6 @@ static const char parent[] =
 static void check_filled(struct classfs_tree *t)
 {
 	struct classfs_device *pci, *usb1, *hci;
-	char buf[64];
-	ssize_t n;
 
 	pci = dev_at(t, "/devices/pci0000:20/0000:20:08.1");
 	usb1 = dev_at(t, "/devices/pci0000:20/0000:20:08.1/usb1");
@@ -257,35 +220,31 @@ static void check_filled(struct classfs_tree *t)
 	CHECK(exists(t, "bus/pci/devices/0000:20:08.1"));
 	CHECK(!exists(t, "devices/pci0000:20/uevent"));
 	CHECK(!exists(t, "devices/pci0000:20/0000:20:08.1/usb1/1-0:1.0/uevent"));
-	n = classfs_path_read(t, "devices/pci0000:20/0000:20:08.1/usb1/busnum", buf, sizeof(buf));
-	CHECK_INT(n, 2);
-	n = classfs_path_read(t, "devices/pci0000:20/0000:20:08.1/vendor", buf, sizeof(buf));
-	CHECK_INT(n, 7);
-	check_link(t, "devices/pci0000:20/0000:20:08.1/usb1/1-0:1.0/bluetooth/hci0/device",
+	CHECK_STR(rd(t, "devices/pci0000:20/0000:20:08.1/usb1/busnum"), "1\n");
+	CHECK_STR(rd(t, "devices/pci0000:20/0000:20:08.1/vendor"), "0x1022\n");
+	CHECK_STR(lnk(t, "devices/pci0000:20/0000:20:08.1/usb1/1-0:1.0/bluetooth/hci0/device"),
 		   "../../../../usb1");
 }
 
 TEST(a_parent_loaded_after_its_child_fills_the_plain_directory)
 {
 	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
-	struct evlog *log = calloc(1, sizeof(*log));
 	struct classfs_record_error err;
+	struct recorder log;
 	size_t base, nodes;
-	int id;
 
-	REQUIRE(t && log);
+	REQUIRE(t);
 	base = classfs_tree_node_count(t);
 	REQUIRE(load(t, child, &err) == 0);
 	CHECK(exists(t, "devices/pci0000:20/0000:20:08.1"));
 	CHECK(!exists(t, "devices/pci0000:20/0000:20:08.1/uevent"));
 	CHECK(!classfs_tree_find_device(t, "/devices/pci0000:20/0000:20:08.1"));
-	id = classfs_listener_add(t, on_event, log);
+	rec_start(&log, t);
 
 	/* a later load: the device is made there, its ADD the only event */
 	REQUIRE(load(t, parent, &err) == 0);
-	CHECK_INT(log->n, 1);
-	CHECK(log->n && log->action[0] == CLASSFS_ACTION_ADD &&
-	      !strcmp(log->devpath[0], "/devices/pci0000:20/0000:20:08.1"));
+	CHECK_INT(log.n, 1);
+	CHECK_INT(rec_find(&log, CLASSFS_ACTION_ADD, "/devices/pci0000:20/0000:20:08.1"), 0);
 	check_filled(t);
 
 	/* a path that is a device already: refused, nothing changes */
@@ -293,28 +252,25 @@ TEST(a_parent_loaded_after_its_child_fills_the_plain_directory)
 	CHECK_INT(classfs_record_load(t, parent, strlen(parent), NULL, &err), -EEXIST);
 	CHECK(strstr(err.reason, "device /devices/pci0000:20/0000:20:08.1 is already in the tree"));
 	CHECK_INT(classfs_tree_node_count(t), nodes);
-	CHECK_INT(log->n, 1);
+	CHECK_INT(log.n, 1);
 
 	check_round_trip(t);
 
 	/* its removal takes the devices below it first, deepest first */
-	log->n = 0;
+	rec_clear(&log);
 	{
 		struct classfs_device *pci = dev_at(t, "/devices/pci0000:20/0000:20:08.1");
 
 		CHECK(pci && classfs_device_unregister(pci) == 0);
 	}
-	CHECK_INT(log->n, 3);
-	if (log->n == 3) {
-		CHECK(strstr(log->devpath[0], "/hci0") != NULL);
-		CHECK(strstr(log->devpath[1], "/usb1") != NULL);
-		CHECK_STR(log->devpath[2], "/devices/pci0000:20/0000:20:08.1");
-		for (int k = 0; k < 3; k++)
-			CHECK_INT(log->action[k], CLASSFS_ACTION_REMOVE);
-	}
+	CHECK_INT(log.n, 3);
+	CHECK_INT(rec_count(&log, CLASSFS_ACTION_REMOVE), 3);
+	CHECK_INT(rec_find(&log, CLASSFS_ACTION_REMOVE, "/devices/pci0000:20/0000:20:08.1/usb1/"
+			   "1-0:1.0/bluetooth/hci0"), 0);
+	CHECK_INT(rec_find(&log, CLASSFS_ACTION_REMOVE, "/devices/pci0000:20/0000:20:08.1/usb1"), 1);
+	CHECK_INT(rec_find(&log, CLASSFS_ACTION_REMOVE, "/devices/pci0000:20/0000:20:08.1"), 2);
 	CHECK(!exists(t, "devices/pci0000:20"));
-	classfs_listener_remove(t, id);
-	free(log);
+	rec_stop(&log);
 	/* and the buses and classes the loads made */
 	classfs_record_unload(t);
 	CHECK_INT(classfs_tree_node_count(t), base);
