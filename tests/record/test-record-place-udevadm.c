@@ -13,18 +13,16 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "classfs/classfs.h"
 #include "classfs/record.h"
+#include "udevadm-ns.h"
 
 static const char machine[] =
 	"P: /devices/pci0000:00/0000:00:02.0\n"
@@ -56,21 +54,6 @@ static const char later[] =
 	"P: /devices/pci0000:20/0000:20:08.1\n"
 	"E: SUBSYSTEM=pci\n";
 
-/* the whole output of @cmd (malloc'd), its exit status in *@status */
-static char *run_cmd(const char *cmd, int *status)
-{
-	FILE *p = popen(cmd, "r"), *o;
-	char *out = NULL, buf[4096];
-	size_t len = 0, n;
-
-	o = open_memstream(&out, &len);
-	while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
-		fwrite(buf, 1, n, o);
-	fclose(o);
-	*status = p ? pclose(p) : -1;
-	return out;
-}
-
 /*
  * `udevadm info -a` of @syspath (below /sys): its first parent device is
  * @parent (NULL: it has none), and no plain directory is taken for one.
@@ -81,7 +64,7 @@ static int parents(const char *syspath, const char *parent, const char *const *n
 	int status, fails = 0;
 
 	snprintf(cmd, sizeof(cmd), "udevadm info -a --path=/sys%s 2>&1", syspath);
-	out = run_cmd(cmd, &status);
+	out = ns_run(cmd, &status);
 	if (status != 0 || !out) {
 		fprintf(stderr, "  %s: status %d\n%s", cmd, status, out ? out : "");
 		free(out);
@@ -123,7 +106,7 @@ static int query(const char *syspath, const char *const *lines)
 	int status, fails = 0;
 
 	snprintf(cmd, sizeof(cmd), "udevadm info --query=all --path=/sys%s 2>&1", syspath);
-	out = run_cmd(cmd, &status);
+	out = ns_run(cmd, &status);
 	if (status != 0) {
 		fprintf(stderr, "  %s: status %d\n", cmd, status);
 		fails++;
@@ -160,31 +143,15 @@ static int load(struct classfs_tree *t, const char *text)
 static int run(void)
 {
 	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
-	char dir[] = "/tmp/classfs-place-udevadm.XXXXXX";
-	struct classfs_mount *m = NULL;
+	struct ns_sys ns;
 	int fails = 0;
 
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-		perror("  private mount namespace");
+	if (ns_private() < 0 || !t || load(t, machine) < 0)
+		return 1;
+	if (ns_sys_bind(t, &ns) < 0) {
+		ns_sys_unbind(&ns);
 		return 1;
 	}
-	if (!t || load(t, machine) < 0)
-		return 1;
-	if (!mkdtemp(dir) || !(m = classfs_mount_tree(t, dir, NULL))) {
-		perror("  mount");
-		return 1;
-	}
-	/* a private /run with the exported database; the mount over /sys */
-	if (mount("tmpfs", "/run", "tmpfs", 0, "mode=0755") < 0 ||
-	    mkdir("/run/udev", 0755) < 0 || mkdir("/run/udev/data", 0755) < 0 ||
-	    classfs_record_export_udevdb(t, "/run/udev/data") < 0 ||
-	    mount(dir, "/sys", NULL, MS_BIND, NULL) < 0) {
-		perror("  /run, /run/udev/data, /sys");
-		fails++;
-		goto out;
-	}
-	setenv("SYSTEMD_DEVICE_VERIFY_SYSFS", "0", 1);
-
 	fails += query("/devices/pci0000:00/0000:00:02.0/dri/card0",
 		       (const char *const[]){ "E: SUBSYSTEM=drm", "E: DEVNAME=/dev/dri/card0",
 					      "E: MAJOR=226", NULL });
@@ -214,11 +181,7 @@ static int run(void)
 				 "/devices/pci0000:20/0000:20:08.1",
 				 (const char *const[]){ "/devices/pci0000:20", NULL });
 	}
-	umount2("/sys", MNT_DETACH);
-out:
-	umount2("/run", MNT_DETACH);
-	classfs_mount_close(m);
-	rmdir(dir);
+	ns_sys_unbind(&ns);
 	classfs_record_unload(t);
 	classfs_tree_free(t);
 	return fails ? 1 : 0;
