@@ -579,6 +579,21 @@ CLASSFS_PUBLIC int classfs_device_add_at(struct classfs_tree *tree, struct class
  */
 CLASSFS_PUBLIC int classfs_device_del(struct classfs_device *dev);
 /**
+ * classfs_device_del_keep() - unpublish a device but keep what its
+ * directory holds: the reverse of filling in a plain directory with
+ * classfs_device_add_at()
+ *
+ * As classfs_device_del() for the device itself (interfaces' remove(),
+ * REMOVE, its computed entries go), but the devices, files, links and
+ * directories in its directory stay, in a plain directory that takes its
+ * place (it goes with the last device below it); the devices there that
+ * had it as parent are attached to its own parent instead, keep their
+ * paths and send no event.  What the caller added to the device and does
+ * not want kept it removes first (classfs_device_remove_entry()).
+ * Return: as classfs_device_del(); -ENOMEM (nothing changed).
+ */
+CLASSFS_PUBLIC int classfs_device_del_keep(struct classfs_device *dev);
+/**
  * classfs_device_register() - classfs_device_add() of a device named
  * with classfs_device_set_name() (so initialized: names need that).
  * Return: as classfs_device_add(); -EINVAL also for a device not named.

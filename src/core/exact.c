@@ -152,49 +152,46 @@ int cfs_adopt_check(const struct classfs_device *dev, const struct classfs_node 
 }
 
 /*
- * A device @d below the new device @dev, with no device between: it had
- * @base, @dev's own parent, as its parent and now has @dev.  A physical
- * device and a nested class device take @dev as parent (nested only in a
- * device of their class), a class device of @dev's class is nested in it,
- * another class device takes it as physical device.  Return: how many
- * references on @base @d gave up.
+ * A device @d in a directory that @from held and @to now holds, with no
+ * device between: if it was attached to @from (its parent, or a class
+ * device's physical device; NULL: attached to none), it is attached to @to
+ * as a device at that place is: a physical device has it as parent, a
+ * class device is nested in it when of its class, else has it as physical
+ * device.  Return: 1 when @d gave up a reference on @from, else 0.
  */
-static unsigned int reparent_one(struct classfs_tree *t, struct classfs_device *dev,
-				 struct classfs_device *base, struct classfs_device *d)
+static unsigned int reattach(struct classfs_tree *t, struct classfs_device *d,
+			     struct classfs_device *from, struct classfs_device *to)
 {
-	struct classfs_device **field;
-	bool nest = false;
+	struct classfs_device *parent = NULL, *phys = NULL;
+	bool was_nested = d->cls && d->parent;
 
-	if (!cfs_dev_state(d, CFS_DS_ADDED))
+	if (!cfs_dev_state(d, CFS_DS_ADDED) ||
+	    (d->cls && !d->parent ? d->phys : d->parent) != from)
 		return 0;
-	if (!d->cls || d->parent)
-		field = d->parent == base && (!d->cls || d->cls == dev->cls) ? &d->parent : NULL;
-	else if (d->phys == base)
-		field = &d->phys, nest = d->cls == dev->cls;
+	if (!d->cls || (to && to->cls == d->cls))
+		parent = to;
 	else
-		field = NULL;
-	if (!field)
-		return 0;
+		phys = to;
 	cfs_watch_device_locked(t, d);
-	classfs_device_get(dev);
+	classfs_device_get(to);
 	/* cfs_device_tree_of() reads these without L */
-	if (nest) {
-		__atomic_store_n(&d->phys, NULL, __ATOMIC_RELEASE);
-		__atomic_store_n(&d->parent, dev, __ATOMIC_RELEASE);
+	__atomic_store_n(&d->parent, parent, __ATOMIC_RELEASE);
+	if (d->cls)
+		__atomic_store_n(&d->phys, phys, __ATOMIC_RELEASE);
+	if (was_nested && !parent)
+		d->cls->p.nested--;
+	else if (d->cls && !was_nested && parent)
 		d->cls->p.nested++;
-	} else {
-		__atomic_store_n(field, dev, __ATOMIC_RELEASE);
-	}
-	/* `device` appears (a class device had none) or goes (nested now) */
+	/* `device` may appear or go */
 	if (d->cls)
 		cfs_watch_entry_locked(t, &d->p.node, 0, "device");
 	cfs_watch_device_locked(t, d);
-	return base ? 1 : 0;
+	return from ? 1 : 0;
 }
 
 /* the devices in @dir and in the plain directories below it */
-static unsigned int reparent_dir(struct classfs_tree *t, struct classfs_device *dev,
-				 struct classfs_device *base, struct classfs_node *dir, int depth)
+static unsigned int reattach_dir(struct classfs_tree *t, struct classfs_node *dir,
+				 struct classfs_device *from, struct classfs_device *to, int depth)
 {
 	unsigned int n = 0;
 
@@ -203,11 +200,26 @@ static unsigned int reparent_dir(struct classfs_tree *t, struct classfs_device *
 	for (struct classfs_node *c = cfs_htab_first_from(dir->u.dir, &cfs_node_htab_ops, 0); c;
 	     c = cfs_htab_next(dir->u.dir, &cfs_node_htab_ops, c)) {
 		if (c->flags & CFS_NF_DEVICE)
-			n += reparent_one(t, dev, base, cfs_node_device(c));
+			n += reattach(t, cfs_node_device(c), from, to);
 		else if (c->type == CFS_NT_DIR && (c->flags & CFS_NF_PLAIN_DIR))
-			n += reparent_dir(t, dev, base, c, depth + 1);
+			n += reattach_dir(t, c, from, to, depth + 1);
 	}
 	return n;
+}
+
+/* what directory @from holds moves to directory @to, which takes its place */
+static void swap_dirs(struct classfs_node *from, struct classfs_node *to)
+{
+	struct classfs_node *dir = from->parent;
+
+	cfs_dir_unlink_keep(from);
+	to->u.dir = from->u.dir;
+	from->u.dir = NULL;
+	if (to->u.dir && to->u.dir->buckets)
+		for (struct classfs_node *c = cfs_htab_first_from(to->u.dir, &cfs_node_htab_ops, 0);
+		     c; c = cfs_htab_next(to->u.dir, &cfs_node_htab_ops, c))
+			__atomic_store_n(&c->parent, to, __ATOMIC_RELEASE);
+	cfs_dir_link(dir, to);
 }
 
 /*
@@ -222,22 +234,29 @@ static unsigned int reparent_dir(struct classfs_tree *t, struct classfs_device *
 unsigned int cfs_adopt_locked(struct classfs_tree *t, struct classfs_device *dev,
 			      struct classfs_node *x)
 {
-	struct classfs_node *n = &dev->p.node, *dir = x->parent;
-
 	cfs_assert_held(t);
-	cfs_dir_unlink_keep(x);
-	n->u.dir = x->u.dir;
-	x->u.dir = NULL;
-	if (n->u.dir && n->u.dir->buckets)
-		for (struct classfs_node *c = cfs_htab_first_from(n->u.dir, &cfs_node_htab_ops, 0);
-		     c; c = cfs_htab_next(n->u.dir, &cfs_node_htab_ops, c))
-			__atomic_store_n(&c->parent, n, __ATOMIC_RELEASE);
-	cfs_dir_link(dir, n);
+	swap_dirs(x, &dev->p.node);
 	cfs_node_id_release(t, x);
 	x->flags |= CFS_NF_DEAD;
 	x->next = t->graveyard;
 	t->graveyard = x;
-	return reparent_dir(t, dev, cfs_dev_base(dev), n, 0);
+	return reattach_dir(t, &dev->p.node, cfs_dev_base(dev), dev, 0);
+}
+
+/*
+ * cfs_unfill_locked() - the reverse of cfs_adopt_locked(), for a device
+ * being removed with classfs_device_del_keep(): the plain directory @x
+ * (with an id, not linked) takes the place of @dev's directory and what
+ * it holds; the devices there are attached to @dev's own parent again.
+ * Cannot fail.  Return: how many references on @dev they gave up.
+ */
+unsigned int cfs_unfill_locked(struct classfs_tree *t, struct classfs_device *dev,
+			       struct classfs_node *x)
+{
+	cfs_assert_held(t);
+	x->flags |= CFS_NF_PLAIN_DIR | CFS_NF_MADE_DIR;
+	swap_dirs(&dev->p.node, x);
+	return reattach_dir(t, x, dev, cfs_dev_base(dev), 0);
 }
 
 /*

@@ -446,6 +446,8 @@ int cfs_place_exact_locked(struct classfs_tree *t, struct classfs_device *dev,
 int cfs_adopt_check(const struct classfs_device *dev, const struct classfs_node *x);
 unsigned int cfs_adopt_locked(struct classfs_tree *t, struct classfs_device *dev,
 			      struct classfs_node *x);
+unsigned int cfs_unfill_locked(struct classfs_tree *t, struct classfs_device *dev,
+			       struct classfs_node *x);
 struct classfs_device *cfs_dev_base(const struct classfs_device *dev);
 void cfs_made_put_locked(struct classfs_tree *t, struct classfs_node *dir, bool keep,
 			 struct classfs_node **freelist);

@@ -7,7 +7,8 @@
  * (no glue directory, /devices/NAME, /devices/virtual/NAME); a device
  * added at a plain directory fills it in: what it holds stays, the
  * devices there take it as parent, only its own ADD is sent, and its
- * removal takes them first.  Refusals change nothing.
+ * removal takes them first; classfs_device_del_keep() gives the plain
+ * directory back.  Refusals change nothing.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -207,11 +208,15 @@ TEST(a_parent_added_after_its_child_fills_the_plain_directory)
 	CHECK(root && ctrl->parent == root && hc->parent == ctrl);
 	CHECK_INT(log.n, 2);
 
-	/* removing the parent removes the devices below it first, deepest first */
+	/* a child removed on its own: its plain directory goes with it */
+	CHECK_INT(classfs_device_unregister(hci), 0);
+	CHECK(!exists(t, "devices/pci0000:20/0000:20:08.1/bt"));
+	/* removing the parent removes the devices below it first */
 	rec_clear(&log);
 	CHECK_INT(classfs_device_unregister(ctrl), 0);
-	CHECK_INT(log.n, 3);
-	CHECK_INT(rec_find(&log, CLASSFS_ACTION_REMOVE, "/devices/pci0000:20/0000:20:08.1"), 2);
+	CHECK_INT(log.n, 2);
+	CHECK_INT(rec_find(&log, CLASSFS_ACTION_REMOVE, "/devices/pci0000:20/0000:20:08.1/usb1"), 0);
+	CHECK_INT(rec_find(&log, CLASSFS_ACTION_REMOVE, "/devices/pci0000:20/0000:20:08.1"), 1);
 	CHECK(!exists(t, "devices/pci0000:20/0000:20:08.1"));
 	CHECK(exists(t, "devices/pci0000:20/uevent"));
 	CHECK_INT(classfs_device_unregister(root), 0);
@@ -280,5 +285,51 @@ TEST(plain_directories_go_with_their_last_device)
 	CHECK_INT(classfs_device_unregister(b), 0);
 	CHECK(!exists(t, "devices/x"));
 	CHECK_INT(classfs_tree_node_count(t), base);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+TEST(del_keep_gives_the_plain_directory_back)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_class *blk = classfs_class_create(t, "block");
+	struct classfs_device *root, *sda1, *usb, *disk;
+	struct recorder log;
+	size_t base, nodes;
+
+	REQUIRE(t && blk);
+	base = classfs_tree_node_count(t);
+	root = at(t, mk("pci", NULL, NULL, NULL, NULL), "/devices", 0);
+	sda1 = at(t, mk("sda1", blk, NULL, NULL, root), "/devices/pci/host/sda", 0);
+	usb = at(t, mk("usb1", NULL, NULL, root, NULL), "/devices/pci/host/sda/x", 0);
+	REQUIRE(root && sda1 && usb);
+	CHECK_INT(classfs_device_add_value(usb, "speed", 0444, "12\n", 3, 0), 0);
+	nodes = classfs_tree_node_count(t);
+	disk = at(t, mk("sda", blk, NULL, NULL, root), "/devices/pci/host", 0);
+	REQUIRE(disk);
+	CHECK(sda1->parent == disk && !sda1->phys && usb->parent == disk);
+	CHECK(!exists(t, "block/sda1"));
+
+	rec_start(&log, t);
+	CHECK_INT(classfs_device_del_keep(disk), 0);
+	classfs_device_put(disk);
+	/* only its REMOVE; the plain directory is back, the devices below attached as before */
+	CHECK_INT(log.n, 1);
+	CHECK_INT(rec_find(&log, CLASSFS_ACTION_REMOVE, "/devices/pci/host/sda"), 0);
+	CHECK_INT(ftype(t, "devices/pci/host/sda"), CLASSFS_FT_DIR);
+	CHECK(!exists(t, "devices/pci/host/sda/uevent"));
+	CHECK(!exists(t, "class/block/sda"));
+	CHECK(sda1->phys == root && !sda1->parent && usb->parent == root);
+	CHECK(exists(t, "block/sda1"));
+	CHECK_STR(lnk(t, "devices/pci/host/sda/sda1/device"), "../../../../pci");
+	CHECK_STR(rd(t, "devices/pci/host/sda/x/usb1/speed"), "12\n");
+	CHECK_INT(classfs_tree_node_count(t), nodes);
+	/* and it goes with the last device below it */
+	CHECK_INT(classfs_device_unregister(sda1), 0);
+	CHECK_INT(classfs_device_unregister(usb), 0);
+	CHECK(!exists(t, "devices/pci/host"));
+	CHECK_INT(classfs_device_unregister(root), 0);
+	rec_stop(&log);
+	CHECK_INT(classfs_tree_node_count(t), base);
+	classfs_class_destroy(blk);
 	CHECK_INT(classfs_tree_free(t), 0);
 }

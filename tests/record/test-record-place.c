@@ -313,3 +313,112 @@ TEST(a_fill_in_that_would_take_a_held_name_is_refused)
 	classfs_record_unload(t);
 	CHECK_INT(classfs_tree_free(t), 0);
 }
+
+/* fail the Nth allocation of the library during a load */
+static long alloc_budget = -1;
+
+static bool alloc_hook(size_t size, void *data)
+{
+	if (alloc_budget < 0)
+		return true;
+	return alloc_budget-- > 0;
+}
+
+/* the tree of child[] as it was: usb1 and hci0 below plain directories */
+static void check_child_only(struct classfs_tree *t)
+{
+	struct classfs_device *usb1 = dev_at(t, "/devices/pci0000:20/0000:20:08.1/usb1");
+	struct classfs_device *hci = dev_at(t, "/devices/pci0000:20/0000:20:08.1/usb1/1-0:1.0/"
+					    "bluetooth/hci0");
+
+	CHECK(usb1 && !usb1->parent);
+	CHECK(hci && hci->phys == usb1);
+	CHECK_INT(ftype(t, "devices/pci0000:20/0000:20:08.1"), CLASSFS_FT_DIR);
+	CHECK(!exists(t, "devices/pci0000:20/0000:20:08.1/uevent"));
+	CHECK(!exists(t, "devices/pci0000:20/0000:20:08.1/power"));
+	CHECK_STR(rd(t, "devices/pci0000:20/0000:20:08.1/usb1/busnum"), "1\n");
+}
+
+/*
+ * A load that fills in a plain directory and then fails (no memory at any
+ * point, or a later device's event over the limits) leaves the tree as it
+ * was: the devices that were below the directory stay, attached as before.
+ */
+TEST(a_failed_fill_in_gives_the_directory_back)
+{
+	static const char fill[] = "P: /devices/pci0000:20/0000:20:08.1\n"
+				   "E: SUBSYSTEM=pci\n"
+				   "A: power/control=auto\\n\n"
+				   "A: vendor=0x1022\\n\n"
+				   "A: a/b/deep=1\\n\n"
+				   "H: config=86800000\n"
+				   "L: port=usb1\n"
+				   "\n"
+				   "P: /devices/pci0000:20/0000:20:08.1/0000:21:00.0\n"
+				   "E: SUBSYSTEM=pci\n";
+	int ok = 0, failed = 0;
+
+	for (long n = 0; n < 5000 && !ok; n++) {
+		struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+		struct classfs_record_error err;
+		struct recorder log;
+		size_t base;
+		uint64_t seq;
+		int r;
+
+		REQUIRE(t);
+		REQUIRE(load(t, child, &err) == 0);
+		base = classfs_tree_node_count(t);
+		seq = classfs_tree_seqnum(t);
+		rec_start(&log, t);
+		classfs_set_alloc_hook(alloc_hook, NULL);
+		alloc_budget = n;
+		r = classfs_record_load(t, fill, sizeof(fill) - 1, NULL, &err);
+		alloc_budget = -1;
+		classfs_set_alloc_hook(NULL, NULL);
+		if (r == 0) {
+			ok = 1;
+			check_filled(t);
+			CHECK_STR(rd(t, "devices/pci0000:20/0000:20:08.1/a/b/deep"), "1\n");
+		} else {
+			failed++;
+			CHECK_INT(r, -ENOMEM);
+			CHECK_INT(classfs_tree_node_count(t), base);
+			check_child_only(t);
+			/* nothing heard, or every ADD taken back by its REMOVE */
+			CHECK(log.n % 2 == 0);
+			CHECK_INT(rec_count(&log, CLASSFS_ACTION_ADD), log.n / 2);
+			if (!log.n)
+				CHECK_INT(classfs_tree_seqnum(t), seq);
+		}
+		rec_stop(&log);
+		classfs_record_unload(t);
+		CHECK_INT(classfs_tree_free(t), 0);
+	}
+	CHECK(ok);
+	CHECK(failed >= 10);
+
+	/* a later device's ADD over the uevent limits: refused, the directory given back */
+	{
+		struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+		struct classfs_record_error err;
+		size_t size = 8192, len, base;
+		char *text = malloc(size);
+
+		REQUIRE(t && text);
+		REQUIRE(load(t, child, &err) == 0);
+		base = classfs_tree_node_count(t);
+		len = (size_t)snprintf(text, size, "%s\nP: /devices/pci0000:20/0000:20:08.1/x\n"
+				       "E: SUBSYSTEM=pci\nE: DRIVER=", fill);
+		for (int k = 0; k < 250; k++)
+			len += (size_t)snprintf(text + len, size - len, "xxxxxxxx");
+		len += (size_t)snprintf(text + len, size - len, "\n");
+		CHECK_INT(classfs_record_load(t, text, len, NULL, &err), -EINVAL);
+		CHECK(strstr(err.reason, "uevent limits") != NULL);
+		CHECK_INT(classfs_tree_node_count(t), base);
+		check_child_only(t);
+		free(text);
+		classfs_record_unload(t);
+		CHECK_INT(classfs_tree_free(t), 0);
+	}
+}

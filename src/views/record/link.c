@@ -304,7 +304,8 @@ static int link_exact(struct rec_load *l, uint32_t i)
  * A recorded device at a plain directory of the tree fills it in, and
  * what the directory holds stays below it (classfs_device_add_at()): its
  * recorded attributes and links may not take names the directory holds.
- * Checked before anything is built.
+ * Checked before anything is built; a failed load gives the directory
+ * back (load.c, unfill()).
  */
 static int check_fill(struct rec_load *l, uint32_t i)
 {
@@ -318,6 +319,7 @@ static int check_fill(struct rec_load *l, uint32_t i)
 	path[d->pathlen - 1] = '\0';
 	if (classfs_path_stat(l->tree, path, &st) < 0 || st.type != CLASSFS_FT_DIR)
 		return 0;
+	d->fills = true;
 	for (uint32_t k = 0; k < d->nlines; k++) {
 		const struct rec_line *ln = &l->p.lines[d->first + k];
 

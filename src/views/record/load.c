@@ -649,13 +649,47 @@ static int build_one(struct rec_load *l, uint32_t idx)
 	return add_values(l, d, rd);
 }
 
+/*
+ * Undo a device that filled in a plain directory of the tree: the entries
+ * this load added to it go (a value's directories too, when empty: also
+ * one that was there before, empty), then the device, leaving what the
+ * directory held as it was (classfs_device_del_keep()).  Out of memory
+ * for that, it goes with what it holds.
+ */
+static void unfill(struct rec_load *l, struct rec_pdev *d)
+{
+	struct classfs_device *dev = &d->built->dev;
+	char name[PATH_MAX + 1];
+
+	for (uint32_t i = 0; i < d->nlines; i++) {
+		const struct rec_line *ln = &l->p.lines[d->first + i];
+		char *slash;
+
+		if ((ln->tag != 'A' && ln->tag != 'H' && ln->tag != 'L') || ln->keylen > PATH_MAX)
+			continue;
+		memcpy(name, cfs_rec_key(&l->p, ln), ln->keylen);
+		name[ln->keylen] = '\0';
+		classfs_device_remove_entry(dev, name);
+		while ((slash = strrchr(name, '/'))) {
+			*slash = '\0';
+			classfs_device_remove_entry(dev, name);	/* -ENOTEMPTY: it stays */
+		}
+	}
+	if (classfs_device_del_keep(dev) == 0)
+		classfs_device_put(dev);
+	else
+		classfs_device_unregister(dev);
+}
+
 /* undo a failed load: built devices deepest first, then made subsystems */
 static void unbuild(struct rec_load *l)
 {
 	for (size_t k = l->p.ndevs; k-- > 0;) {
 		struct rec_pdev *d = &l->p.devs[l->order[k]];
 
-		if (d->built && classfs_device_is_added(&d->built->dev))
+		if (d->built && classfs_device_is_added(&d->built->dev) && d->fills)
+			unfill(l, d);
+		else if (d->built && classfs_device_is_added(&d->built->dev))
 			classfs_device_unregister(&d->built->dev);
 		d->built = NULL;
 		d->dev = NULL;

@@ -64,6 +64,7 @@ struct rec_pdev {
 	bool moved;			/* it or an ancestor is not where recorded */
 	bool existing;			/* already in the tree (path owned) */
 	bool vroot;			/* a plain device right below /devices/virtual */
+	bool fills;			/* at a plain directory of the tree (devices layout) */
 	struct rec_dev *built;		/* made by this load */
 	struct classfs_device *dev;	/* in the tree: built or existing */
 };
