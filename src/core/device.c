@@ -297,7 +297,8 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev,
 	if (dev->cls && (cfs_class_lookup_locked(dev->cls, name) ||
 			 cfs_dir_lookup(&dev->cls->p.node, name)))
 		goto out_unlock;
-	if (cfs_layout_clash_locked(t, dev, name))
+	/* an exact place is what its caller names (exact.c checks devices/virtual) */
+	if (!ex && cfs_layout_clash_locked(t, dev, name))
 		goto out_unlock;
 	r = ex ? cfs_place_exact_locked(t, dev, ex, &dir, &made, &freelist)
 	       : cfs_placement_locked(t, dev, &dir, &glue);

@@ -273,13 +273,16 @@ TEST(filling_in_nests_class_devices_and_keeps_plain_files)
 TEST(plain_directories_go_with_their_last_device)
 {
 	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
-	struct classfs_device *a, *b;
+	struct classfs_device *a, *b, *v;
 	size_t base = classfs_tree_node_count(t);
 
 	REQUIRE(t);
 	a = at(t, mk("a", NULL, NULL, NULL, NULL), "/devices/x/y", 0);
 	b = at(t, mk("b", NULL, NULL, NULL, NULL), "/devices/x", 0);
 	REQUIRE(a && b);
+	/* only devices/virtual itself is no device's: a "virtual" elsewhere is one */
+	v = at(t, mk("virtual", NULL, NULL, NULL, NULL), "/devices/x", 0);
+	CHECK(v && classfs_device_unregister(v) == 0);
 	CHECK_INT(classfs_device_unregister(a), 0);
 	CHECK(!exists(t, "devices/x/y") && exists(t, "devices/x"));
 	CHECK_INT(classfs_device_unregister(b), 0);
