@@ -586,7 +586,8 @@ CLASSFS_PUBLIC int classfs_device_del(struct classfs_device *dev);
  * As classfs_device_del() for the device itself (interfaces' remove(),
  * REMOVE, its computed entries go), but the devices, files, links and
  * directories in its directory stay, in a plain directory that takes its
- * place (it goes with the last device below it); the devices there that
+ * place (it goes with the last device below it, at once when it holds
+ * nothing); the devices there that
  * had it as parent are attached to its own parent instead, keep their
  * paths and send no event.  What the caller added to the device and does
  * not want kept it removes first (classfs_device_remove_entry()).

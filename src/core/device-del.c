@@ -228,12 +228,13 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller, bool
 		puts = cfs_unfill_locked(t, dev, x);
 		cfs_node_id_release(t, &dev->p.node);
 		dev->p.node.flags |= CFS_NF_DEAD;
+		dir = x;	/* it holding nothing, it goes */
 	} else {
 		cfs_subtree_unlink(t, &dev->p.node, &freelist);
 		cfs_glue_put_locked(t, dir, &freelist);
-		/* a device that finds its tree by its directory's parents keeps them readable */
-		cfs_made_put_locked(t, dir, !dev->cls && !dev->bus && !dev->parent, &freelist);
 	}
+	/* a device that finds its tree by its directory's parents keeps them readable */
+	cfs_made_put_locked(t, dir, !dev->cls && !dev->bus && !dev->parent, &freelist);
 	cfs_dev_state_clear(dev, CFS_DS_ADDED | CFS_DS_REMOVING | CFS_DS_LISTED);
 	t->ndevices--;
 	/* a parent's removal may be waiting for this one (remove_dependents()) */

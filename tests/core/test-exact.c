@@ -336,3 +336,127 @@ TEST(del_keep_gives_the_plain_directory_back)
 	classfs_class_destroy(blk);
 	CHECK_INT(classfs_tree_free(t), 0);
 }
+
+/* ---- random adds, fill-ins and removals: the model stays the tree's ---- */
+
+#define RMAX 96
+
+struct rnd_dev {
+	char path[64];
+	struct classfs_device *dev;	/* a reference of ours */
+};
+
+static unsigned int rseed = 7;
+
+static unsigned int rnd(unsigned int n)
+{
+	rseed = rseed * 1103515245u + 12345u;
+	return (rseed >> 16) % n;
+}
+
+/* the nearest device strictly above @path, by the tree's lookups */
+static struct classfs_device *nearest(struct classfs_tree *t, const char *path)
+{
+	char buf[64];
+	char *slash;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	while ((slash = strrchr(buf, '/')) && slash > buf + strlen("/devices")) {
+		struct classfs_device *d;
+
+		*slash = '\0';
+		d = classfs_tree_find_device(t, buf);
+		if (d) {
+			classfs_device_put(d);
+			return d;
+		}
+	}
+	return NULL;
+}
+
+/* every device is at its path, attached to the nearest device above it */
+static void check_model(struct classfs_tree *t, struct rnd_dev *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct classfs_device *d = v[i].dev, *up;
+
+		if (!classfs_device_is_added(d))
+			continue;
+		check_syspath(d, v[i].path);
+		up = nearest(t, v[i].path);
+		if (!d->cls)
+			CHECK(d->parent == up);
+		else if (up && up->cls == d->cls)
+			CHECK(d->parent == up && !d->phys);
+		else
+			CHECK(!d->parent && d->phys == up);
+	}
+}
+
+TEST(random_places_keep_the_model)
+{
+	static const char *const comps[] = { "a", "b", "c" };
+
+	for (int round = 0; round < 40; round++) {
+		struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+		struct classfs_class *k[2] = { classfs_class_create(t, "k1"),
+					       classfs_class_create(t, "k2") };
+		struct rnd_dev v[RMAX];
+		size_t base = classfs_tree_node_count(t);
+		int n = 0;
+
+		REQUIRE(t && k[0] && k[1]);
+		for (int op = 0; op < 120; op++) {
+			unsigned int what = rnd(6);
+
+			if (what < 4 && n < RMAX) {
+				/* add at a random path: attached to the nearest device above */
+				char path[64], dir[64];
+				unsigned int depth = 1 + rnd(4), kind = rnd(3);
+				struct classfs_device *up, *d;
+				size_t len = 0;
+
+				len += (size_t)snprintf(path, sizeof(path), "/devices");
+				for (unsigned int i = 0; i < depth; i++)
+					len += (size_t)snprintf(path + len, sizeof(path) - len, "/%s",
+								comps[rnd(3)]);
+				snprintf(dir, sizeof(dir), "%s", path);
+				*strrchr(dir, '/') = '\0';
+				up = nearest(t, path);
+				if (kind == 0)
+					d = mk(strrchr(path, '/') + 1, NULL, NULL, up, NULL);
+				else if (up && up->cls == k[kind - 1])
+					d = mk(strrchr(path, '/') + 1, k[kind - 1], NULL, up, NULL);
+				else
+					d = mk(strrchr(path, '/') + 1, k[kind - 1], NULL, NULL, up);
+				/* taken (a device there, a name in its class): refused, unchanged */
+				if (classfs_device_add_at(t, d, dir) < 0) {
+					classfs_device_put(d);
+					continue;
+				}
+				snprintf(v[n].path, sizeof(v[n].path), "%s", path);
+				v[n++].dev = classfs_device_get(d);
+			} else if (n) {
+				struct classfs_device *d = v[rnd((unsigned int)n)].dev;
+
+				if (!classfs_device_is_added(d))
+					continue;
+				if (what == 4)
+					CHECK_INT(classfs_device_unregister(d), 0);
+				else if (classfs_device_del_keep(d) == 0)
+					classfs_device_put(d);
+			}
+			check_model(t, v, n);
+		}
+		for (int i = n; i-- > 0;) {
+			if (classfs_device_is_added(v[i].dev))
+				classfs_device_unregister(v[i].dev);
+			classfs_device_put(v[i].dev);
+		}
+		CHECK_INT(classfs_tree_node_count(t), base);
+		CHECK(!exists(t, "devices/a") && !exists(t, "devices/b") && !exists(t, "devices/c"));
+		classfs_class_destroy(k[0]);
+		classfs_class_destroy(k[1]);
+		CHECK_INT(classfs_tree_free(t), 0);
+	}
+}
