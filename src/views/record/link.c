@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * link.c - where each recorded device goes: its nesting parent (a class
- * device of the same class at the parent path), its physical parent (the
- * device at the parent path, past a glue directory named after the
- * class), unrecorded ancestors made as plain physical devices, devices
- * already in the tree; and the build order, parents first.
+ * link.c - where each recorded device goes.  In a `devices` layout tree:
+ * at its path, attached to the nearest device above it (link_exact()).
+ * In the class layout: its nesting parent (a class device of the same
+ * class at the parent path), its physical parent (the device at the
+ * parent path, past a glue directory named after the class), unrecorded
+ * ancestors made as plain physical devices.  Both: devices already in the
+ * tree; and the build order, parents first.
  */
 #include "record-internal.h"
 

@@ -240,6 +240,11 @@ void cfs_rec_warn(struct rec_load *l, unsigned long line, const char *fmt, ...)
 size_t cfs_rec_parent_len(const char *path, size_t len);
 uint32_t cfs_rec_lookup_tree(struct rec_load *l, const char *path, size_t len);
 
+/* subsys.c */
+struct rec_subsys *cfs_rec_subsys_get(struct rec_load *l, const struct rec_pdev *d);
+void cfs_rec_subsys_unmake(struct rec_load *l);
+void cfs_rec_subsys_release(struct rec_load *l);
+
 /* load.c */
 size_t cfs_rec_resolve_link(struct rec_load *l, const struct rec_pdev *d,
 			    const struct rec_line *ln);
