@@ -536,6 +536,37 @@ CLASSFS_PUBLIC int classfs_device_add_to(struct classfs_tree *tree, struct class
 CLASSFS_PUBLIC int classfs_device_add_virtual(struct classfs_tree *tree,
 					      struct classfs_device *dev);
 /**
+ * classfs_device_add_at() - classfs_device_add() at exactly the directory
+ * @dir of a `devices` layout tree, as umockdev's add_device() places a
+ * device: @dir/NAME is its syspath and DEVPATH, with no glue directory
+ * or devices/virtual/CLASS added.
+ * @tree: the tree (the class's, bus's and parent's)
+ * @dev: as for classfs_device_add()
+ * @dir: a path below the tree's root, "/devices" or below it
+ *	("/devices/pci0000:00/0000:00:02.0/dri")
+ *
+ * The components of @dir that are missing are made as plain directories:
+ * no `uevent`, no `subsystem`, so that libudev's walk to a device's
+ * parent passes over them.  They go again with the last device below
+ * them, unless something else was put in them.  The device's parent is
+ * the nearest device on @dir: a physical device's or a nested class
+ * device's @parent, a class device's @phys; NULL for each when there is
+ * none.  When @dir/NAME is a plain directory (made for a device below it,
+ * or for a value's path), the device takes its place and what it holds
+ * stays below the device: the devices there with no device between take
+ * the new device as their parent (a class device of its class is nested
+ * in it, another class device has it as physical device); their paths
+ * do not change and they send no event.
+ * Return: as classfs_device_add(); -EINVAL also for a tree in the `class`
+ * layout, a @dir that is not below /devices or has an empty, "." or ".."
+ * component, or whose nearest device is not the device's parent;
+ * -ENOTDIR (a file or link on @dir); -EEXIST also for a device, file or
+ * link at @dir/NAME, or a plain directory there holding an entry named
+ * like one the device computes (`uevent`, ...).
+ */
+CLASSFS_PUBLIC int classfs_device_add_at(struct classfs_tree *tree, struct classfs_device *dev,
+					 const char *dir);
+/**
  * classfs_device_del() - unpublish a device
  *
  * Leaves the class and calls interfaces' remove(), removes the devices
@@ -547,6 +578,22 @@ CLASSFS_PUBLIC int classfs_device_add_virtual(struct classfs_tree *tree,
  * of this device or one below it: use classfs_device_unregister_self()).
  */
 CLASSFS_PUBLIC int classfs_device_del(struct classfs_device *dev);
+/**
+ * classfs_device_del_keep() - unpublish a device but keep what its
+ * directory holds: the reverse of filling in a plain directory with
+ * classfs_device_add_at()
+ *
+ * As classfs_device_del() for the device itself (interfaces' remove(),
+ * REMOVE, its computed entries go), but the devices, files, links and
+ * directories in its directory stay, in a plain directory that takes its
+ * place (it goes with the last device below it, at once when it holds
+ * nothing); the devices there that
+ * had it as parent are attached to its own parent instead, keep their
+ * paths and send no event.  What the caller added to the device and does
+ * not want kept it removes first (classfs_device_remove_entry()).
+ * Return: as classfs_device_del(); -ENOMEM (nothing changed).
+ */
+CLASSFS_PUBLIC int classfs_device_del_keep(struct classfs_device *dev);
 /**
  * classfs_device_register() - classfs_device_add() of a device named
  * with classfs_device_set_name() (so initialized: names need that).
@@ -790,7 +837,9 @@ CLASSFS_PUBLIC void classfs_device_set_uevent_suppress(struct classfs_device *de
 /**
  * classfs_device_syspath() - the device's path in Linux's devices layout
  * ("/devices/.../block/sda/sda1", "/devices/virtual/CLASS/NAME"), whatever
- * the tree's layout.  Return: length, -EINVAL (not added) or -ERANGE.
+ * the tree's layout (in the `devices` layout: where its directory is, also
+ * for a device added with classfs_device_add_at()).
+ * Return: length, -EINVAL (not added) or -ERANGE.
  */
 CLASSFS_PUBLIC int classfs_device_syspath(struct classfs_device *dev, char *buf, size_t size);
 /**

@@ -17,7 +17,8 @@
  * The devices that depend on @dev (under L): class devices nested in it,
  * devices whose physical device it is, physical devices below it.  In both
  * layouts each is found from @dev's directory: a child directory, a child
- * of a glue directory, or the target of a "CLASS:NAME" link.
+ * of a glue directory or of a plain directory, or the target of a
+ * "CLASS:NAME" link.
  */
 struct dev_vec {
 	struct classfs_device **v;
@@ -72,7 +73,8 @@ static void collect_dir(struct classfs_tree *t, struct classfs_device *dev,
 			 (c->u.target->flags & CFS_NF_DEVICE) &&
 			 cfs_node_device(c->u.target)->phys == dev)
 			vec_add(vec, cfs_node_device(c->u.target));
-		else if (cfs_is_glue_dir(t, c))
+		else if (cfs_is_glue_dir(t, c) ||
+			 (c->type == CFS_NT_DIR && (c->flags & CFS_NF_PLAIN_DIR)))
 			collect_dir(t, dev, c, vec);
 	}
 }
@@ -118,15 +120,34 @@ static struct classfs_node *holder_of(struct classfs_device *dev)
 	return NULL;
 }
 
-/* @caller: the frame of the callback removing its own device, else NULL */
-static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
+/*
+ * A plain directory, with an id, to take @dev's place (classfs_device_del_keep());
+ * under L.  NULL: no memory.
+ */
+static struct classfs_node *keep_dir_new(struct classfs_tree *t, struct classfs_device *dev)
 {
-	struct classfs_node *freelist = NULL, *dir;
+	struct classfs_node *x = cfs_node_new(dev->p.node.name, CFS_NT_DIR, 0755);
+
+	if (x && cfs_node_id_alloc(t, x) < 0) {
+		cfs_node_free(x);
+		x = NULL;
+	}
+	return x;
+}
+
+/*
+ * @caller: the frame of the callback removing its own device, else NULL.
+ * @keep: what the device's directory holds stays (classfs_device_del_keep()).
+ */
+static int device_del(struct classfs_device *dev, struct cfs_frame *caller, bool keep)
+{
+	struct classfs_node *freelist = NULL, *dir, *x = NULL;
 	struct classfs_tree *t;
 	struct cfs_event *ev = NULL;
 	struct cfs_frame *self;
 	struct cfs_thread *me = cfs_self();
 	struct cfs_removal removal;
+	unsigned int puts = 0;
 
 	if (!dev || !cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
@@ -147,6 +168,10 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 		cfs_unlock(t);
 		return -EDEADLK;
 	}
+	if (keep && !(x = keep_dir_new(t, dev))) {
+		cfs_unlock(t);
+		return -ENOMEM;
+	}
 	cfs_dev_state_set(dev, CFS_DS_REMOVING);
 	cfs_unlock(t);
 	removal = (struct cfs_removal){ dev, me->removals };
@@ -155,7 +180,8 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 	/* its interfaces first: a driver tears down what it hung below */
 	if (dev->cls)
 		cfs_interfaces_remove_device(dev);
-	remove_dependents(t, dev);
+	if (!keep)
+		remove_dependents(t, dev);
 
 	if (cfs_event_needed(dev)) {
 		ev = cfs_event_alloc();
@@ -167,8 +193,14 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 
 	cfs_lock(t);
 	/* once this returns no show()/store() of the device runs or starts */
-	cfs_subtree_deactivate(&dev->p.node);
-	cfs_subtree_drain_locked(t, &dev->p.node);
+	if (keep) {
+		/* its own entries only: what it holds stays */
+		cfs_deactivate(&dev->p.node);
+		cfs_drain_locked(t, &dev->p.node);
+	} else {
+		cfs_subtree_deactivate(&dev->p.node);
+		cfs_subtree_drain_locked(t, &dev->p.node);
+	}
 	cfs_event_emit_locked(t, ev, CLASSFS_ACTION_REMOVE, dev, NULL);
 	cfs_dev_state_clear(dev, CFS_DS_ADD_SENT);
 	cfs_watch_device_locked(t, dev);
@@ -192,8 +224,17 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 	if (major(dev->devt))
 		cfs_htab_remove(&t->devts, &cfs_devt_htab_ops, dev);
 	dir = dev->p.node.parent;
-	cfs_subtree_unlink(t, &dev->p.node, &freelist);
-	cfs_glue_put_locked(t, dir, &freelist);
+	if (keep) {
+		puts = cfs_unfill_locked(t, dev, x);
+		cfs_node_id_release(t, &dev->p.node);
+		dev->p.node.flags |= CFS_NF_DEAD;
+		dir = x;	/* it holding nothing, it goes */
+	} else {
+		cfs_subtree_unlink(t, &dev->p.node, &freelist);
+		cfs_glue_put_locked(t, dir, &freelist);
+	}
+	/* a device that finds its tree by its directory's parents keeps them readable */
+	cfs_made_put_locked(t, dir, !dev->cls && !dev->bus && !dev->parent, &freelist);
 	cfs_dev_state_clear(dev, CFS_DS_ADDED | CFS_DS_REMOVING | CFS_DS_LISTED);
 	t->ndevices--;
 	/* a parent's removal may be waiting for this one (remove_dependents()) */
@@ -215,6 +256,9 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 		}
 	}
 	cfs_free_list(freelist);
+	/* the devices it held that are attached to its parent again */
+	while (puts--)
+		classfs_device_put(dev);
 	classfs_device_put(dev->phys);
 	classfs_device_put(dev->parent);
 	return 0;
@@ -222,7 +266,12 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller)
 
 int classfs_device_del(struct classfs_device *dev)
 {
-	return device_del(dev, NULL);
+	return device_del(dev, NULL, false);
+}
+
+int classfs_device_del_keep(struct classfs_device *dev)
+{
+	return device_del(dev, NULL, true);
 }
 
 int classfs_device_unregister(struct classfs_device *dev)
@@ -246,7 +295,7 @@ int classfs_device_unregister_self(struct classfs_device *dev)
 		return -EINVAL;
 	/* hold the device until the callback is done with it */
 	classfs_device_get(dev);
-	r = device_del(dev, f);
+	r = device_del(dev, f, false);
 	if (r == 0)
 		classfs_device_put(dev);	/* the registration reference */
 	if (f->released && !f->put)

@@ -125,20 +125,28 @@ bool classfs_device_is_added(const struct classfs_device *dev)
  * The tree of @dev without a lock: through its class, bus or parents
  * first, which outlive it; walking its directory's parents is safe only
  * while it is linked, and another thread may be removing it (and freeing
- * a glue directory above it) right now.
+ * a glue directory above it) right now.  A device that fills in a plain
+ * directory (exact.c) sets the parent of the devices below it meanwhile.
  */
 struct classfs_tree *cfs_device_tree_of(const struct classfs_device *dev)
 {
+	struct classfs_device *parent = __atomic_load_n(&dev->parent, __ATOMIC_ACQUIRE);
+	struct classfs_device *phys = __atomic_load_n(&dev->phys, __ATOMIC_ACQUIRE);
+
 	if (dev->cls && dev->cls->p.tree)
 		return dev->cls->p.tree;
 	if (dev->bus && dev->bus->p.tree)
 		return dev->bus->p.tree;
-	if (dev->parent)
-		return cfs_device_tree_of(dev->parent);
-	if (dev->phys)
-		return cfs_device_tree_of(dev->phys);
+	if (parent)
+		return cfs_device_tree_of(parent);
+	if (phys)
+		return cfs_device_tree_of(phys);
+	/*
+	 * Below devices/: its directories are never freed while it may walk
+	 * them (the plain ones it leaves go to the tree's graveyard, exact.c)
+	 */
 	if (cfs_dev_state(dev, CFS_DS_ADDED) || dev->p.node.parent)
-		return cfs_node_tree(&dev->p.node);	/* below devices/: never freed */
+		return cfs_node_tree(&dev->p.node);
 	return classfs_default_tree();
 }
 
@@ -199,11 +207,17 @@ struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const 
 	return NULL;
 }
 
-static int device_add(struct classfs_tree *t, struct classfs_device *dev)
+/*
+ * @ex: the exact directory (classfs_device_add_at()), else NULL: the
+ * layout's place (placement.c)
+ */
+static int device_add(struct classfs_tree *t, struct classfs_device *dev,
+		      const struct cfs_exact *ex)
 {
 	struct classfs_node *backlink = NULL, *buslink = NULL, *dir, *glue = NULL;
-	struct classfs_node *freelist = NULL;
+	struct classfs_node *freelist = NULL, *made = NULL, *adopt = NULL;
 	struct cfs_event *ev = NULL;
+	unsigned int base_puts = 0;
 	const char *name;
 	int r;
 
@@ -228,7 +242,7 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 		t = dev->bus->p.tree;
 	else if (dev->parent)
 		t = classfs_device_tree(dev->parent);
-	if (!t)
+	if (!t || (ex && t != ex->tree))
 		return -EINVAL;
 	if ((dev->parent && classfs_device_tree(dev->parent) != t) ||
 	    (dev->phys && classfs_device_tree(dev->phys) != t))
@@ -283,14 +297,18 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	if (dev->cls && (cfs_class_lookup_locked(dev->cls, name) ||
 			 cfs_dir_lookup(&dev->cls->p.node, name)))
 		goto out_unlock;
-	if (cfs_layout_clash_locked(t, dev, name))
+	/* an exact place is what its caller names (exact.c checks devices/virtual) */
+	if (!ex && cfs_layout_clash_locked(t, dev, name))
 		goto out_unlock;
-	r = cfs_placement_locked(t, dev, &dir, &glue);
+	r = ex ? cfs_place_exact_locked(t, dev, ex, &dir, &made, &freelist)
+	       : cfs_placement_locked(t, dev, &dir, &glue);
 	if (r < 0)
 		goto out_unlock;
 	r = -EEXIST;
-	if (cfs_dir_lookup(dir, name) || (dir->flags & CFS_NF_DEVICE &&
-					   cfs_name_is_virtual(cfs_node_device(dir), name)))
+	adopt = cfs_dir_lookup(dir, name);
+	/* at an exact place, a plain directory there is filled in (exact.c) */
+	if ((adopt && (!ex || cfs_adopt_check(dev, adopt) < 0)) ||
+	    (dir->flags & CFS_NF_DEVICE && cfs_name_is_virtual(cfs_node_device(dir), name)))
 		goto out_glue;
 
 	/* reserve everything that could fail */
@@ -313,7 +331,10 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	dev->p.node.active = 0;
 	dev->p.node.flags &= (uint16_t)~CFS_NF_DEAD;
 	dev->p.node.type = CFS_NT_DIR;
-	cfs_dir_link(dir, &dev->p.node);
+	if (adopt)
+		base_puts = cfs_adopt_locked(t, dev, adopt);
+	else
+		cfs_dir_link(dir, &dev->p.node);
 	if (dev->cls)
 		cfs_htab_insert(&dev->cls->p.names, &cfs_name_htab_ops, dev);
 	if (dev->cls && dev->parent)
@@ -342,6 +363,9 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	(void)cfs_event_emit_locked(t, ev, CLASSFS_ACTION_ADD, dev, NULL);
 	cfs_unlock(t);
 
+	/* the devices below an adopted directory held its parent before */
+	while (base_puts--)
+		classfs_device_put(cfs_dev_base(dev));
 	cfs_watch_sync(t);
 	cfs_events_deliver(t);
 	/* joins the class's list and meets its interfaces */
@@ -365,6 +389,8 @@ out_dir:
 	cfs_unreserve_dir(dir);
 out_glue:
 	cfs_glue_put_locked(t, glue, &freelist);
+	if (made)
+		cfs_subtree_unlink(t, made, &freelist);
 out_unlock:
 	cfs_unlock(t);
 	cfs_free_list(freelist);
@@ -381,14 +407,27 @@ out_free:
 
 int classfs_device_add(struct classfs_device *dev)
 {
-	return device_add(NULL, dev);
+	return device_add(NULL, dev, NULL);
 }
 
 int classfs_device_add_to(struct classfs_tree *tree, struct classfs_device *dev)
 {
 	if (!tree)
 		return -EINVAL;
-	return device_add(tree, dev);
+	return device_add(tree, dev, NULL);
+}
+
+int classfs_device_add_at(struct classfs_tree *tree, struct classfs_device *dev,
+			  const char *dir)
+{
+	struct cfs_exact ex;
+	int r;
+
+	if (!tree || !dev)
+		return -EINVAL;
+	ex.tree = tree;
+	r = cfs_exact_split(&ex, dir);
+	return r < 0 ? r : device_add(tree, dev, &ex);
 }
 
 int classfs_device_add_virtual(struct classfs_tree *tree, struct classfs_device *dev)
@@ -399,7 +438,7 @@ int classfs_device_add_virtual(struct classfs_tree *tree, struct classfs_device 
 	    !cfs_dev_state(dev, CFS_DS_INIT) || cfs_dev_state(dev, CFS_DS_ADDED))
 		return -EINVAL;
 	cfs_dev_state_set(dev, CFS_DS_VIRTUAL);
-	r = device_add(tree, dev);
+	r = device_add(tree, dev, NULL);
 	if (r < 0)
 		cfs_dev_state_clear(dev, CFS_DS_VIRTUAL);
 	return r;

@@ -135,7 +135,9 @@ enum {
 	CFS_NF_VALUE = 0x100,	/* u.attr is a struct cfs_value (value.c) */
 	CFS_NF_USER_LINK = 0x200,	/* a link a publisher added (value.c) */
 	CFS_NF_LINK_TEXT = 0x400,	/* its target is text stored after its name */
-	CFS_NF_PLAIN_DIR = 0x800,	/* a directory made for a value's path */
+	CFS_NF_PLAIN_DIR = 0x800,	/* a directory no device was added for (value.c, placement.c) */
+	CFS_NF_MADE_DIR = 0x1000,	/* a plain directory made for a device's path: goes with
+					 * the last device below it, when nothing else is in it */
 };
 
 #define CFS_ACTIVE_BIAS (INT_MIN + 1)	/* kernfs's KN_DEACTIVATED_BIAS */
@@ -260,6 +262,12 @@ struct classfs_tree {
 	struct cfs_watch watches[CFS_MAX_WATCHES];
 	int nwatches;
 	int watch_ids;
+	/*
+	 * (L) plain directories taken out of the tree that an unlocked walk
+	 * of a device's directory parents (cfs_device_tree_of()) may still
+	 * be on: freed with the tree (placement.c)
+	 */
+	struct classfs_node *graveyard;
 };
 
 /* files of the tree itself (kernel/uevent_seqnum) */
@@ -420,6 +428,29 @@ struct classfs_node *cfs_backlink_find(struct classfs_device *dev);
 int cfs_reserve_link(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n);
 void cfs_unreserve_dir(struct classfs_node *dir);
 void cfs_unreserve_htab(struct classfs_htab *h);
+
+/* ---- exact places: a device at the directory its caller names (placement.c) ---- */
+#define CFS_EXACT_DEPTH 128	/* components of the directory, as node.c's paths */
+
+struct cfs_exact {
+	struct classfs_tree *tree;
+	int n;
+	char *comp[CFS_EXACT_DEPTH];
+	char buf[PATH_MAX];
+};
+
+int cfs_exact_split(struct cfs_exact *ex, const char *dir);
+int cfs_place_exact_locked(struct classfs_tree *t, struct classfs_device *dev,
+			   const struct cfs_exact *ex, struct classfs_node **dirp,
+			   struct classfs_node **made, struct classfs_node **freelist);
+int cfs_adopt_check(const struct classfs_device *dev, const struct classfs_node *x);
+unsigned int cfs_adopt_locked(struct classfs_tree *t, struct classfs_device *dev,
+			      struct classfs_node *x);
+unsigned int cfs_unfill_locked(struct classfs_tree *t, struct classfs_device *dev,
+			       struct classfs_node *x);
+struct classfs_device *cfs_dev_base(const struct classfs_device *dev);
+void cfs_made_put_locked(struct classfs_tree *t, struct classfs_node *dir, bool keep,
+			 struct classfs_node **freelist);
 
 /* ---- entries of the view (view.c; read and written by io.c) ---- */
 struct cfs_entry {

@@ -75,7 +75,8 @@ int cfs_placement_locked(struct classfs_tree *t, struct classfs_device *dev,
 bool cfs_is_glue_dir(struct classfs_tree *t, const struct classfs_node *n)
 {
 	return t->layout == CLASSFS_LAYOUT_DEVICES && n->type == CFS_NT_DIR &&
-	       !(n->flags & (CFS_NF_DEVICE | CFS_NF_CLASS | CFS_NF_BUS)) && n->parent &&
+	       !(n->flags & (CFS_NF_DEVICE | CFS_NF_CLASS | CFS_NF_BUS | CFS_NF_PLAIN_DIR)) &&
+	       n->parent &&
 	       (n->parent == t->virtual_dir || (n->parent->flags & CFS_NF_DEVICE));
 }
 
@@ -193,8 +194,16 @@ int classfs_device_syspath(struct classfs_device *dev, char *buf, size_t size)
 		return -EINVAL;
 	t = cfs_device_tree_of(dev);
 	cfs_lock(t);
-	r = cfs_dev_alive(dev) ? syspath_locked(dev, buf, size, &len, 0) : -EINVAL;
+	if (!cfs_dev_alive(dev))
+		r = -EINVAL;
+	else if (t->layout == CLASSFS_LAYOUT_DEVICES)
+		/* the tree's directories are Linux's: a device may be anywhere (exact.c) */
+		r = cfs_node_path(&dev->p.node, buf, size);
+	else
+		r = syspath_locked(dev, buf, size, &len, 0);
 	cfs_unlock(t);
+	if (r > 0)
+		len = (size_t)r;
 	return r < 0 ? r : (int)len;
 }
 
@@ -267,6 +276,18 @@ static struct classfs_device *find_locked(struct classfs_tree *t, struct classfs
 					return found;
 	}
 	return NULL;
+}
+
+/* the device at components @c[0..@n) below devices/ in the `devices` layout (under L) */
+static struct classfs_device *find_node_locked(struct classfs_tree *t, char **c, int n)
+{
+	struct classfs_node *x = t->devices_dir;
+
+	cfs_assert_held(t);
+	for (int i = 0; i < n && x; i++)
+		x = cfs_dir_lookup(x, c[i]);
+	return x && (x->flags & CFS_NF_DEVICE) && cfs_dev_alive(cfs_node_device(x))
+		       ? cfs_node_device(x) : NULL;
 }
 
 /* has the class named @name a device without parent whose physical device is @phys? */
@@ -359,7 +380,8 @@ struct classfs_device *classfs_tree_find_device(struct classfs_tree *tree, const
 			break;
 	}
 	cfs_lock(tree);
-	d = classfs_device_get(find_locked(tree, NULL, c, 0, n));
+	d = classfs_device_get(tree->layout == CLASSFS_LAYOUT_DEVICES ? find_node_locked(tree, c, n)
+								       : find_locked(tree, NULL, c, 0, n));
 	cfs_unlock(tree);
 	return d;
 }

@@ -125,6 +125,7 @@ int classfs_tree_free(struct classfs_tree *t)
 	cfs_events_deliver(t);
 	cfs_helper_stop(t);
 	tree_release_nodes(t);
+	cfs_free_list(t->graveyard);
 	cfs_node_free(&t->root);
 	cfs_htab_destroy(&t->devts);
 	cfs_free(t->ids);

@@ -15,14 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "classfs/classfs.h"
 #include "classfs/record.h"
+#include "udevadm-ns.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -118,18 +116,13 @@ static int run(enum classfs_layout layout, const char *record, const struct reco
 {
 	struct classfs_record_error err;
 	struct classfs_tree *t = classfs_tree_new(layout);
-	struct classfs_mount *m;
-	char dir[] = "/tmp/classfs-rec-udevadm.XXXXXX", *data, *out = NULL, *para;
-	size_t len, outlen = 0;
-	FILE *p, *o;
+	struct ns_sys ns;
+	char *data, *out, *para;
+	size_t len;
 	int fails = 0, r;
-	char buf[4096];
-	size_t n;
 
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-		perror("  private mount namespace");
+	if (ns_private() < 0)
 		return 1;
-	}
 	data = slurp(record, &len);
 	if (!data) {
 		fprintf(stderr, "  cannot read %s\n", record);
@@ -141,26 +134,11 @@ static int run(enum classfs_layout layout, const char *record, const struct reco
 		fprintf(stderr, "  load: %d %s:%lu: %s\n", r, err.file, err.line, err.reason);
 		return 1;
 	}
-	if (!mkdtemp(dir) || !(m = classfs_mount_tree(t, dir, NULL))) {
-		perror("  mount");
+	if (ns_sys_bind(t, &ns) < 0) {
+		ns_sys_unbind(&ns);
 		return 1;
 	}
-	/* a private /run with the exported database; the mount over /sys */
-	if (mount("tmpfs", "/run", "tmpfs", 0, "mode=0755") < 0 ||
-	    mkdir("/run/udev", 0755) < 0 || mkdir("/run/udev/data", 0755) < 0 ||
-	    classfs_record_export_udevdb(t, "/run/udev/data") < 0 ||
-	    mount(dir, "/sys", NULL, MS_BIND, NULL) < 0) {
-		perror("  /run, /run/udev/data, /sys");
-		fails++;
-		goto out;
-	}
-	setenv("SYSTEMD_DEVICE_VERIFY_SYSFS", "0", 1);
-	p = popen("udevadm info --export-db 2>&1", "r");
-	o = open_memstream(&out, &outlen);
-	while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
-		fwrite(buf, 1, n, o);
-	fclose(o);
-	r = p ? pclose(p) : -1;
+	out = ns_run("udevadm info --export-db 2>&1", &r);
 	if (r != 0) {
 		fprintf(stderr, "  udevadm info --export-db: status %d\n%s", r, out);
 		fails++;
@@ -188,11 +166,7 @@ static int run(enum classfs_layout layout, const char *record, const struct reco
 	if (fails)
 		fprintf(stderr, "  udevadm output:\n%s", out ? out : "");
 	free(out);
-	umount2("/sys", MNT_DETACH);
-out:
-	umount2("/run", MNT_DETACH);
-	classfs_mount_close(m);
-	rmdir(dir);
+	ns_sys_unbind(&ns);
 	classfs_record_unload(t);
 	classfs_tree_free(t);
 	return fails ? 1 : 0;

@@ -441,36 +441,38 @@ struct bad_case {
 	const char *text;
 	unsigned long line;
 	const char *reason;	/* a substring of the reason */
+	bool class_only;	/* the devices layout takes the recorded paths: loads there */
 };
 
 static const struct bad_case bad_cases[] = {
-	{ "P: /devices/a\nX: foo=bar\n", 2, "unknown tag" },
-	{ "E: A=b\nP: /devices/a\n", 1, "before the first P:" },
-	{ "P: /devices/a\nE: A=b\n\nE: C=d\n", 4, "outside a device" },
-	{ "P: /sys/devices/a\n", 1, "not under /devices/" },
-	{ "P: /dev/a\n", 1, "not under /devices/" },
-	{ "P: /devices/a/../b\n", 1, "'..'" },
-	{ "P: /devices/a//b\n", 1, "empty" },
-	{ "P: /devices/a\nE: SUBSYSTEM=pci\n\nP: /devices/a/b\nH: config=0G\n", 5, "bad hex" },
-	{ "P: /devices/a\nH: config=ABC\n", 2, "bad hex" },
-	{ "P: /devices/a\nN: bus/usb/001/001=XY\n", 2, "bad hex" },
-	{ "P: /devices/a\n\nP: /devices/b\n\nP: /devices/a\n", 5, "duplicate device" },
-	{ "P: /devices/a\nA: x=abc\\\n", 2, "ends inside an escape" },
-	{ "P: /devices/a\nA: x=abc\\x\n", 2, "ends inside an escape" },
-	{ "P: /devices/a\nA: x=a\\qb\n", 2, "unknown escape" },
-	{ "P: /devices/a\nA: x=a\0b\n", 2, "NUL byte" },
-	{ "\x7f\x45LF\x02\x01\x01\0\0\0", 1, "control character" },
-	{ "P: /devices/a\nA: x=1\nA: x=2\n", 3, "duplicate attribute" },
-	{ "P: /devices/a\nA: noequals\n", 2, "without '='" },
-	{ "P: /devices/a\nA: ../x=1\n", 2, "invalid attribute name" },
-	{ "P: /devices/a\nL: driver=\n", 2, "without a target" },
-	{ "P:/devices/a\n", 1, "no space" },
-	{ "", 0, "no device" },
-	{ "P: /devices/a\nA: dev=x:y\n", 2, "MAJOR:MINOR" },
-	{ "P: /devices/virtual/foo\nE: SUBSYSTEM=foo\n", 1, "/devices/virtual" },
+	{ "P: /devices/a\nX: foo=bar\n", 2, "unknown tag", false },
+	{ "E: A=b\nP: /devices/a\n", 1, "before the first P:", false },
+	{ "P: /devices/a\nE: A=b\n\nE: C=d\n", 4, "outside a device", false },
+	{ "P: /sys/devices/a\n", 1, "not under /devices/", false },
+	{ "P: /dev/a\n", 1, "not under /devices/", false },
+	{ "P: /devices/a/../b\n", 1, "'..'", false },
+	{ "P: /devices/a//b\n", 1, "empty", false },
+	{ "P: /devices/a\nE: SUBSYSTEM=pci\n\nP: /devices/a/b\nH: config=0G\n", 5, "bad hex", false },
+	{ "P: /devices/a\nH: config=ABC\n", 2, "bad hex", false },
+	{ "P: /devices/a\nN: bus/usb/001/001=XY\n", 2, "bad hex", false },
+	{ "P: /devices/a\n\nP: /devices/b\n\nP: /devices/a\n", 5, "duplicate device", false },
+	{ "P: /devices/a\nA: x=abc\\\n", 2, "ends inside an escape", false },
+	{ "P: /devices/a\nA: x=abc\\x\n", 2, "ends inside an escape", false },
+	{ "P: /devices/a\nA: x=a\\qb\n", 2, "unknown escape", false },
+	{ "P: /devices/a\nA: x=a\0b\n", 2, "NUL byte", false },
+	{ "\x7f\x45LF\x02\x01\x01\0\0\0", 1, "control character", false },
+	{ "P: /devices/a\nA: x=1\nA: x=2\n", 3, "duplicate attribute", false },
+	{ "P: /devices/a\nA: noequals\n", 2, "without '='", false },
+	{ "P: /devices/a\nA: ../x=1\n", 2, "invalid attribute name", false },
+	{ "P: /devices/a\nL: driver=\n", 2, "without a target", false },
+	{ "P:/devices/a\n", 1, "no space", false },
+	{ "", 0, "no device", false },
+	{ "P: /devices/a\nA: dev=x:y\n", 2, "MAJOR:MINOR", false },
+	{ "P: /devices/virtual/foo\nE: SUBSYSTEM=foo\n", 1, "/devices/virtual", true },
 	/* a class device right below /devices goes in /devices/virtual/block/ */
 	{ "P: /devices/a\nE: SUBSYSTEM=block\n\nP: /devices/a/b\n", 4,
-	  "physical device /devices/a/b would be below /devices/a, which goes in /devices/virtual" },
+	  "physical device /devices/a/b would be below /devices/a, which goes in /devices/virtual",
+	  true },
 };
 
 /* lengths: the NUL cases need their true length */
@@ -501,7 +503,11 @@ TEST(malformed_records_are_refused_and_change_nothing)
 		for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
 			const struct bad_case *c = &bad_cases[i];
 			struct classfs_record_options opt = { .filename = "bad.umockdev" };
-			int r = classfs_record_load(t, c->text, case_len(c), &opt, &err);
+			int r;
+
+			if (c->class_only && layout == CLASSFS_LAYOUT_DEVICES)
+				continue;
+			r = classfs_record_load(t, c->text, case_len(c), &opt, &err);
 
 			CHECK_INT(r, -EINVAL);
 			CHECK_STR(err.file, "bad.umockdev");
@@ -547,10 +553,24 @@ TEST(malformed_records_are_refused_and_change_nothing)
 	}
 }
 
-/* @text is refused in both layouts at @line for @reason, and nothing changes */
-static void refused(const char *text, size_t len, unsigned long line, const char *reason)
+/*
+ * @text is refused at @line for @reason, and nothing changes: in both
+ * layouts, or (@class_only) in the class layout, which places devices by
+ * its own rules, and then it loads in the devices layout, which takes the
+ * recorded paths as they are.
+ */
+static void refused_in(const char *text, size_t len, unsigned long line, const char *reason,
+		       bool class_only)
 {
 	for (int layout = 0; layout < 2; layout++) {
+		if (class_only && layout == CLASSFS_LAYOUT_DEVICES) {
+			struct classfs_tree *t = classfs_tree_new(layout);
+			struct classfs_record_error err;
+
+			CHECK_INT(classfs_record_load(t, text, len, NULL, &err), 0);
+			teardown(t);
+			continue;
+		}
 		struct classfs_tree *t = classfs_tree_new(layout);
 		struct classfs_record_error err;
 		size_t nodes = classfs_tree_node_count(t);
@@ -565,6 +585,11 @@ static void refused(const char *text, size_t len, unsigned long line, const char
 		CHECK_INT(classfs_tree_seqnum(t), 0);
 		teardown(t);
 	}
+}
+
+static void refused(const char *text, size_t len, unsigned long line, const char *reason)
+{
+	refused_in(text, len, line, reason, false);
 }
 
 /*
@@ -595,22 +620,30 @@ TEST(glue_directory_or_device)
 			struct classfs_record_error err;
 			struct classfs_device *dev;
 			char path[PATH_MAX];
+			const char *want;
 
 			CHECK_INT(classfs_record_load(t, orders[i], strlen(orders[i]), &opt, &err), 0);
-			/* "block" is the plain device; sda1 sits in its own glue directory */
-			dev = classfs_tree_find_device(t, "/devices/a/block/block/sda1");
+			/*
+			 * Class layout: "block" is the plain device; sda1 sits in
+			 * its own glue directory.  Devices layout: sda1 is where it
+			 * was recorded, "block" a plain directory.
+			 */
+			want = layout == CLASSFS_LAYOUT_CLASS ? "/devices/a/block/block/sda1"
+							      : "/devices/a/block/sda1";
+			dev = classfs_tree_find_device(t, want);
 			CHECK(dev != NULL);
 			if (dev) {
 				CHECK(classfs_device_syspath(dev, path, sizeof(path)) > 0);
-				CHECK_STR(path, "/devices/a/block/block/sda1");
+				CHECK_STR(path, want);
+				CHECK(layout == CLASSFS_LAYOUT_CLASS ? dev->phys != NULL : !dev->phys);
 				classfs_device_put(dev);
 			}
 			teardown(t);
 		}
 	}
 	for (size_t i = 0; i < 2; i++)
-		refused(contradictions[i], strlen(contradictions[i]), i ? 3 : 1,
-			"/devices/a/block is both a device and the 'block' glue directory");
+		refused_in(contradictions[i], strlen(contradictions[i]), i ? 3 : 1,
+			   "/devices/a/block is both a device and the 'block' glue directory", true);
 }
 
 /* an event over the limits, or a path too deep, refuses the whole record */
@@ -637,7 +670,7 @@ TEST(oversized_event_refuses_the_record)
 	for (int k = 0; k < 58; k++)
 		n += (size_t)snprintf(text + n, size - n, "/d%d", k);
 	n += (size_t)snprintf(text + n, size - n, "/sdx\nE: SUBSYSTEM=block\n");
-	refused(text, n, 1, "path would have 61 components, more than 60");
+	refused_in(text, n, 1, "path would have 61 components, more than 60", true);
 	free(text);
 }
 
@@ -823,22 +856,36 @@ TEST(progress_and_misplaced_devices)
 {
 	static const char rec[] = "P: /devices/platform/serial8250/ttyS0\nE: SUBSYSTEM=tty\n\n"
 				  "P: /devices/platform/serial8250\nE: SUBSYSTEM=platform\n";
-	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
-	struct classfs_record_error err;
-	size_t last[2] = { 0, 0 };
-	struct classfs_record_options opt = { .filename = "tty.umockdev", .progress = on_progress,
-					      .progress_data = last, .warning = on_warning };
-	struct classfs_stat st;
 
-	warnings = 0;
-	CHECK_INT(classfs_record_load(t, rec, sizeof(rec) - 1, &opt, &err), 0);
-	/* 3 devices: the two recorded and /devices/platform */
-	CHECK_INT(last[0], 3);
-	CHECK_INT(last[1], 3);
-	/* a class device without glue directory: where the layout puts it, warned */
-	CHECK_INT(warnings, 1);
-	CHECK_INT(classfs_path_stat(t, "devices/platform/serial8250/tty/ttyS0", &st), 0);
-	teardown(t);
+	for (int layout = 0; layout < 2; layout++) {
+		struct classfs_tree *t = classfs_tree_new(layout);
+		struct classfs_record_error err;
+		size_t last[2] = { 0, 0 };
+		struct classfs_record_options opt = { .filename = "tty.umockdev",
+						      .progress = on_progress,
+						      .progress_data = last, .warning = on_warning };
+		struct classfs_device *dev;
+		char path[PATH_MAX];
+		bool exact = layout == CLASSFS_LAYOUT_DEVICES;
+
+		warnings = 0;
+		CHECK_INT(classfs_record_load(t, rec, sizeof(rec) - 1, &opt, &err), 0);
+		/*
+		 * Class layout: 3 devices, the two recorded and /devices/platform;
+		 * a class device without glue directory goes where the layout puts
+		 * it, warned.  Devices layout: at the recorded paths, platform a
+		 * plain directory.
+		 */
+		CHECK_INT(last[0], exact ? 2 : 3);
+		CHECK_INT(last[1], exact ? 2 : 3);
+		CHECK_INT(warnings, exact ? 0 : 1);
+		dev = classfs_tree_find_device(t, exact ? "/devices/platform/serial8250/ttyS0"
+							: "/devices/platform/serial8250/tty/ttyS0");
+		CHECK(dev != NULL);
+		CHECK(dev && classfs_device_syspath(dev, path, sizeof(path)) > 0);
+		classfs_device_put(dev);
+		teardown(t);
+	}
 }
 
 TEST(records_sharing_ancestors_load_together)
@@ -913,7 +960,15 @@ TEST(virtual_class_device_of_the_tree_holds_a_later_records_child)
 	base = classfs_tree_node_count(t);
 	CHECK_INT(classfs_record_load(t, part, sizeof(part) - 1, &opt, &err), -EEXIST);
 	CHECK_INT(classfs_tree_node_count(t), base);
-	/* a parent neither recorded nor in the tree is still refused */
+	/* a parent neither recorded nor in the tree: a plain directory in this layout */
+	CHECK_INT(classfs_record_load(t, orphan, sizeof(orphan) - 1, &opt, &err), 0);
+	CHECK_INT(classfs_path_stat(t, "devices/virtual/block/loop9/loop9p1/uevent", &st), 0);
+	CHECK_INT(classfs_path_stat(t, "devices/virtual/block/loop9/uevent", &st), -ENOENT);
+	teardown(t);
+
+	/* the class layout places it by class: its parent can only be refused */
+	t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	base = classfs_tree_node_count(t);
 	CHECK_INT(classfs_record_load(t, orphan, sizeof(orphan) - 1, &opt, &err), -EINVAL);
 	CHECK(strstr(err.reason, "under /devices/virtual") != NULL);
 	CHECK_INT(classfs_tree_node_count(t), base);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * link.c - where each recorded device goes: its nesting parent (a class
- * device of the same class at the parent path), its physical parent (the
- * device at the parent path, past a glue directory named after the
- * class), unrecorded ancestors made as plain physical devices, devices
- * already in the tree; and the build order, parents first.
+ * link.c - where each recorded device goes.  In a `devices` layout tree:
+ * at its path, attached to the nearest device above it (link_exact()).
+ * In the class layout: its nesting parent (a class device of the same
+ * class at the parent path), its physical parent (the device at the
+ * parent path, past a glue directory named after the class), unrecorded
+ * ancestors made as plain physical devices.  Both: devices already in the
+ * tree; and the build order, parents first.
  */
 #include "record-internal.h"
 
@@ -268,6 +270,79 @@ static int link_dev(struct rec_load *l, uint32_t i)
 }
 
 /*
+ * A `devices` layout tree takes each device at its recorded path
+ * (classfs_device_add_at()): its parent is the nearest device above that
+ * path, recorded or in the tree; the directories between are plain ones.
+ * A class device is nested in a class device of its class, has any other
+ * device as its physical device.  Nothing is made for unrecorded paths.
+ */
+static int link_exact(struct rec_load *l, uint32_t i)
+{
+	const char *path = l->p.devs[i].path;
+	size_t len = l->p.devs[i].pathlen;
+	uint32_t cand = REC_NONE;
+	struct rec_pdev *d, *c;
+
+	l->linking = i;
+	while (cand == REC_NONE && (len = cfs_rec_parent_len(path, len)) > 8) {
+		cand = cfs_rec_lookup_tree(l, path, len);
+		if (cand == REC_NONE - 1)
+			return -ENOMEM;
+	}
+	d = &l->p.devs[i];
+	d->up = cand;
+	if (cand == REC_NONE)
+		return 0;
+	c = &l->p.devs[cand];
+	if (d->kind != REC_CLASS || (c->kind == REC_CLASS && c->subsyslen == d->subsyslen &&
+				     !memcmp(c->subsys, d->subsys, d->subsyslen)))
+		d->parent = cand;
+	else
+		d->phys = cand;
+	return 0;
+}
+
+/*
+ * A recorded device at a plain directory of the tree fills it in, and
+ * what the directory holds stays below it (classfs_device_add_at()): its
+ * recorded attributes and links may not take names the directory holds.
+ * Checked before anything is built; a failed load gives the directory
+ * back (load.c, unfill()).
+ */
+static int check_fill(struct rec_load *l, uint32_t i)
+{
+	struct rec_pdev *d = &l->p.devs[i];
+	struct classfs_stat st;
+	char *path = l->scratch;
+
+	if (d->pathlen + 2 > sizeof(l->scratch))
+		return 0;
+	memcpy(path, d->path + 1, d->pathlen - 1);
+	path[d->pathlen - 1] = '\0';
+	if (classfs_path_stat(l->tree, path, &st) < 0 || st.type != CLASSFS_FT_DIR)
+		return 0;
+	d->fills = true;
+	for (uint32_t k = 0; k < d->nlines; k++) {
+		const struct rec_line *ln = &l->p.lines[d->first + k];
+
+		if ((ln->tag != 'A' && ln->tag != 'H' && ln->tag != 'L') ||
+		    d->pathlen + 1 + ln->keylen + 1 > sizeof(l->scratch))
+			continue;
+		path[d->pathlen - 1] = '/';
+		memcpy(path + d->pathlen, cfs_rec_key(&l->p, ln), ln->keylen);
+		path[d->pathlen + ln->keylen] = '\0';
+		if (classfs_path_stat(l->tree, path, &st) == 0) {
+			cfs_rec_error(&l->p, cfs_rec_lineno(&l->p, d, ln), "'%.*s' of %.*s: the plain "
+				      "directory there holds one: File exists", (int)ln->keylen,
+				      cfs_rec_key(&l->p, ln), (int)d->pathlen, d->path);
+			return -EEXIST;
+		}
+		path[d->pathlen - 1] = '\0';
+	}
+	return 0;
+}
+
+/*
  * A glue directory is no device.  A record where one path is both is
  * refused, as sysfs refuses a second directory of one name: the class
  * device .../0:0:0:0/block/sda1 says .../0:0:0:0/block is its glue
@@ -462,6 +537,14 @@ int cfs_rec_link_all(struct rec_load *l)
 	size_t nrecorded = l->p.ndevs;
 	int r = add_existing(l);
 
+	if (l->p.exact) {
+		for (uint32_t i = 0; !r && i < nrecorded; i++)
+			r = link_exact(l, i);
+		for (uint32_t i = 0; !r && l->overlap && i < nrecorded; i++)
+			r = check_fill(l, i);
+		goto targets;
+	}
+
 	/*
 	 * Physical devices first: the unrecorded ancestors they make are
 	 * there when a class device asks whether its parent path is a device
@@ -477,6 +560,7 @@ int cfs_rec_link_all(struct rec_load *l)
 		r = check_glue(l, i);
 	for (uint32_t i = 0; !r && i < l->p.ndevs; i++)	/* with unrecorded ancestors */
 		r = check_virtual(l, i);
+targets:
 	/* link targets in the tree join the index now: building adds no entry */
 	for (uint32_t i = 0; !r && l->overlap && i < nrecorded; i++) {
 		for (uint32_t k = 0; k < l->p.devs[i].nlines; k++) {

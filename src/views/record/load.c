@@ -5,10 +5,13 @@
  * 1. parse.c checks every line; link.c places each device (its nesting
  *    parent, its physical parent, unrecorded ancestors) and orders them;
  * 2. devices are built parents first (by path depth: linear), uevents
- *    suppressed, with their values; then every link (a link may point at a
- *    device built after its own);
+ *    suppressed, with their values (their classes and buses: subsys.c);
+ *    then every link (a link may point at a device built after its own).
+ *    A `devices` layout tree takes each at its recorded path
+ *    (classfs_device_add_at()), the class layout where its rules put it;
  * 3. ADD for each recorded device, parents first.
- * A failure in 2 removes what was built; suppressed devices that never
+ * A failure in 2 removes what was built (a device that filled in a plain
+ * directory of the tree gives it back); suppressed devices that never
  * sent ADD send no REMOVE, so nobody sees anything.
  *
  * Each device keeps its side data in the same allocation (struct rec_dev):
@@ -24,82 +27,6 @@
 /* ------------------------------------------------------------------ */
 /* building                                                            */
 /* ------------------------------------------------------------------ */
-
-static struct rec_subsys *subsys_get(struct rec_load *l, const struct rec_pdev *d)
-{
-	struct rec_subsys *s;
-	char name[NAME_MAX + 1];
-	int r;
-
-	for (size_t i = l->nsubs; i-- > 0;)
-		if (l->subs[i].len == d->subsyslen && l->subs[i].kind == d->kind &&
-		    !memcmp(l->subs[i].name, d->subsys, d->subsyslen))
-			return &l->subs[i];
-	if (l->nsubs == l->capsubs) {
-		size_t cap = l->capsubs ? l->capsubs * 2 : 8;
-		struct rec_subsys *v = realloc(l->subs, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		l->subs = v;
-		l->capsubs = cap;
-	}
-	memcpy(name, d->subsys, d->subsyslen);
-	name[d->subsyslen] = '\0';
-	s = &l->subs[l->nsubs];
-	*s = (struct rec_subsys){ .name = d->subsys, .len = d->subsyslen, .kind = d->kind };
-	if (d->kind == REC_CLASS) {
-		s->cls = classfs_class_find(l->tree, name);
-		if (!s->cls) {
-			struct rec_class *c = calloc(1, sizeof(*c) + d->subsyslen + 1);
-
-			if (!c)
-				return NULL;
-			memcpy(c->name, name, d->subsyslen + 1);
-			c->cls.name = c->name;
-			c->cls.devnode = cfs_rec_devnode;
-			c->cls.class_release = cfs_rec_class_release;
-			r = classfs_class_register(l->tree, &c->cls);
-			if (r < 0) {
-				free(c);
-				errno = -r;
-				return NULL;
-			}
-			if (cfs_rec_remember(l->tree, c, NULL) < 0) {
-				classfs_class_unregister(&c->cls);
-				return NULL;
-			}
-			/* our reference: dropped at the end of the load */
-			s->cls = classfs_class_get(&c->cls);
-			s->made = true;
-		}
-	} else {
-		s->bus = classfs_bus_find(l->tree, name);
-		if (!s->bus) {
-			struct rec_bus *b = calloc(1, sizeof(*b) + d->subsyslen + 1);
-
-			if (!b)
-				return NULL;
-			memcpy(b->name, name, d->subsyslen + 1);
-			b->bus.name = b->name;
-			r = classfs_bus_register(l->tree, &b->bus);
-			if (r < 0) {
-				free(b);
-				errno = -r;
-				return NULL;
-			}
-			if (cfs_rec_remember(l->tree, NULL, b) < 0) {
-				classfs_bus_unregister(&b->bus);
-				free(b);
-				return NULL;
-			}
-			s->bus = &b->bus;
-			s->made = true;
-		}
-	}
-	l->nsubs++;
-	return s;
-}
 
 /* attributes the tree computes itself: their recorded text stays in the blob */
 static bool computed_attr(const struct rec_parse *p, const struct rec_line *ln)
@@ -569,6 +496,19 @@ static int check_depth(struct rec_load *l, const struct rec_pdev *d)
 	return 0;
 }
 
+/* a `devices` layout tree: the device at its recorded path (classfs_device_add_at()) */
+static int add_exact(struct rec_load *l, const struct rec_pdev *d, struct rec_dev *rd)
+{
+	size_t plen = cfs_rec_parent_len(d->path, d->pathlen);
+	char dir[PATH_MAX];
+
+	if (plen >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, d->path, plen);
+	dir[plen] = '\0';
+	return classfs_device_add_at(l->tree, &rd->dev, dir);
+}
+
 static int build_one(struct rec_load *l, uint32_t idx)
 {
 	struct rec_pdev *d = &l->p.devs[idx];
@@ -577,7 +517,7 @@ static int build_one(struct rec_load *l, uint32_t idx)
 	int r;
 
 	errno = ENOMEM;
-	if (d->kind != REC_PLAIN && !(s = subsys_get(l, d))) {
+	if (d->kind != REC_PLAIN && !(s = cfs_rec_subsys_get(l, d))) {
 		r = -errno;
 		cfs_rec_error(&l->p, d->lineno, "subsystem '%.*s': %s", (int)d->subsyslen,
 			      d->subsys, strerror(-r));
@@ -607,7 +547,9 @@ static int build_one(struct rec_load *l, uint32_t idx)
 		return r;
 	}
 	classfs_device_set_uevent_suppress(&rd->dev, true);
-	if (d->vroot)
+	if (l->p.exact)
+		r = add_exact(l, d, rd);
+	else if (d->vroot)
 		r = classfs_device_add_virtual(l->tree, &rd->dev);
 	else if (!rd->dev.cls && !rd->dev.bus && !rd->dev.parent)
 		r = classfs_device_add_to(l->tree, &rd->dev);
@@ -634,37 +576,52 @@ static int build_one(struct rec_load *l, uint32_t idx)
 	return add_values(l, d, rd);
 }
 
+/*
+ * Undo a device that filled in a plain directory of the tree: the entries
+ * this load added to it go (a value's directories too, when empty: also
+ * one that was there before, empty), then the device, leaving what the
+ * directory held as it was (classfs_device_del_keep()).  Out of memory
+ * for that, it goes with what it holds.
+ */
+static void unfill(struct rec_load *l, struct rec_pdev *d)
+{
+	struct classfs_device *dev = &d->built->dev;
+	char name[PATH_MAX + 1];
+
+	for (uint32_t i = 0; i < d->nlines; i++) {
+		const struct rec_line *ln = &l->p.lines[d->first + i];
+		char *slash;
+
+		if ((ln->tag != 'A' && ln->tag != 'H' && ln->tag != 'L') || ln->keylen > PATH_MAX)
+			continue;
+		memcpy(name, cfs_rec_key(&l->p, ln), ln->keylen);
+		name[ln->keylen] = '\0';
+		classfs_device_remove_entry(dev, name);
+		while ((slash = strrchr(name, '/'))) {
+			*slash = '\0';
+			classfs_device_remove_entry(dev, name);	/* -ENOTEMPTY: it stays */
+		}
+	}
+	if (classfs_device_del_keep(dev) == 0)
+		classfs_device_put(dev);
+	else
+		classfs_device_unregister(dev);
+}
+
 /* undo a failed load: built devices deepest first, then made subsystems */
 static void unbuild(struct rec_load *l)
 {
 	for (size_t k = l->p.ndevs; k-- > 0;) {
 		struct rec_pdev *d = &l->p.devs[l->order[k]];
 
-		if (d->built && classfs_device_is_added(&d->built->dev))
+		if (d->built && classfs_device_is_added(&d->built->dev) && d->fills)
+			unfill(l, d);
+		else if (d->built && classfs_device_is_added(&d->built->dev))
 			classfs_device_unregister(&d->built->dev);
 		d->built = NULL;
 		d->dev = NULL;
 	}
-	for (size_t i = l->nsubs; i-- > 0;) {
-		struct rec_subsys *s = &l->subs[i];
-
-		if (!s->made)
-			continue;
-		if (s->cls) {
-			struct classfs_class *cls = s->cls;
-
-			cfs_rec_forget((struct rec_class *)((char *)cls - offsetof(struct rec_class, cls)),
-			       NULL);
-			classfs_class_unregister(cls);
-		} else if (classfs_bus_unregister(s->bus) == 0) {
-			struct rec_bus *b = (struct rec_bus *)((char *)s->bus -
-							       offsetof(struct rec_bus, bus));
-
-			cfs_rec_forget(NULL, b);
-			free(b);
-		}
-		s->made = false;
-	}
+	cfs_rec_subsys_unmake(l);
 }
 
 static void progress(struct rec_load *l, size_t done)
@@ -696,6 +653,7 @@ int classfs_record_load(struct classfs_tree *tree, const char *data, size_t len,
 	l->opt = opt;
 	l->p.err = err;
 	l->p.file = opt && opt->filename ? opt->filename : "<record>";
+	l->p.exact = classfs_tree_layout(tree) == CLASSFS_LAYOUT_DEVICES;
 
 	r = cfs_rec_parse(&l->p, data, len);
 	if (r < 0)
@@ -761,13 +719,11 @@ fail:
 out:
 	if (deferred)
 		classfs_sync_resume(tree);
-	for (size_t i = 0; i < l->nsubs; i++)
-		classfs_class_put(l->subs[i].cls);
+	cfs_rec_subsys_release(l);
 	for (size_t i = 0; i < l->p.ndevs; i++)
 		if (l->p.devs[i].existing)
 			free((char *)l->p.devs[i].path);
 	cfs_rec_devlist_free(&l->existing);
-	free(l->subs);
 	free(l->order);
 	free(l->blob);
 	free(l->sattrs);

@@ -468,7 +468,8 @@ static int classify(struct rec_parse *p, struct rec_pdev *d, const struct rec_li
 			  (d->subsyslen <= 2 && d->subsys[0] == '.')))
 		return cfs_rec_error(p, d->lineno, "invalid SUBSYSTEM '%.*s'", (int)d->subsyslen,
 				     d->subsys);
-	if (d->kind == REC_CLASS && d->pathlen > 17 &&
+	/* the class layout's places; the devices layout takes the recorded path */
+	if (!p->exact && d->kind == REC_CLASS && d->pathlen > 17 &&
 	    !memcmp(d->path, "/devices/virtual/", 17) && d->depth < 4)
 		return cfs_rec_error(p, d->lineno, "class device %.*s is not in /devices/virtual/CLASS/",
 				     (int)d->pathlen, d->path);

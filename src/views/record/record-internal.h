@@ -64,6 +64,7 @@ struct rec_pdev {
 	bool moved;			/* it or an ancestor is not where recorded */
 	bool existing;			/* already in the tree (path owned) */
 	bool vroot;			/* a plain device right below /devices/virtual */
+	bool fills;			/* at a plain directory of the tree (devices layout) */
 	struct rec_dev *built;		/* made by this load */
 	struct classfs_device *dev;	/* in the tree: built or existing */
 };
@@ -78,6 +79,7 @@ struct rec_parse {
 	uint64_t *hash;			/* open addressing: hash << 32 | index + 1; 0 empty */
 	size_t hashsize;		/* power of two */
 	uint32_t pending_hash;		/* of the device whose paragraph is being read */
+	bool exact;			/* a `devices` layout tree: devices at their paths */
 	struct classfs_record_error *err;
 };
 
@@ -237,6 +239,11 @@ void cfs_rec_warn(struct rec_load *l, unsigned long line, const char *fmt, ...)
 	CLASSFS_PRINTF(3, 4);
 size_t cfs_rec_parent_len(const char *path, size_t len);
 uint32_t cfs_rec_lookup_tree(struct rec_load *l, const char *path, size_t len);
+
+/* subsys.c */
+struct rec_subsys *cfs_rec_subsys_get(struct rec_load *l, const struct rec_pdev *d);
+void cfs_rec_subsys_unmake(struct rec_load *l);
+void cfs_rec_subsys_release(struct rec_load *l);
 
 /* load.c */
 size_t cfs_rec_resolve_link(struct rec_load *l, const struct rec_pdev *d,
