@@ -108,6 +108,11 @@ static bool is_first_devt(struct classfs_tree *t, const struct classfs_device *d
 /* does computed slot @slot exist for @dev? (under L) */
 static bool slot_exists(struct classfs_tree *t, const struct classfs_device *dev, unsigned int slot)
 {
+	unsigned int hide = cfs_slot_hide_bit(slot);
+
+	/* unlinked through the filesystem (plain.c) */
+	if (hide && cfs_dev_state(dev, hide))
+		return false;
 	switch (slot) {
 	case CFS_SLOT_UEVENT:
 		return true;
@@ -443,7 +448,7 @@ static int lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, co
 	} else if (dir->n == t->block_dir && t->block_class) {
 		struct classfs_device *d = cfs_class_lookup_locked(t->block_class, name);
 
-		if (d && !d->parent) {
+		if (d && slot_exists(t, d, CFS_SLOT_BLOCK)) {
 			*out = (struct cfs_entry){ &d->p.node, CFS_SLOT_BLOCK };
 			return 0;
 		}
@@ -457,11 +462,20 @@ static int lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, co
 
 		for (struct classfs_device *d = cfs_htab_chain(&t->devts, h); d; d = d->p.devt_next)
 			if (d->devt == devt && (d->cls && d->cls->p.block) == blk) {
+				if (cfs_dev_state(d, CFS_DS_HIDE_DEVNUM))
+					return -ENOENT;
 				*out = (struct cfs_entry){ &d->p.node, CFS_SLOT_DEVNUM };
 				return 0;
 			}
 	}
 	return -ENOENT;
+}
+
+/* entry @name of directory @dir (under L): 0, -ENOENT, -ENOTDIR */
+int cfs_lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, const char *name,
+		      struct cfs_entry *out)
+{
+	return lookup_locked(t, dir, name, out);
 }
 
 int classfs_lookup(struct classfs_tree *t, uint64_t dir, const char *name, struct classfs_stat *st)
@@ -611,7 +625,7 @@ static bool readdir_locked(struct classfs_tree *t, const struct cfs_entry *dir, 
 			     d; d = cfs_htab_next(&t->devts, &cfs_devt_htab_ops, d)) {
 				struct cfs_entry e = { &d->p.node, CFS_SLOT_DEVNUM };
 
-				if ((d->cls && d->cls->p.block) != blk || !is_first_devt(t, d))
+				if ((d->cls && d->cls->p.block) != blk || !slot_exists(t, d, CFS_SLOT_DEVNUM))
 					continue;
 				if (!batch_add(b, &e, OFF_MAKE(r, cfs_htab_key(&cfs_devt_htab_ops, d) + 1)))
 					return true;

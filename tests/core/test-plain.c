@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test-plain.c - entries made through the filesystem (plain.c,
+ * plain-rename.c): files that hold what was written, directories,
+ * symlinks, unlink and rmdir, computed entries hidden on their device,
+ * rename over an existing file, chmod and truncate, what may not be
+ * changed, and classfs_tree_remove_plain().
+ */
+#include <sys/sysmacros.h>
+
+#include "../harness.h"
+#include "../native-util.h"
+
+static struct classfs_device *mkdev(struct classfs_tree *t, struct classfs_class *cls,
+				    struct classfs_device *parent, const char *name, dev_t devt)
+{
+	struct classfs_device *d = calloc(1, sizeof(*d));
+
+	classfs_device_initialize(d);
+	d->cls = cls;
+	d->parent = parent;
+	d->devt = devt;
+	d->release = (void (*)(struct classfs_device *))free;
+	CHECK_INT(classfs_device_set_name(d, "%s", name), 0);
+	CHECK_INT(classfs_device_add_to(t, d), 0);
+	return d;
+}
+
+static uint64_t ino_of(struct classfs_tree *t, const char *path)
+{
+	struct classfs_stat st;
+
+	if (!*path)
+		return classfs_root_ino();
+	CHECK_INT(classfs_path_stat(t, path, &st), 0);
+	return st.ino;
+}
+
+static int stat_rc(struct classfs_tree *t, const char *path)
+{
+	struct classfs_stat st;
+
+	return classfs_path_stat(t, path, &st);
+}
+
+TEST(files_dirs_links)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_stat st, st2;
+	uint64_t root = classfs_root_ino(), fw, acpi;
+	char buf[64];
+
+	/* os.makedirs('/sys/firmware/acpi') */
+	CHECK_INT(classfs_mkdir(t, root, "firmware", 0755, &st), 0);
+	CHECK_INT(st.type, CLASSFS_FT_DIR);
+	fw = st.ino;
+	CHECK_INT(classfs_mkdir(t, fw, "acpi", 0755, &st), 0);
+	acpi = st.ino;
+	CHECK_INT(classfs_mkdir(t, fw, "acpi", 0755, NULL), -EEXIST);
+	/* open('.../platform_profile', 'w').write('balanced\n') */
+	CHECK_INT(classfs_create(t, acpi, "platform_profile", 0644, &st), 0);
+	CHECK_INT(st.type, CLASSFS_FT_REG);
+	CHECK_INT(st.size, 0);
+	CHECK_INT(classfs_write(t, st.ino, "balanced\n", 9, 0), 9);
+	CHECK_STR(rd(t, "firmware/acpi/platform_profile"), "balanced\n");
+	CHECK_INT(classfs_getattr(t, st.ino, &st2), 0);
+	CHECK_INT(st2.size, 9);
+	/* rewrite: O_TRUNC, then a write at 0 */
+	CHECK_INT(classfs_truncate(t, st.ino, 0, &st2), 0);
+	CHECK_INT(st2.size, 0);
+	CHECK_INT(classfs_write(t, st.ino, "quiet\n", 6, 0), 6);
+	CHECK_STR(rd(t, "firmware/acpi/platform_profile"), "quiet\n");
+	/* append, and a write past the end leaves zeros */
+	CHECK_INT(classfs_write(t, st.ino, "x\n", 2, 6), 2);
+	CHECK_STR(rd(t, "firmware/acpi/platform_profile"), "quiet\nx\n");
+	CHECK_INT(classfs_write(t, st.ino, "y", 1, 10), 1);
+	CHECK_INT(classfs_read(t, st.ino, buf, sizeof(buf), 0), 11);
+	CHECK_INT(buf[8], 0);
+	CHECK_INT(classfs_truncate(t, st.ino, 3, NULL), 0);
+	CHECK_STR(rd(t, "firmware/acpi/platform_profile"), "qui");
+	/* larger than a page: a regular file */
+	static char big[10000];
+	memset(big, 'b', sizeof(big));
+	CHECK_INT(classfs_write(t, st.ino, big, sizeof(big), 0), (int)sizeof(big));
+	CHECK_INT(classfs_getattr(t, st.ino, &st2), 0);
+	CHECK_INT(st2.size, sizeof(big));
+	/* chmod; a 0444 file refuses writes, as every read-only file does */
+	CHECK_INT(classfs_chmod(t, st.ino, 0444, &st2), 0);
+	CHECK_INT(st2.mode, 0444);
+	CHECK_INT(classfs_write(t, st.ino, "z", 1, 0), -EACCES);
+	CHECK_INT(classfs_chmod(t, st.ino, 0600, NULL), 0);
+	CHECK_INT(classfs_write(t, st.ino, "z", 1, 0), 1);
+	/* symlinks keep their text */
+	CHECK_INT(classfs_symlink(t, acpi, "lnk", "../../devices", &st), 0);
+	CHECK_INT(st.type, CLASSFS_FT_LNK);
+	CHECK_STR(lnk(t, "firmware/acpi/lnk"), "../../devices");
+	CHECK_INT(classfs_symlink(t, acpi, "empty", "", NULL), -EINVAL);
+	/* names as elsewhere */
+	CHECK_INT(classfs_create(t, acpi, "a/b", 0644, NULL), -EINVAL);
+	CHECK_INT(classfs_create(t, acpi, "..", 0644, NULL), -EINVAL);
+	CHECK_INT(classfs_create(t, acpi, "a\nb", 0644, NULL), -EINVAL);
+	CHECK_INT(classfs_mkdir(t, acpi, "", 0755, NULL), -EINVAL);
+	CHECK_INT(classfs_create(t, st.ino, "x", 0644, NULL), -ENOTDIR);
+	/* rmdir: not while something is in it */
+	CHECK_INT(classfs_rmdir(t, fw, "acpi"), -ENOTEMPTY);
+	CHECK_INT(classfs_unlink(t, fw, "acpi"), -EISDIR);
+	CHECK_INT(classfs_rmdir(t, acpi, "lnk"), -ENOTDIR);
+	CHECK_INT(classfs_unlink(t, acpi, "lnk"), 0);
+	CHECK_INT(classfs_unlink(t, acpi, "platform_profile"), 0);
+	CHECK_INT(classfs_unlink(t, acpi, "platform_profile"), -ENOENT);
+	CHECK_INT(classfs_rmdir(t, fw, "acpi"), 0);
+	CHECK_INT(stat_rc(t, "firmware/acpi"), -ENOENT);
+	/* the tree's own directories stay */
+	CHECK_INT(classfs_rmdir(t, root, "class"), -EPERM);
+	CHECK_INT(classfs_rmdir(t, root, "firmware"), 0);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+TEST(rename)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	uint64_t root = classfs_root_ino(), d;
+	struct classfs_stat st, tmp, st2;
+
+	CHECK_INT(classfs_mkdir(t, root, "etc", 0755, &st), 0);
+	d = st.ino;
+	CHECK_INT(classfs_create(t, d, "conf", 0644, &st), 0);
+	CHECK_INT(classfs_write(t, st.ino, "old\n", 4, 0), 4);
+	/* write a temporary file, rename it over the old one */
+	CHECK_INT(classfs_create(t, d, "conf.tmp", 0644, &tmp), 0);
+	CHECK_INT(classfs_write(t, tmp.ino, "new\n", 4, 0), 4);
+	CHECK_INT(classfs_rename(t, d, "conf.tmp", d, "conf", 1), -EEXIST);
+	CHECK_INT(classfs_rename(t, d, "conf.tmp", d, "conf", 0), 0);
+	CHECK_STR(rd(t, "etc/conf"), "new\n");
+	CHECK_INT(stat_rc(t, "etc/conf.tmp"), -ENOENT);
+	/* the node moved: same inode number */
+	CHECK_INT(classfs_path_stat(t, "etc/conf", &st2), 0);
+	CHECK(st2.ino == tmp.ino);
+	CHECK_INT(classfs_getattr(t, st.ino, &st2), -ENOENT);
+	/* to another directory, and a directory with what it holds */
+	CHECK_INT(classfs_mkdir(t, d, "sub", 0755, &st), 0);
+	CHECK_INT(classfs_rename(t, d, "conf", st.ino, "c2", 0), 0);
+	CHECK_STR(rd(t, "etc/sub/c2"), "new\n");
+	CHECK_INT(classfs_rename(t, d, "sub", root, "moved", 0), 0);
+	CHECK_STR(rd(t, "moved/c2"), "new\n");
+	/* a directory into itself; kinds that do not match */
+	CHECK_INT(classfs_rename(t, root, "moved", ino_of(t, "moved"), "x", 0), -EINVAL);
+	CHECK_INT(classfs_mkdir(t, d, "dir", 0755, NULL), 0);
+	CHECK_INT(classfs_rename(t, ino_of(t, "moved"), "c2", d, "dir", 0), -EISDIR);
+	CHECK_INT(classfs_rename(t, root, "moved", d, "dir", 0), 0);	/* over an empty dir */
+	CHECK_STR(rd(t, "etc/dir/c2"), "new\n");
+	CHECK_INT(classfs_rename(t, root, "etc", root, "etc", 0), 0);
+	/* links keep their text when renamed */
+	CHECK_INT(classfs_symlink(t, d, "l", "dir/c2", NULL), 0);
+	CHECK_INT(classfs_rename(t, d, "l", d, "l2-longer-name", 0), 0);
+	CHECK_STR(lnk(t, "etc/l2-longer-name"), "dir/c2");
+	CHECK_STR(rd(t, "etc/l2-longer-name"), "new\n");
+	/* the tree's own entries do not move */
+	CHECK_INT(classfs_rename(t, root, "class", d, "x", 0), -EPERM);
+	CHECK_INT(classfs_rename(t, d, "dir", root, "class", 0), -EPERM);
+	CHECK_INT(classfs_rename(t, d, "dir", root, "bad/name", 0), -EINVAL);
+	CHECK_INT(classfs_rename(t, d, "dir", root, "x", 2), -EINVAL);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+TEST(device_entries)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_class *c = classfs_class_create(t, "block");
+	struct classfs_device *sda = mkdev(t, c, NULL, "sda", makedev(8, 0));
+	uint64_t dir = ino_of(t, "devices/virtual/block/sda");
+	struct classfs_stat st;
+
+	CHECK_INT(classfs_device_add_value(sda, "size", 0644, "100\n", 4, 0), 0);
+	/* a new attribute and a link inside the device's directory */
+	CHECK_INT(classfs_create(t, dir, "queue_depth", 0644, &st), 0);
+	CHECK_INT(classfs_write(t, st.ino, "32\n", 3, 0), 3);
+	CHECK_STR(rd(t, "class/block/sda/queue_depth"), "32\n");
+	CHECK_INT(classfs_symlink(t, dir, "driver", "../../foo", NULL), 0);
+	CHECK_STR(lnk(t, "devices/virtual/block/sda/driver"), "../../foo");
+	/* a name the device shows already */
+	CHECK_INT(classfs_create(t, dir, "uevent", 0644, NULL), -EEXIST);
+	CHECK_INT(classfs_create(t, dir, "size", 0644, NULL), -EEXIST);
+	/* the stored value is written as before: replaced whole */
+	CHECK_INT(classfs_path_write(t, "class/block/sda/size", "7\n", 2), 2);
+	CHECK_STR(rd(t, "class/block/sda/size"), "7\n");
+	/* a device's directory is not removed this way; uevent is not hidden */
+	CHECK_INT(classfs_rmdir(t, ino_of(t, "devices/virtual/block"), "sda"), -EBUSY);
+	CHECK_INT(classfs_unlink(t, dir, "uevent"), -EPERM);
+	CHECK_INT(classfs_rename(t, ino_of(t, "devices/virtual/block"), "sda", dir, "x", 0), -EBUSY);
+	/* computed entries hide: subsystem, class link, block/NAME, dev/block/M:m */
+	CHECK_INT(classfs_unlink(t, dir, "subsystem"), 0);
+	CHECK_INT(stat_rc(t, "devices/virtual/block/sda/subsystem"), -ENOENT);
+	CHECK_INT(classfs_unlink(t, dir, "subsystem"), -ENOENT);
+	CHECK_INT(classfs_unlink(t, ino_of(t, "class/block"), "sda"), 0);
+	CHECK_INT(stat_rc(t, "class/block/sda"), -ENOENT);
+	CHECK_INT(classfs_unlink(t, ino_of(t, "block"), "sda"), 0);
+	CHECK_INT(stat_rc(t, "block/sda"), -ENOENT);
+	CHECK_INT(classfs_unlink(t, ino_of(t, "dev/block"), "8:0"), 0);
+	CHECK_INT(stat_rc(t, "dev/block/8:0"), -ENOENT);
+	/* the device and its uevent still work */
+	CHECK(strstr(rd(t, "devices/virtual/block/sda/uevent"), "DEVNAME=sda\n") != NULL);
+	CHECK_INT(classfs_device_uevent(sda, CLASSFS_ACTION_CHANGE, NULL), 0);
+	/* a new subsystem link in its place */
+	CHECK_INT(classfs_symlink(t, dir, "subsystem", "../../../../class/nvme", NULL), 0);
+	CHECK_STR(lnk(t, "devices/virtual/block/sda/subsystem"), "../../../../class/nvme");
+	/* the tree's own again, and what the filesystem made goes */
+	CHECK_INT(classfs_tree_remove_plain(t), 0);
+	CHECK_INT(stat_rc(t, "class/block/sda"), 0);
+	CHECK_INT(stat_rc(t, "dev/block/8:0"), 0);
+	CHECK_STR(lnk(t, "devices/virtual/block/sda/subsystem"), "../../../../class/block");
+	CHECK_INT(stat_rc(t, "devices/virtual/block/sda/queue_depth"), -ENOENT);
+	CHECK_INT(stat_rc(t, "devices/virtual/block/sda/driver"), -ENOENT);
+	CHECK_STR(rd(t, "class/block/sda/size"), "7\n");
+	/* removing the device removes what was made in it */
+	CHECK_INT(classfs_create(t, dir, "extra", 0644, NULL), 0);
+	classfs_device_unregister(sda);
+	CHECK_INT(stat_rc(t, "devices/virtual/block/sda/extra"), -ENOENT);
+	CHECK_INT(classfs_create(t, dir, "extra", 0644, NULL), -ENOENT);
+	classfs_class_destroy(c);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+TEST(remove_plain)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	uint64_t root = classfs_root_ino();
+	struct classfs_stat st;
+
+	CHECK_INT(classfs_mkdir(t, root, "firmware", 0755, &st), 0);
+	CHECK_INT(classfs_mkdir(t, st.ino, "acpi", 0755, &st), 0);
+	CHECK_INT(classfs_create(t, st.ino, "platform_profile", 0644, NULL), 0);
+	CHECK_INT(classfs_mkdir(t, ino_of(t, "devices"), "system", 0755, &st), 0);
+	CHECK_INT(classfs_symlink(t, st.ino, "l", "x", NULL), 0);
+	CHECK_INT(classfs_tree_remove_plain(t), 0);
+	CHECK_INT(stat_rc(t, "firmware"), -ENOENT);
+	CHECK_INT(stat_rc(t, "devices/system"), -ENOENT);
+	CHECK_INT(stat_rc(t, "devices"), 0);
+	CHECK_INT(classfs_tree_remove_plain(NULL), -EINVAL);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
