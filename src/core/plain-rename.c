@@ -61,6 +61,8 @@ static int rename_check_locked(struct classfs_tree *t, const struct rename_req *
 	r = cfs_plain_movable(e.n);
 	if (r)
 		return r;
+	if (e.n == t->virtual_dir)
+		return -EBUSY;	/* taken over for devices (placement.c) */
 	if (cfs_node_going(nd.n))
 		return -ENOENT;
 	if (e.n->type == CFS_NT_DIR && is_below(nd.n, e.n))
@@ -81,6 +83,8 @@ static int rename_check_locked(struct classfs_tree *t, const struct rename_req *
 	r = cfs_plain_movable(o.n);
 	if (r)
 		return r;
+	if (o.n == t->virtual_dir)
+		return -EBUSY;
 	if (o.n->type == CFS_NT_DIR && e.n->type != CFS_NT_DIR)
 		return -EISDIR;
 	if (o.n->type != CFS_NT_DIR && e.n->type == CFS_NT_DIR)

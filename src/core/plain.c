@@ -234,6 +234,8 @@ static int plain_remove(struct classfs_tree *t, uint64_t dir, const char *name, 
 		;
 	else if (rmdir && !dir_empty(e.n))
 		r = -ENOTEMPTY;
+	else if (e.n == t->virtual_dir)
+		r = -EBUSY;	/* taken over for devices (placement.c) */
 	else
 		r = cfs_node_remove_locked(t, e.n, &freelist);
 out:
@@ -380,7 +382,8 @@ static bool only_data(const struct classfs_node *n)
  * Under L: the topmost plain entries below @dir that hold nothing but
  * data, in @ids; below the others, look further.  Return: 0, -ENOMEM.
  */
-static int plain_collect_locked(const struct classfs_node *dir, struct plain_ids *ids)
+static int plain_collect_locked(struct classfs_tree *t, const struct classfs_node *dir,
+				struct plain_ids *ids)
 {
 	if (dir->type != CFS_NT_DIR || !dir->u.dir)
 		return 0;
@@ -388,8 +391,9 @@ static int plain_collect_locked(const struct classfs_node *dir, struct plain_ids
 	     c = cfs_htab_next(dir->u.dir, &cfs_node_htab_ops, c)) {
 		int r;
 
-		if (!(c->flags & CFS_NF_PLAIN) || !only_data(c)) {
-			r = plain_collect_locked(c, ids);
+		/* devices/virtual taken over for devices (placement.c) stays the tree's */
+		if (!(c->flags & CFS_NF_PLAIN) || c == t->virtual_dir || !only_data(c)) {
+			r = plain_collect_locked(t, c, ids);
 			if (r < 0)
 				return r;
 			continue;
@@ -452,7 +456,7 @@ int classfs_tree_remove_plain(struct classfs_tree *tree)
 	if (!tree)
 		return -EINVAL;
 	cfs_lock(tree);
-	r = plain_collect_locked(&tree->root, &ids);
+	r = plain_collect_locked(tree, &tree->root, &ids);
 	if (!r)
 		plain_unhide_locked(tree, &tree->root);
 	cfs_unlock(tree);

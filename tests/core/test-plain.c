@@ -221,6 +221,30 @@ TEST(device_entries)
 	CHECK_INT(classfs_tree_free(t), 0);
 }
 
+/* devices/virtual made through the filesystem is taken over for virtual devices */
+TEST(virtual_taken_over)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	struct classfs_device *d = calloc(1, sizeof(*d));
+	struct classfs_stat st;
+
+	CHECK_INT(classfs_mkdir(t, ino_of(t, "devices"), "virtual", 0755, &st), 0);
+	CHECK_INT(classfs_create(t, st.ino, "note", 0644, NULL), 0);
+	classfs_device_initialize(d);
+	d->release = (void (*)(struct classfs_device *))free;
+	CHECK_INT(classfs_device_set_name(d, "workqueue"), 0);
+	CHECK_INT(classfs_device_add_virtual(t, d), 0);
+	CHECK_INT(stat_rc(t, "devices/virtual/workqueue"), 0);
+	CHECK_INT(stat_rc(t, "devices/virtual/note"), 0);
+	CHECK_INT(classfs_rmdir(t, ino_of(t, "devices"), "virtual"), -ENOTEMPTY);
+	CHECK_INT(classfs_tree_remove_plain(t), 0);
+	CHECK_INT(stat_rc(t, "devices/virtual/note"), -ENOENT);
+	CHECK_INT(stat_rc(t, "devices/virtual/workqueue"), 0);
+	classfs_device_unregister(d);
+	CHECK_INT(stat_rc(t, "devices/virtual"), -ENOENT);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
 TEST(remove_plain)
 {
 	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
