@@ -1055,9 +1055,10 @@ CLASSFS_PUBLIC int classfs_symlink(struct classfs_tree *tree, uint64_t dir, cons
 				   const char *target, struct classfs_stat *st);
 /**
  * classfs_unlink() - remove a stored value or link @name of directory
- * @dir; a device's computed `dev`, `subsystem`, `device`,
- * class/CLASS/NAME, block/NAME or dev/TYPE/M:m entry is hidden until the
- * device goes.  0 or -errno (-EPERM: code, `uevent`, the tree's own).
+ * @dir; a device's computed entry (`dev`, `subsystem`, `device`,
+ * class/CLASS/NAME, block/NAME, dev/TYPE/M:m, an attribute of its class's
+ * or type's groups) is hidden for that device until it goes.  0 or
+ * -errno (-EPERM: `uevent`, links and directories the tree makes).
  */
 CLASSFS_PUBLIC int classfs_unlink(struct classfs_tree *tree, uint64_t dir, const char *name);
 /** classfs_rmdir() - remove empty plain directory @name of @dir; 0, -ENOTEMPTY, -EBUSY (a device's), -EPERM, ... */

@@ -212,6 +212,12 @@ struct cfs_move {
 	struct cfs_move *next;
 };
 
+/* a computed attribute of a device unlinked through the filesystem (hide.c) */
+struct cfs_hidden {
+	uint32_t id, gen;		/* the device's node */
+	unsigned int slot;
+};
+
 struct cfs_watch {
 	const struct classfs_watch_ops *ops;
 	void *data;
@@ -261,6 +267,8 @@ struct classfs_tree {
 	struct cfs_watch watches[CFS_MAX_WATCHES];
 	int nwatches;
 	int watch_ids;
+	struct cfs_hidden *hidden;	/* (L) hide.c */
+	size_t nhidden, hidden_cap;
 };
 
 /* files of the tree itself (kernel/uevent_seqnum) */
@@ -492,6 +500,13 @@ const char *cfs_link_text(const struct classfs_node *n);
 /* ---- entries made through the filesystem (plain.c, plain-rename.c) ---- */
 bool cfs_node_going(const struct classfs_node *n);
 int cfs_plain_movable(const struct classfs_node *n);
+
+/* ---- computed attributes unlinked through the filesystem (hide.c) ---- */
+bool cfs_hide_any(void);
+bool cfs_hidden_locked(const struct classfs_tree *t, const struct classfs_node *n,
+		       unsigned int slot);
+int cfs_hide_locked(struct classfs_tree *t, const struct classfs_node *n, unsigned int slot);
+void cfs_unhide_all_locked(struct classfs_tree *t);
 
 /* ---- kernel/uevent_helper (helper.c) ---- */
 extern const struct cfs_tree_attr cfs_uevent_helper_attr;

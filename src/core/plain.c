@@ -20,10 +20,12 @@
  * the API).
  *
  * A computed entry (a device's `dev`, `subsystem`, `device`, its
- * class/CLASS/NAME, block/NAME and dev/{block,char}/M:m links) is
- * unlinked by hiding it on its device (a CFS_DS_HIDE_* state bit, under
- * L): the device, its `uevent` and its events are unchanged, and the
- * entry stays hidden until the device goes.
+ * class/CLASS/NAME, block/NAME and dev/{block,char}/M:m links, the
+ * attributes of its class's and type's groups, a record's attributes
+ * among them) is unlinked by hiding it for that device (a CFS_DS_HIDE_*
+ * state bit, or hide.c's table, under L): the device, its `uevent` and
+ * its events are unchanged, and the entry stays hidden until the device
+ * goes; a file of the same name may then be made in its place.
  *
  * Who may do what is the caller's to decide (the FUSE view: the kernel,
  * from the modes and the tree owner's uid it reports).  All under L, as
@@ -204,26 +206,31 @@ static int plain_remove(struct classfs_tree *t, uint64_t dir, const char *name, 
 		return -EINVAL;
 	cfs_lock(t);
 	r = real_dir_locked(t, dir, &d);
-	if (!r)
+	if (r == -EPERM)	/* a named group's directory: its attributes hide */
+		r = cfs_lookup_locked(t, &d, name, &e);
+	else if (!r)
 		r = cfs_lookup_locked(t, &d, name, &e);
 	if (r)
 		goto out;
 	if (e.slot) {
-		/* computed: a named group's directory, its attributes, or a hidable entry */
-		bool isdir = cfs_slot_attr(e.slot) == CFS_SLOT_GROUP_DIR &&
-			     e.slot >= (1u << CFS_SLOT_GROUP_SHIFT);
+		/* computed: a named group's directory, its attributes, or a fixed entry */
+		unsigned int g = cfs_slot_group(e.slot);
+		bool group = g >= 1 && g <= CFS_MAX_VGROUPS;
+		bool isdir = group && cfs_slot_attr(e.slot) == CFS_SLOT_GROUP_DIR;
 
 		hide = cfs_slot_hide_bit(e.slot);
 		if (rmdir && !isdir)
 			r = -ENOTDIR;
 		else if (!rmdir && isdir)
 			r = -EISDIR;
-		else if (!hide)
-			r = -EPERM;
-		else {
+		else if (group && !isdir)
+			r = cfs_hide_locked(t, e.n, e.slot);
+		else if (hide)
 			cfs_dev_state_set(cfs_node_device(e.n), hide);
-			cfs_watch_entry_locked(t, d.n, 0, name);
-		}
+		else
+			r = -EPERM;	/* `uevent`, a named group's directory */
+		if (!r)
+			cfs_watch_entry_locked(t, d.n, d.slot, name);
 		goto out;
 	}
 	if (rmdir && e.n->type != CFS_NT_DIR)
@@ -254,10 +261,12 @@ out:
  * A stored value (a file made through the filesystem, a loaded or
  * published attribute value) or a publisher's link goes; a device's
  * computed `dev`, `subsystem`, `device`, class/CLASS/NAME, block/NAME or
- * dev/{block,char}/M:m entry is hidden on its device until it goes.
- * Return: 0, -EINVAL (NULL), -ENOENT, -ENOTDIR, -EISDIR, -EPERM (code,
- * `uevent`, or an entry the tree makes), -EDEADLK (called from the
- * entry's own callback).
+ * dev/{block,char}/M:m entry, or an attribute of its class's or type's
+ * groups (in a named group's directory too), is hidden for that device
+ * until it goes.
+ * Return: 0, -EINVAL (NULL), -ENOENT, -ENOTDIR, -EISDIR, -EPERM
+ * (`uevent`, links and directories the tree makes), -ENOMEM, -EDEADLK
+ * (called from the entry's own callback).
  */
 int classfs_unlink(struct classfs_tree *tree, uint64_t dir, const char *name)
 {
@@ -457,8 +466,10 @@ int classfs_tree_remove_plain(struct classfs_tree *tree)
 		return -EINVAL;
 	cfs_lock(tree);
 	r = plain_collect_locked(tree, &tree->root, &ids);
-	if (!r)
+	if (!r) {
 		plain_unhide_locked(tree, &tree->root);
+		cfs_unhide_all_locked(tree);
+	}
 	cfs_unlock(tree);
 	for (size_t i = 0; !r && i < ids.n; i++) {
 		struct classfs_node *n, *freelist = NULL;

@@ -138,7 +138,15 @@ static bool slot_exists(struct classfs_tree *t, const struct classfs_device *dev
 		return false;
 	if (a == CFS_SLOT_GROUP_DIR)
 		return grp->name != NULL;
+	if (cfs_hide_any() && cfs_hidden_locked(t ? t : cfs_device_tree_of(dev), &dev->p.node, slot))
+		return false;
 	return cfs_group_attr(grp, a, &text, &bin) != NULL;
+}
+
+/* is group attribute @slot of @dev hidden (hide.c)?  Under L */
+static bool attr_hidden(const struct classfs_device *dev, unsigned int slot)
+{
+	return cfs_hide_any() && cfs_hidden_locked(cfs_device_tree_of(dev), &dev->p.node, slot);
 }
 
 int cfs_resolve_locked(struct classfs_tree *t, uint64_t ino, struct cfs_entry *e)
@@ -337,6 +345,8 @@ static bool computed_each(const struct classfs_device *dev,
 			if (n == CFS_MAX_COMPUTED)
 				return false;
 			n++;
+			if (attr_hidden(dev, cfs_group_slot(g, a)))
+				continue;
 			if (fn(dev, cfs_group_slot(g, a), ctx))
 				return true;
 		}
@@ -416,7 +426,8 @@ static int lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, co
 		na = group_nattrs(grp, &ntext);
 		for (unsigned int a = 0; a < na && a < CFS_GROUP_MAX_ATTRS; a++) {
 			*out = (struct cfs_entry){ dir->n, cfs_group_slot(cfs_slot_group(dir->slot), a) };
-			if (!strcmp(entry_name(out, buf, sizeof(buf)), name))
+			if (!attr_hidden(dev, out->slot) &&
+			    !strcmp(entry_name(out, buf, sizeof(buf)), name))
 				return 0;
 		}
 		return -ENOENT;
@@ -573,7 +584,8 @@ static bool readdir_locked(struct classfs_tree *t, const struct cfs_entry *dir, 
 
 				n = 0;
 				for (unsigned int a = 0; a < na && a < CFS_GROUP_MAX_ATTRS; a++)
-					slots[n++] = cfs_group_slot(g, a);
+					if (!attr_hidden(cfs_entry_device(dir), cfs_group_slot(g, a)))
+						slots[n++] = cfs_group_slot(g, a);
 			} else {
 				n = computed_slots(cfs_entry_device(dir), slots);
 			}

@@ -245,6 +245,65 @@ TEST(virtual_taken_over)
 	CHECK_INT(classfs_tree_free(t), 0);
 }
 
+static ssize_t code_show(struct classfs_device *dev, const struct classfs_device_attribute *a,
+			 char *buf)
+{
+	return snprintf(buf, 16, "code\n");
+}
+
+static const struct classfs_device_attribute code_attr = {
+	.attr = { .name = "code", .mode = 0444 }, .show = code_show,
+};
+static const struct classfs_device_attribute *const code_attrs[] = { &code_attr, NULL };
+static const struct classfs_attribute_group code_group = { .attrs = code_attrs };
+static const struct classfs_attribute_group named_group = { .name = "power", .attrs = code_attrs };
+static const struct classfs_attribute_group *const code_groups[] = { &code_group, &named_group,
+								     NULL };
+static const struct classfs_device_type code_type = { .name = "t", .groups = code_groups };
+
+/* a type's attributes hide for one device; a file may take the name */
+TEST(code_attributes_hide)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	struct classfs_class *c = classfs_class_create(t, "tc");
+	struct classfs_device *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct classfs_device *v[] = { a, b };
+	struct classfs_stat st;
+
+	for (int i = 0; i < 2; i++) {
+		classfs_device_initialize(v[i]);
+		v[i]->cls = c;
+		v[i]->type = &code_type;
+		v[i]->release = (void (*)(struct classfs_device *))free;
+		CHECK_INT(classfs_device_set_name(v[i], "d%d", i), 0);
+		CHECK_INT(classfs_device_add_to(t, v[i]), 0);
+	}
+	CHECK_STR(rd(t, "class/tc/d0/code"), "code\n");
+	CHECK_INT(classfs_rename(t, ino_of(t, "class/tc/d0"), "code", ino_of(t, ""), "x", 0), -EPERM);
+	CHECK_INT(classfs_unlink(t, ino_of(t, "class/tc/d0"), "code"), 0);
+	CHECK_INT(stat_rc(t, "class/tc/d0/code"), -ENOENT);
+	CHECK_STR(rd(t, "class/tc/d1/code"), "code\n");
+	/* in a named group's directory too; nothing is made there */
+	CHECK_INT(classfs_unlink(t, ino_of(t, "class/tc/d0/power"), "code"), 0);
+	CHECK_INT(stat_rc(t, "class/tc/d0/power/code"), -ENOENT);
+	CHECK_INT(classfs_create(t, ino_of(t, "class/tc/d0/power"), "code", 0644, NULL), -EPERM);
+	CHECK_INT(classfs_rmdir(t, ino_of(t, "class/tc/d0"), "power"), -EPERM);
+	CHECK_INT(classfs_unlink(t, ino_of(t, "class/tc/d0"), "power"), -EISDIR);
+	/* a file in its place */
+	CHECK_INT(classfs_create(t, ino_of(t, "class/tc/d0"), "code", 0644, &st), 0);
+	CHECK_INT(classfs_write(t, st.ino, "mine\n", 5, 0), 5);
+	CHECK_STR(rd(t, "class/tc/d0/code"), "mine\n");
+	CHECK_INT(classfs_tree_remove_plain(t), 0);
+	CHECK_STR(rd(t, "class/tc/d0/code"), "code\n");
+	CHECK_STR(rd(t, "class/tc/d0/power/code"), "code\n");
+	/* hidden until the device goes */
+	CHECK_INT(classfs_unlink(t, ino_of(t, "class/tc/d1"), "code"), 0);
+	classfs_device_unregister(a);
+	classfs_device_unregister(b);
+	classfs_class_destroy(c);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
 TEST(remove_plain)
 {
 	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
