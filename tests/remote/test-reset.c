@@ -161,24 +161,12 @@ TEST(reset)
 	CHECK_INT(classfs_client_status(s, &cst), 0);
 	dispatch_until(s, &l, cst.seqnum, 5);
 	{
-		long rm_sdb = -1, rm_sdb1 = -1, rm_eth0 = -1, removes = 0, adds = 0;
+		long sdb = evlog_find(&l, CLASSFS_ACTION_REMOVE, "/class/block/sdb");
+		long sdb1 = evlog_find(&l, CLASSFS_ACTION_REMOVE, "/class/block/sdb/sdb1");
 
-		for (size_t i = 0; i < l.n; i++) {
-			if (l.action[i] == CLASSFS_ACTION_ADD)
-				adds++;
-			if (l.action[i] != CLASSFS_ACTION_REMOVE)
-				continue;
-			removes++;
-			if (!strcmp(l.devpath[i], "/class/block/sdb"))
-				rm_sdb = (long)i;
-			if (!strcmp(l.devpath[i], "/class/block/sdb/sdb1"))
-				rm_sdb1 = (long)i;
-			if (!strcmp(l.devpath[i], "/class/net/eth0"))
-				rm_eth0 = (long)i;
-		}
-		CHECK(rm_sdb1 >= 0 && rm_sdb > rm_sdb1);
-		CHECK(rm_eth0 >= 0);
-		CHECK_INT(removes, adds);
+		CHECK(sdb1 >= 0 && sdb > sdb1);
+		CHECK(evlog_find(&l, CLASSFS_ACTION_REMOVE, "/class/net/eth0") >= 0);
+		CHECK_INT(evlog_count(&l, CLASSFS_ACTION_REMOVE), evlog_count(&l, CLASSFS_ACTION_ADD));
 		CHECK_INT(l.gaps, 0);
 	}
 	/* the same names again; the bound client forgot what it bound */
