@@ -53,9 +53,9 @@ void cfs_fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	struct classfs_stat cs;
 	int r = classfs_create(m->tree, parent, name, mode & 07777, &cs);
 
+	if (r == 0 && (r = cfs_fuse_open_file(m, &cs, fi)) < 0)
+		(void)classfs_unlink(m->tree, parent, name);	/* nothing half made */
 	ns_end();
-	if (r == 0)
-		r = cfs_fuse_open_file(m, &cs, fi);
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
