@@ -500,6 +500,7 @@ const char *cfs_link_text(const struct classfs_node *n);
 /* ---- entries made through the filesystem (plain.c, plain-rename.c) ---- */
 bool cfs_node_going(const struct classfs_node *n);
 int cfs_plain_movable(const struct classfs_node *n);
+bool cfs_plain_only_data(const struct classfs_node *n);
 
 /* ---- computed attributes unlinked through the filesystem (hide.c) ---- */
 bool cfs_hide_any(void);

@@ -61,8 +61,9 @@ static int rename_check_locked(struct classfs_tree *t, const struct rename_req *
 	r = cfs_plain_movable(e.n);
 	if (r)
 		return r;
-	if (e.n == t->virtual_dir)
-		return -EBUSY;	/* taken over for devices (placement.c) */
+	/* devices/virtual taken over, a directory a device was placed in: the devices' */
+	if (e.n == t->virtual_dir || !cfs_plain_only_data(e.n))
+		return -EBUSY;
 	if (cfs_node_going(nd.n))
 		return -ENOENT;
 	if (e.n->type == CFS_NT_DIR && is_below(nd.n, e.n))

@@ -374,7 +374,7 @@ struct plain_ids {
 };
 
 /* does @n hold only data: values, publishers' links, plain directories? (under L) */
-static bool only_data(const struct classfs_node *n)
+bool cfs_plain_only_data(const struct classfs_node *n)
 {
 	if (!(n->flags & (CFS_NF_VALUE | CFS_NF_USER_LINK | CFS_NF_PLAIN_DIR)) ||
 	    (n->flags & CFS_NF_DEVICE))
@@ -382,7 +382,7 @@ static bool only_data(const struct classfs_node *n)
 	if (n->type == CFS_NT_DIR && n->u.dir)
 		for (struct classfs_node *c = cfs_htab_first_from(n->u.dir, &cfs_node_htab_ops, 0); c;
 		     c = cfs_htab_next(n->u.dir, &cfs_node_htab_ops, c))
-			if (!only_data(c))
+			if (!cfs_plain_only_data(c))
 				return false;
 	return true;
 }
@@ -401,7 +401,7 @@ static int plain_collect_locked(struct classfs_tree *t, const struct classfs_nod
 		int r;
 
 		/* devices/virtual taken over for devices (placement.c) stays the tree's */
-		if (!(c->flags & CFS_NF_PLAIN) || c == t->virtual_dir || !only_data(c)) {
+		if (!(c->flags & CFS_NF_PLAIN) || c == t->virtual_dir || !cfs_plain_only_data(c)) {
 			r = plain_collect_locked(t, c, ids);
 			if (r < 0)
 				return r;

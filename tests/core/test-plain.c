@@ -237,6 +237,8 @@ TEST(virtual_taken_over)
 	CHECK_INT(stat_rc(t, "devices/virtual/workqueue"), 0);
 	CHECK_INT(stat_rc(t, "devices/virtual/note"), 0);
 	CHECK_INT(classfs_rmdir(t, ino_of(t, "devices"), "virtual"), -ENOTEMPTY);
+	CHECK_INT(classfs_rename(t, ino_of(t, "devices"), "virtual", classfs_root_ino(), "v", 0),
+		  -EBUSY);
 	CHECK_INT(classfs_tree_remove_plain(t), 0);
 	CHECK_INT(stat_rc(t, "devices/virtual/note"), -ENOENT);
 	CHECK_INT(stat_rc(t, "devices/virtual/workqueue"), 0);
