@@ -58,6 +58,8 @@ static int rename_check_locked(struct classfs_tree *t, const struct rename_req *
 		return r;
 	if (e.slot)
 		return -EPERM;
+	if (cfs_node_going(e.n))
+		return -ENOENT;	/* removed with its device: it stays for the removal */
 	r = cfs_plain_movable(e.n);
 	if (r)
 		return r;

@@ -233,7 +233,9 @@ static int plain_remove(struct classfs_tree *t, uint64_t dir, const char *name, 
 			cfs_watch_entry_locked(t, d.n, d.slot, name);
 		goto out;
 	}
-	if (rmdir && e.n->type != CFS_NT_DIR)
+	if (cfs_node_going(e.n))
+		r = -ENOENT;	/* going with its device */
+	else if (rmdir && e.n->type != CFS_NT_DIR)
 		r = -ENOTDIR;
 	else if (!rmdir && e.n->type == CFS_NT_DIR)
 		r = -EISDIR;

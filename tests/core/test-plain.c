@@ -6,6 +6,8 @@
  * rename over an existing file, chmod and truncate, what may not be
  * changed, and classfs_tree_remove_plain().
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/sysmacros.h>
 
 #include "../harness.h"
@@ -304,6 +306,61 @@ TEST(code_attributes_hide)
 	classfs_device_unregister(b);
 	classfs_class_destroy(c);
 	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+/* ---- files made and moved while their device comes and goes ---- */
+
+struct race {
+	struct classfs_tree *t;
+	atomic_bool stop;
+	atomic_long made;
+};
+
+static void *race_files(void *arg)
+{
+	struct race *x = arg;
+	uint64_t root = classfs_root_ino();
+	struct classfs_stat st, f;
+
+	while (!atomic_load(&x->stop)) {
+		if (classfs_path_stat(x->t, "class/rc/d", &st) < 0)
+			continue;
+		if (classfs_create(x->t, st.ino, "f", 0644, &f) == 0) {
+			atomic_fetch_add(&x->made, 1);
+			(void)classfs_write(x->t, f.ino, "x\n", 2, 0);
+		}
+		(void)classfs_mkdir(x->t, st.ino, "sub", 0755, NULL);
+		(void)classfs_rename(x->t, st.ino, "f", root, "out", 0);
+		(void)classfs_rename(x->t, root, "out", st.ino, "back", 0);
+		(void)classfs_unlink(x->t, st.ino, "subsystem");
+		(void)classfs_unlink(x->t, st.ino, "back");
+		(void)classfs_rmdir(x->t, st.ino, "sub");
+		(void)classfs_unlink(x->t, root, "out");
+	}
+	return NULL;
+}
+
+TEST(device_comes_and_goes)
+{
+	struct race x = { .t = classfs_tree_new(CLASSFS_LAYOUT_CLASS) };
+	struct classfs_class *c = classfs_class_create(x.t, "rc");
+	pthread_t th;
+
+	CHECK_INT(pthread_create(&th, NULL, race_files, &x), 0);
+	for (int i = 0; i < 3000 || atomic_load(&x.made) < 10; i++) {
+		struct classfs_device *d = mkdev(x.t, c, NULL, "d", 0);
+
+		classfs_device_unregister(d);
+		if (i > 200000)
+			break;
+	}
+	atomic_store(&x.stop, true);
+	pthread_join(th, NULL);
+	CHECK(atomic_load(&x.made) > 0);
+	CHECK_INT(classfs_tree_remove_plain(x.t), 0);
+	CHECK_INT(stat_rc(x.t, "out"), -ENOENT);
+	classfs_class_destroy(c);
+	CHECK_INT(classfs_tree_free(x.t), 0);
 }
 
 TEST(remove_plain)
