@@ -202,7 +202,7 @@ struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const 
 static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 {
 	struct classfs_node *backlink = NULL, *buslink = NULL, *dir, *glue = NULL;
-	struct classfs_node *freelist = NULL;
+	struct classfs_node *freelist = NULL, *taken = NULL;
 	struct cfs_event *ev = NULL;
 	const char *name;
 	int r;
@@ -281,7 +281,8 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	r = -EEXIST;
 	/* the class directory lists every device of the class beside its files */
 	if (dev->cls && (cfs_class_lookup_locked(dev->cls, name) ||
-			 cfs_dir_lookup(&dev->cls->p.node, name)))
+			 ((taken = cfs_dir_lookup(&dev->cls->p.node, name)) &&
+			  !cfs_plain_adoptable(taken, dev))))
 		goto out_unlock;
 	if (cfs_layout_clash_locked(t, dev, name))
 		goto out_unlock;
@@ -289,8 +290,12 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	if (r < 0)
 		goto out_unlock;
 	r = -EEXIST;
-	if (cfs_dir_lookup(dir, name) || (dir->flags & CFS_NF_DEVICE &&
-					   cfs_name_is_virtual(cfs_node_device(dir), name)))
+	/* a directory made through the filesystem is taken over (plain.c) */
+	taken = cfs_dir_lookup(dir, name);
+	if ((taken && !cfs_plain_adoptable(taken, dev)) ||
+	    (dev->cls && cfs_dir_lookup(&dev->cls->p.node, name) &&
+	     cfs_dir_lookup(&dev->cls->p.node, name) != taken) ||
+	    (dir->flags & CFS_NF_DEVICE && cfs_name_is_virtual(cfs_node_device(dir), name)))
 		goto out_glue;
 
 	/* reserve everything that could fail */
@@ -313,6 +318,8 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	dev->p.node.active = 0;
 	dev->p.node.flags &= (uint16_t)~CFS_NF_DEAD;
 	dev->p.node.type = CFS_NT_DIR;
+	if (taken)
+		cfs_plain_adopt_locked(t, taken, &dev->p.node, &freelist);
 	cfs_dir_link(dir, &dev->p.node);
 	if (dev->cls)
 		cfs_htab_insert(&dev->cls->p.names, &cfs_name_htab_ops, dev);
@@ -341,6 +348,7 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev)
 	/* over the limits: added without an event, as Linux does */
 	(void)cfs_event_emit_locked(t, ev, CLASSFS_ACTION_ADD, dev, NULL);
 	cfs_unlock(t);
+	cfs_free_list(freelist);
 
 	cfs_watch_sync(t);
 	cfs_events_deliver(t);

@@ -501,6 +501,9 @@ const char *cfs_link_text(const struct classfs_node *n);
 bool cfs_node_going(const struct classfs_node *n);
 int cfs_plain_movable(const struct classfs_node *n);
 bool cfs_plain_only_data(const struct classfs_node *n);
+bool cfs_plain_adoptable(const struct classfs_node *p, const struct classfs_device *dev);
+void cfs_plain_adopt_locked(struct classfs_tree *t, struct classfs_node *p, struct classfs_node *n,
+			    struct classfs_node **freelist);
 
 /* ---- computed attributes unlinked through the filesystem (hide.c) ---- */
 bool cfs_hide_any(void);

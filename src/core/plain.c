@@ -368,6 +368,53 @@ int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size, struct
 	return st ? classfs_getattr(tree, ino, st) : 0;
 }
 
+/* ---- a device placed where a directory was made: it takes it over ---- */
+
+/**
+ * cfs_plain_adoptable() - may @dev, about to be added, take over @p, the
+ * entry of its name in the directory it goes in?  (under L)
+ * @p: a directory made through the filesystem holding data only, none of
+ *     it named like one of @dev's computed entries (umockdev's tests make
+ *     /sys/devices/system/cpu/cpufreq, then a record's cpu0 needs
+ *     /sys/devices/system, an unrecorded ancestor, as a device)
+ * @dev: the device, its directory empty
+ */
+bool cfs_plain_adoptable(const struct classfs_node *p, const struct classfs_device *dev)
+{
+	if (p->type != CFS_NT_DIR || !(p->flags & CFS_NF_PLAIN) ||
+	    !(p->flags & CFS_NF_PLAIN_DIR) || dev->p.node.u.dir || !cfs_plain_only_data(p))
+		return false;
+	if (p->u.dir)
+		for (struct classfs_node *c = cfs_htab_first_from(p->u.dir, &cfs_node_htab_ops, 0); c;
+		     c = cfs_htab_next(p->u.dir, &cfs_node_htab_ops, c))
+			if (cfs_name_is_virtual(dev, c->name))
+				return false;
+	return true;
+}
+
+/**
+ * cfs_plain_adopt_locked() - device node @n, being published, takes over
+ * @p's entries (cfs_plain_adoptable()); @p goes, onto *@freelist, its
+ * directory keeping its table so that @n's reserved insert cannot fail.
+ * Under L; cannot fail.
+ */
+void cfs_plain_adopt_locked(struct classfs_tree *t, struct classfs_node *p, struct classfs_node *n,
+			    struct classfs_node **freelist)
+{
+	cfs_assert_held(t);
+	n->u.dir = p->u.dir;
+	p->u.dir = NULL;
+	if (n->u.dir)
+		for (struct classfs_node *c = cfs_htab_first_from(n->u.dir, &cfs_node_htab_ops, 0); c;
+		     c = cfs_htab_next(n->u.dir, &cfs_node_htab_ops, c))
+			c->parent = n;
+	cfs_dir_unlink_keep(p);
+	cfs_node_id_release(t, p);
+	p->flags |= CFS_NF_DEAD;
+	p->next = *freelist;
+	*freelist = p;
+}
+
 /* ---- the tree as new: every plain entry removed (a testbed's reset) ---- */
 
 struct plain_ids {

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <sys/sysmacros.h>
 
+#include "classfs/record.h"
 #include "../harness.h"
 #include "../native-util.h"
 
@@ -305,6 +306,49 @@ TEST(code_attributes_hide)
 	classfs_device_unregister(a);
 	classfs_device_unregister(b);
 	classfs_class_destroy(c);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+/* a device placed where a directory was made takes it over, with what it holds */
+TEST(device_takes_a_directory_over)
+{
+	static const char rec[] = "P: /devices/system/cpu/cpu0\nE: SUBSYSTEM=cpu\nA: online=1\\n\n";
+	struct classfs_record_options opt = { .filename = "cpu" };
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_record_error err;
+	struct classfs_stat st, f;
+	uint64_t before;
+
+	/* os.makedirs('/sys/devices/system/cpu/cpufreq/policy0') and a file in it */
+	CHECK_INT(classfs_mkdir(t, ino_of(t, "devices"), "system", 0755, &st), 0);
+	CHECK_INT(classfs_mkdir(t, st.ino, "cpu", 0755, &st), 0);
+	before = st.ino;
+	CHECK_INT(classfs_mkdir(t, st.ino, "cpufreq", 0755, &st), 0);
+	CHECK_INT(classfs_create(t, st.ino, "scaling_governor", 0644, &f), 0);
+	CHECK_INT(classfs_write(t, f.ino, "powersave\n", 10, 0), 10);
+	/* then a record whose unrecorded ancestors (system, cpu) become devices */
+	CHECK_INT(classfs_record_load(t, rec, sizeof(rec) - 1, &opt, &err), 0);
+	CHECK_STR(rd(t, "devices/system/cpu/cpu0/online"), "1\n");
+	CHECK_STR(rd(t, "devices/system/cpu/cpufreq/scaling_governor"), "powersave\n");
+	CHECK_INT(classfs_path_stat(t, "devices/system/cpu", &st), 0);
+	CHECK(st.ino != before);	/* a device's directory now */
+	CHECK_INT(classfs_rmdir(t, ino_of(t, "devices/system"), "cpu"), -EBUSY);
+	/* a file made earlier keeps its inode */
+	CHECK_INT(classfs_path_stat(t, "devices/system/cpu/cpufreq/scaling_governor", &st), 0);
+	CHECK(st.ino == f.ino);
+	/* a made directory holding a name the device computes is no place for it */
+	CHECK_INT(classfs_mkdir(t, ino_of(t, "devices"), "other", 0755, &st), 0);
+	CHECK_INT(classfs_create(t, st.ino, "uevent", 0644, NULL), 0);
+	{
+		static const char rec2[] = "P: /devices/other\nE: SUBSYSTEM=platform\n";
+
+		CHECK(classfs_record_load(t, rec2, sizeof(rec2) - 1, &opt, &err) < 0);
+		CHECK_INT(stat_rc(t, "devices/other/uevent"), 0);
+	}
+	classfs_record_unload(t);
+	/* what was made through the filesystem went with the devices */
+	CHECK_INT(stat_rc(t, "devices/system"), -ENOENT);
+	CHECK_INT(classfs_tree_remove_plain(t), 0);
 	CHECK_INT(classfs_tree_free(t), 0);
 }
 
