@@ -46,7 +46,7 @@ bool cfs_node_going(const struct classfs_node *n)
 }
 
 /*
- * The real directory at inode @dir (under L): *@dp.  Return: 0, -ENOENT
+ * The real directory at inode @dir (under L): *@d.  Return: 0, -ENOENT
  * (gone or going), -ENOTDIR, -EPERM (a named group's computed directory).
  */
 static int real_dir_locked(struct classfs_tree *t, uint64_t dir, struct cfs_entry *d)
