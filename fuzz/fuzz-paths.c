@@ -4,7 +4,9 @@
  * path API's walk (links followed, "..", long and odd names) and the
  * paths of stored values.  Checked here: no crash; a name is valid only
  * when it is a single component without control characters; a value
- * added at a path reads back and goes again, leaving the tree as it was.
+ * added at a path reads back and goes again, leaving the tree as it was;
+ * so do a file, a directory and a link of that name (or with it as the
+ * link's text) made, renamed and removed as through the filesystem.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -21,6 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct classfs_tree *tree;
 static struct classfs_device sda, sda1;
 static size_t base_nodes;
+static uint64_t sda_ino;
 
 static void setup(void)
 {
@@ -44,6 +47,11 @@ static void setup(void)
 	    classfs_device_add_link(&sda, "loop", "../sda"))
 		abort();
 	base_nodes = classfs_tree_node_count(tree);
+	struct classfs_stat st;
+
+	if (classfs_path_stat(tree, "class/block/sda", &st))
+		abort();
+	sda_ino = st.ino;
 }
 
 /* the name rules, stated independently of the library's code */
@@ -57,6 +65,39 @@ static int expect_valid(const char *s)
 		if (s[i] == '/' || (unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 			return 0;
 	return 1;
+}
+
+/* @s as an entry made through the filesystem in sda's directory, and away again */
+static void plain_entries(const char *s)
+{
+	uint64_t root = classfs_root_ino();
+	struct classfs_stat st;
+	char buf[4200];
+	int r;
+
+	r = classfs_create(tree, sda_ino, s, 0644, &st);
+	if (r == 0) {
+		if (!expect_valid(s) || classfs_write(tree, st.ino, "w", 1, 3) != 1 ||
+		    classfs_read(tree, st.ino, buf, sizeof(buf), 0) != 4 ||
+		    classfs_rename(tree, sda_ino, s, root, "fuzz-moved", 0) ||
+		    classfs_rename(tree, root, "fuzz-moved", sda_ino, s, 0) ||
+		    classfs_unlink(tree, sda_ino, s))
+			abort();
+	} else if (r == -EEXIST ? !expect_valid(s) : r != -EINVAL && r != -ENOMEM) {
+		abort();
+	}
+	r = classfs_mkdir(tree, sda_ino, s, 0755, &st);
+	if (r == 0 && (!expect_valid(s) || classfs_rmdir(tree, sda_ino, s)))
+		abort();
+	r = classfs_symlink(tree, sda_ino, "fuzz-link", s, &st);
+	if (r == 0) {
+		ssize_t n = classfs_readlink(tree, st.ino, buf, sizeof(buf));
+
+		if (n < 0 || strcmp(buf, s) || classfs_unlink(tree, sda_ino, "fuzz-link"))
+			abort();
+	} else if (r != -EINVAL && r != -ENOMEM) {
+		abort();
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -105,6 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (r != -EINVAL && r != -EEXIST && r != -ENOMEM) {
 		abort();
 	}
+	plain_entries(s);
 	if (classfs_tree_node_count(tree) != base_nodes)
 		abort();
 	free(s);

@@ -305,6 +305,13 @@ static PyObject *client_class_remove(struct cfs_py_client *self, PyObject *args)
 	return finish(self, classfs_client_class_remove(self->c, cls), cls);
 }
 
+static PyObject *client_reset(struct cfs_py_client *self, PyObject *unused)
+{
+	if (!claim(self))
+		return NULL;
+	return finish(self, classfs_client_reset(self->c), "reset");
+}
+
 /* the subscription's callbacks: run inside dispatch(), with the GIL taken back */
 static void on_event(const struct classfs_uevent *ev, void *data)
 {
@@ -475,6 +482,9 @@ static PyMethodDef client_methods[] = {
 	  "device_remove(cls, name): remove a device and those depending on it" },
 	{ "class_remove", (PyCFunction)client_class_remove, METH_VARARGS,
 	  "class_remove(cls): remove a class and its devices" },
+	{ "reset", (PyCFunction)client_reset, METH_NOARGS,
+	  "reset(): the tree as a new daemon's (every device and every file made removed); "
+	  "root or the daemon's uid" },
 	{ "subscribe", (PyCFunction)client_subscribe, METH_VARARGS,
 	  "subscribe(from_seqnum=0): receive every event from dispatch()" },
 	{ "unsubscribe", (PyCFunction)client_unsubscribe, METH_NOARGS, "stop receiving events" },

@@ -1083,6 +1083,58 @@ CLASSFS_PUBLIC int classfs_path_list(struct classfs_tree *tree, const char *path
 				     int (*fn)(void *ctx, const char *name,
 					       const struct classfs_stat *st),
 				     void *ctx);
+/*
+ * Changing the tree as a filesystem (what the mounted tree does for
+ * open(O_CREAT), mkdir, symlink, unlink, rmdir, rename, chmod and
+ * truncate; the kernel checks the caller's permissions before).  Files
+ * made so are stored values that hold what is written at any offset and
+ * report their length; directories and symlinks are plain ones.  A
+ * device's code attributes and directory, and the directories the tree
+ * makes, are not changed this way.  Each function's comment in
+ * src/core/plain.c and plain-rename.c gives its errors.
+ */
+/** classfs_create() - make an empty file @name (mode @mode) in directory @dir; 0 or -errno */
+CLASSFS_PUBLIC int classfs_create(struct classfs_tree *tree, uint64_t dir, const char *name,
+				  mode_t mode, struct classfs_stat *st);
+/** classfs_mkdir() - make an empty directory @name in directory @dir; 0 or -errno */
+CLASSFS_PUBLIC int classfs_mkdir(struct classfs_tree *tree, uint64_t dir, const char *name,
+				 mode_t mode, struct classfs_stat *st);
+/** classfs_symlink() - make a symlink @name with text @target in directory @dir; 0 or -errno */
+CLASSFS_PUBLIC int classfs_symlink(struct classfs_tree *tree, uint64_t dir, const char *name,
+				   const char *target, struct classfs_stat *st);
+/**
+ * classfs_unlink() - remove a stored value or link @name of directory
+ * @dir; a device's computed entry (`dev`, `subsystem`, `device`,
+ * class/CLASS/NAME, block/NAME, dev/TYPE/M:m, an attribute of its class's
+ * or type's groups) is hidden for that device until it goes.  0 or
+ * -errno (-EPERM: `uevent`, links and directories the tree makes).
+ */
+CLASSFS_PUBLIC int classfs_unlink(struct classfs_tree *tree, uint64_t dir, const char *name);
+/** classfs_rmdir() - remove empty plain directory @name of @dir; 0, -ENOTEMPTY, -EBUSY (a device's), -EPERM, ... */
+CLASSFS_PUBLIC int classfs_rmdir(struct classfs_tree *tree, uint64_t dir, const char *name);
+/**
+ * classfs_rename() - move entry @name of @dir to @newname in @newdir,
+ * replacing what was there (@flags 1: RENAME_NOREPLACE); 0 or -errno
+ */
+CLASSFS_PUBLIC int classfs_rename(struct classfs_tree *tree, uint64_t dir, const char *name,
+				  uint64_t newdir, const char *newname, unsigned int flags);
+/** classfs_chmod() - set the mode of a stored value, plain directory or link; 0 or -errno */
+CLASSFS_PUBLIC int classfs_chmod(struct classfs_tree *tree, uint64_t ino, mode_t mode,
+				 struct classfs_stat *st);
+/**
+ * classfs_truncate() - set the length of a file made through the
+ * filesystem; other writable files are left alone (sysfs's O_TRUNC).
+ * 0 or -errno
+ */
+CLASSFS_PUBLIC int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size,
+				    struct classfs_stat *st);
+/**
+ * classfs_tree_remove_plain() - remove everything made through the
+ * filesystem and show again the computed entries it hid; devices and
+ * what their publishers added stay.  0, -EINVAL, -ENOMEM (nothing changed)
+ */
+CLASSFS_PUBLIC int classfs_tree_remove_plain(struct classfs_tree *tree);
+
 /* ------------------------------------------------------------------ */
 /* the live filesystem (FUSE)                                          */
 /* ------------------------------------------------------------------ */

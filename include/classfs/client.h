@@ -280,6 +280,21 @@ CLASSFS_PUBLIC int classfs_client_device_remove(struct classfs_client *c, const 
 						const char *name);
 
 /**
+ * classfs_client_reset() - return the daemon's tree to a new daemon's
+ * state, for a testbed replaced by a new one in an environment that stays
+ * (classfs-run --socket): every device removed (each after those below
+ * it and on it, with its REMOVE event, as classfs_client_device_remove()),
+ * every class and bus, and every file, directory and link made through
+ * the filesystem or classfs_client_attr_set() with create.  The mount,
+ * the connections and subscriptions stay; SEQNUM goes on.  What @c had
+ * published and bound is forgotten.
+ * @c: the client.
+ *
+ * Return: 0, -EACCES (neither root nor the daemon's own uid), -EINVAL.
+ */
+CLASSFS_PUBLIC int classfs_client_reset(struct classfs_client *c);
+
+/**
  * classfs_client_device_rename() - rename a class device (MOVE event)
  * @c: the client.
  * @cls: its class.

@@ -45,6 +45,7 @@ char *ctl_sysfs_value(const char *s, size_t *len);
 
 int cmd_mkclass(int argc, char **argv);
 int cmd_rmclass(int argc, char **argv);
+int cmd_reset(int argc, char **argv);
 int cmd_add(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_rename(int argc, char **argv);

@@ -78,6 +78,20 @@ int cmd_rmclass(int argc, char **argv)
 	return r ? ctl_fail(c, r, "rmclass %s", argv[optind]) : 0;
 }
 
+/* the tree as a new daemon's: every device, class and file made removed */
+int cmd_reset(int argc, char **argv)
+{
+	struct classfs_client *c;
+	int r;
+
+	if (!ctl_no_options(argc, argv) || !ctl_nargs(argc - optind, 0, 0, "reset"))
+		return EXIT_USAGE;
+	if (!(c = ctl_connect()))
+		return 1;
+	r = classfs_client_reset(c);
+	return r ? ctl_fail(c, r, "reset") : 0;
+}
+
 static void free_attrs(struct classfs_client_attr *a, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

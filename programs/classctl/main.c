@@ -48,6 +48,7 @@ static const struct cmd cmds[] = {
 	{ "load", "FILE", cmd_load },
 	{ "save", "[FILE]", cmd_save },
 	{ "mount", "", cmd_mount },
+	{ "reset", "", cmd_reset },
 };
 
 static void usage(FILE *out)

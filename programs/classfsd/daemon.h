@@ -130,6 +130,7 @@ extern struct cfsd cfsd;
 
 /* registry.c */
 int cfsd_registry_init(void);
+void cfsd_registry_clear(void);
 void cfsd_registry_shutdown(void);
 struct cfsd_rclass *cfsd_class_lookup(const char *name);
 struct cfsd_rdev *cfsd_dev_lookup(const char *cls, const char *name);
@@ -160,6 +161,10 @@ int cfsd_attr_create(const struct cfsd_conn *c, const struct cfs_msg *m,
 /* remove.c */
 int cfsd_remove_with_dependents(uid_t uid, struct cfsd_rclass *rc, struct classfs_device *top,
 				const char *what, char *msg, size_t msgsz);
+int cfsd_remove_all_devices(char *msg, size_t msgsz);
+
+/* reset.c */
+int cfsd_reset(uid_t uid, char *msg, size_t msgsz);
 
 /* quota.c: what each uid holds, within its limits */
 enum cfsd_quota {

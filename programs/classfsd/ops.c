@@ -720,6 +720,7 @@ static int execute(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *r
 	case CFS_OP_TREE:
 	case CFS_OP_INFO: return op_render(c, m, rp);
 	case CFS_OP_BATCH: return op_batch(c, m, rp);
+	case CFS_OP_RESET: return cfsd_reset(c->uid, rp->msg, sizeof(rp->msg));
 	default:
 		snprintf(rp->msg, sizeof(rp->msg), "%s is not a request", cfs_op_name(m->op));
 		return -EOPNOTSUPP;
@@ -738,6 +739,7 @@ static bool makes_events(uint16_t op)
 	case CFS_OP_TRIGGER:
 	case CFS_OP_LOAD:
 	case CFS_OP_BATCH:
+	case CFS_OP_RESET:
 		return true;
 	default:
 		return false;

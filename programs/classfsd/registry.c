@@ -658,23 +658,39 @@ int cfsd_registry_init(void)
 	return 0;
 }
 
-/* remove everything, newest first, so every device sends its REMOVE */
-void cfsd_registry_shutdown(void)
+/*
+ * Under cfsd.lock: remove every registered object, newest first, so
+ * every device sends its REMOVE, then the buses made for devices (those
+ * still in use stay listed).
+ */
+void cfsd_registry_clear(void)
 {
-	pthread_mutex_lock(&cfsd.lock);
+	size_t kept = 0;
+
 	while (!cfs_list_empty(&cfsd.all))
 		obj_remove(cfs_list_entry(cfsd.all.prev, struct cfsd_obj, all_link));
-	pthread_mutex_unlock(&cfsd.lock);
 	for (size_t i = 0; i < cfsd.nbuses; i++) {
 		if (classfs_bus_unregister(cfsd.buses[i]) == 0) {
 			free((char *)cfsd.buses[i]->name);
 			free(cfsd.buses[i]);
+		} else {
+			cfsd.buses[kept++] = cfsd.buses[i];
 		}
 	}
+	cfsd.nbuses = kept;
+}
+
+/* remove everything (cfsd_registry_clear()) and free the registry's tables */
+void cfsd_registry_shutdown(void)
+{
+	pthread_mutex_lock(&cfsd.lock);
+	cfsd_registry_clear();
+	pthread_mutex_unlock(&cfsd.lock);
 	free(cfsd.buses);
 	free(cfsd.devs);
 	free(cfsd.classes);
 	cfsd.buses = NULL;
 	cfsd.devs = NULL;
 	cfsd.classes = NULL;
+	cfsd.nbuses = 0;
 }

@@ -64,7 +64,8 @@ static int devset_add(struct devset *s, struct classfs_device *d)
 
 struct dependents {
 	struct classfs_class *cls;	/* removing a class: its devices ... */
-	struct classfs_device *top;	/* ... or this device */
+	struct classfs_device *top;	/* ... or this device ... */
+	bool all;			/* ... or every device (a reset) */
 	struct devset set;
 	struct classfs_device **v;	/* the set in walk order, each referenced */
 	size_t n, cap;
@@ -75,7 +76,8 @@ static int collect(struct classfs_device *dev, void *data)
 {
 	struct dependents *x = data;
 
-	if (!(x->top ? dev == x->top : dev->cls == x->cls) && !devset_has(&x->set, dev->parent) &&
+	if (!x->all && !(x->top ? dev == x->top : dev->cls == x->cls) &&
+	    !devset_has(&x->set, dev->parent) &&
 	    !devset_has(&x->set, dev->phys))
 		return 0;
 	if (x->n == x->cap) {
@@ -195,6 +197,30 @@ int cfsd_remove_with_dependents(uid_t uid, struct cfsd_rclass *rc, struct classf
 	if (rc)
 		cfsd_class_remove(rc);
 out:
+	dependents_free(&x);
+	return r;
+}
+
+/**
+ * cfsd_remove_all_devices() - remove every device of the tree, deepest
+ * first (each after those below it and on it), registry entries with
+ * their devices, the record loader's devices too
+ * @msg: receives why it failed.
+ * @msgsz: its size.
+ *
+ * Called with cfsd.lock held, for a reset (the caller checked who asks).
+ * Return: 0, -ENOMEM (nothing removed).
+ */
+int cfsd_remove_all_devices(char *msg, size_t msgsz)
+{
+	struct dependents x = { .all = true };
+	int r = classfs_tree_for_each_device(cfsd.tree, collect, &x);
+
+	if (r < 0)
+		snprintf(msg, msgsz, "cannot reset the tree: %s", strerror(-r));
+	else
+		for (size_t i = x.n; i-- > 0;)
+			remove_one(x.v[i]);
 	dependents_free(&x);
 	return r;
 }

@@ -594,3 +594,33 @@ int classfs_client_trigger(struct classfs_client *c, const char *cls, const char
 	cfs_buf_free(&b);
 	return r;
 }
+
+/**
+ * classfs_client_reset() - return the daemon's tree to a new daemon's state
+ * @c: the client
+ *
+ * Removes every device (each after those below it and on it, with its
+ * REMOVE event), every class and bus, and every file, directory and link
+ * made through the filesystem or ATTR_SET with create; the mount, the
+ * connections and their subscriptions stay, and SEQNUM goes on.  What
+ * this client published and bound is forgotten (not published again
+ * after a reconnect).  Root or the daemon's own uid only.
+ * Return: 0, -EACCES (another uid), -EINVAL (NULL), the connection's errors.
+ */
+int classfs_client_reset(struct classfs_client *c)
+{
+	struct cfs_buf b;
+	int r;
+
+	if (!c)
+		return -EINVAL;
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_RESET, 0, 0);
+	r = cfs_client_transact(c, &b, NULL);
+	cfs_buf_free(&b);
+	if (r == 0) {
+		cfs_client_bound_forget(c, NULL, "");
+		cfs_client_rattr_forget(c, "");
+	}
+	return r;
+}

@@ -295,7 +295,8 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev,
 	r = -EEXIST;
 	/* the class directory lists every device of the class beside its files */
 	if (dev->cls && (cfs_class_lookup_locked(dev->cls, name) ||
-			 cfs_dir_lookup(&dev->cls->p.node, name)))
+			 ((adopt = cfs_dir_lookup(&dev->cls->p.node, name)) &&
+			  !cfs_plain_adoptable(adopt, dev))))
 		goto out_unlock;
 	/* an exact place is what its caller names (exact.c checks devices/virtual) */
 	if (!ex && cfs_layout_clash_locked(t, dev, name))
@@ -305,9 +306,15 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev,
 	if (r < 0)
 		goto out_unlock;
 	r = -EEXIST;
+	/*
+	 * A plain directory there is filled in (exact.c): at an exact place
+	 * any, elsewhere one made through the filesystem that holds data only
+	 * (plain.c); a name the class directory holds is taken.
+	 */
 	adopt = cfs_dir_lookup(dir, name);
-	/* at an exact place, a plain directory there is filled in (exact.c) */
-	if ((adopt && (!ex || cfs_adopt_check(dev, adopt) < 0)) ||
+	if ((adopt && (ex ? cfs_adopt_check(dev, adopt) < 0 : !cfs_plain_adoptable(adopt, dev))) ||
+	    (dev->cls && cfs_dir_lookup(&dev->cls->p.node, name) &&
+	     cfs_dir_lookup(&dev->cls->p.node, name) != adopt) ||
 	    (dir->flags & CFS_NF_DEVICE && cfs_name_is_virtual(cfs_node_device(dir), name)))
 		goto out_glue;
 
@@ -362,6 +369,7 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev,
 	/* over the limits: added without an event, as Linux does */
 	(void)cfs_event_emit_locked(t, ev, CLASSFS_ACTION_ADD, dev, NULL);
 	cfs_unlock(t);
+	cfs_free_list(freelist);
 
 	/* the devices below an adopted directory held its parent before */
 	while (base_puts--)

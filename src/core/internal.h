@@ -134,10 +134,12 @@ enum {
 	CFS_NF_TREEATTR = 0x80,	/* u.attr is a struct cfs_tree_attr */
 	CFS_NF_VALUE = 0x100,	/* u.attr is a struct cfs_value (value.c) */
 	CFS_NF_USER_LINK = 0x200,	/* a link a publisher added (value.c) */
-	CFS_NF_LINK_TEXT = 0x400,	/* its target is text stored after its name */
-	CFS_NF_PLAIN_DIR = 0x800,	/* a directory no device was added for (value.c, placement.c) */
+	CFS_NF_LINK_TEXT = 0x400,	/* its target is text (u.attr points at it) */
+	CFS_NF_PLAIN_DIR = 0x800,	/* a directory no device was added for (value.c,
+					 * placement.c, exact.c, plain.c) */
 	CFS_NF_MADE_DIR = 0x1000,	/* a plain directory made for a device's path: goes with
 					 * the last device below it, when nothing else is in it */
+	CFS_NF_PLAIN = 0x2000,		/* made through the filesystem (plain.c) */
 };
 
 #define CFS_ACTIVE_BIAS (INT_MIN + 1)	/* kernfs's KN_DEACTIVATED_BIAS */
@@ -213,6 +215,12 @@ struct cfs_move {
 	struct cfs_move *next;
 };
 
+/* a computed attribute of a device unlinked through the filesystem (hide.c) */
+struct cfs_hidden {
+	uint32_t id, gen;		/* the device's node */
+	unsigned int slot;
+};
+
 struct cfs_watch {
 	const struct classfs_watch_ops *ops;
 	void *data;
@@ -268,6 +276,8 @@ struct classfs_tree {
 	 * be on: freed with the tree (placement.c)
 	 */
 	struct classfs_node *graveyard;
+	struct cfs_hidden *hidden;	/* (L) hide.c */
+	size_t nhidden, hidden_cap;
 };
 
 /* files of the tree itself (kernel/uevent_seqnum) */
@@ -386,6 +396,14 @@ enum {
 	CFS_DS_ADD_SENT = 0x80,	/* its ADD was numbered: a REMOVE must follow */
 	CFS_DS_MARK = 0x100,	/* visited by a tree walk (under L) */
 	CFS_DS_VIRTUAL = 0x200,	/* a physical device in devices/virtual (add_virtual) */
+	/* computed entries unlinked through the filesystem (plain.c): hidden */
+	CFS_DS_HIDE_DEV = 0x10000,
+	CFS_DS_HIDE_SUBSYSTEM = 0x20000,
+	CFS_DS_HIDE_DEVICE = 0x40000,
+	CFS_DS_HIDE_ALIAS = 0x80000,
+	CFS_DS_HIDE_BLOCK = 0x100000,
+	CFS_DS_HIDE_DEVNUM = 0x200000,
+	CFS_DS_HIDE_ALL = 0x3F0000,
 };
 
 extern const struct cfs_htab_ops cfs_name_htab_ops;
@@ -465,6 +483,8 @@ const struct classfs_attribute *cfs_group_attr(const struct classfs_attribute_gr
 						  const struct classfs_bin_attribute **bin);
 int cfs_resolve_locked(struct classfs_tree *t, uint64_t ino, struct cfs_entry *e);
 void cfs_entry_stat(const struct cfs_entry *e, struct classfs_stat *st);
+int cfs_lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, const char *name,
+		      struct cfs_entry *out);
 
 const struct classfs_attribute_group *cfs_vgroup(const struct classfs_device *dev, unsigned int g);
 bool cfs_name_is_virtual(const struct classfs_device *dev, const char *name);
@@ -497,9 +517,30 @@ bool cfs_uevent_value_clean(const char *s);
 int cfs_uevent_file_write(struct classfs_device *dev, const char *buf, size_t count);
 
 /* ---- values, publishers' links, plain directories (value.c) ---- */
+struct classfs_node *cfs_value_node_new(const char *name, mode_t mode, const void *value,
+					size_t len, bool binary);
+struct classfs_node *cfs_link_node_new(const char *name, const char *text);
+ssize_t cfs_value_read(struct classfs_node *n, char *buf, size_t size, off_t off);
+ssize_t cfs_value_write(struct classfs_tree *t, struct classfs_node *n, const char *buf,
+			size_t size, off_t off);
+int cfs_value_truncate(struct classfs_tree *t, struct classfs_node *n, off_t size);
+void cfs_value_set_name_mode(struct classfs_node *n);
 void cfs_value_free(const void *attr);
 void cfs_user_link_free(struct classfs_node *n);
 const char *cfs_link_text(const struct classfs_node *n);
+
+/* ---- entries made through the filesystem (plain.c, plain-rename.c) ---- */
+bool cfs_node_going(const struct classfs_node *n);
+int cfs_plain_movable(const struct classfs_node *n);
+bool cfs_plain_only_data(const struct classfs_node *n);
+bool cfs_plain_adoptable(const struct classfs_node *p, const struct classfs_device *dev);
+
+/* ---- computed attributes unlinked through the filesystem (hide.c) ---- */
+bool cfs_hide_any(void);
+bool cfs_hidden_locked(const struct classfs_tree *t, const struct classfs_node *n,
+		       unsigned int slot);
+int cfs_hide_locked(struct classfs_tree *t, const struct classfs_node *n, unsigned int slot);
+void cfs_unhide_all_locked(struct classfs_tree *t);
 
 /* ---- kernel/uevent_helper (helper.c) ---- */
 extern const struct cfs_tree_attr cfs_uevent_helper_attr;
@@ -549,6 +590,20 @@ enum {
 #define CFS_MAX_VGROUPS 14		/* default groups a device shows */
 #define CFS_GROUP_MAX_ATTRS CFS_SLOT_GROUP_DIR	/* attributes a group shows */
 #define CFS_MAX_COMPUTED 512		/* computed entries a directory shows */
+
+/* the device state bit that hides computed entry @slot, or 0: it cannot be unlinked */
+static inline unsigned int cfs_slot_hide_bit(unsigned int slot)
+{
+	switch (slot) {
+	case CFS_SLOT_DEV: return CFS_DS_HIDE_DEV;
+	case CFS_SLOT_SUBSYSTEM: return CFS_DS_HIDE_SUBSYSTEM;
+	case CFS_SLOT_DEVICE: return CFS_DS_HIDE_DEVICE;
+	case CFS_SLOT_ALIAS: return CFS_DS_HIDE_ALIAS;
+	case CFS_SLOT_BLOCK: return CFS_DS_HIDE_BLOCK;
+	case CFS_SLOT_DEVNUM: return CFS_DS_HIDE_DEVNUM;
+	}
+	return 0;
+}
 
 static inline unsigned int cfs_slot_group(unsigned int slot)
 {

@@ -14,7 +14,7 @@
 #include "internal.h"
 
 enum call_kind { CALL_NONE, CALL_DEV_TEXT, CALL_DEV_BIN, CALL_CLASS, CALL_TREE, CALL_UEVENT,
-		 CALL_DEVNUM };
+		 CALL_DEVNUM, CALL_VALUE };
 
 struct call {
 	enum call_kind kind;
@@ -71,6 +71,8 @@ static int call_prepare_locked(const struct cfs_entry *e, struct call *c)
 		c->attr = e->n->u.attr;
 		if (e->n->flags & CFS_NF_TREEATTR) {
 			c->kind = CALL_TREE;
+		} else if (e->n->flags & CFS_NF_VALUE) {
+			c->kind = CALL_VALUE;	/* bytes, not code: no owner needed */
 		} else if ((o = owner_of(e->n, CFS_NF_DEVICE | CFS_NF_CLASS)) &&
 			   (o->flags & CFS_NF_DEVICE)) {
 			c->kind = e->n->type == CFS_NT_BIN ? CALL_DEV_BIN : CALL_DEV_TEXT;
@@ -196,6 +198,10 @@ ssize_t classfs_read_offer(struct classfs_tree *t, uint64_t ino, char *buf, size
 		len = -EACCES;
 		goto out;
 	}
+	if (c.kind == CALL_VALUE) {
+		len = cfs_value_read(c.active, buf, size, off);
+		goto out;
+	}
 	if (c.kind == CALL_DEV_BIN) {
 		const struct classfs_bin_attribute *a = c.attr;
 
@@ -281,6 +287,10 @@ ssize_t classfs_write_offer(struct classfs_tree *t, uint64_t ino, const char *bu
 		return r;
 	if (!(c.mode & 0222) || c.kind == CALL_DEVNUM) {
 		r = -EACCES;
+		goto out;
+	}
+	if (c.kind == CALL_VALUE) {
+		r = cfs_value_write(t, c.active, buf, size, off);
 		goto out;
 	}
 	if (c.kind == CALL_DEV_BIN) {

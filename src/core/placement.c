@@ -15,6 +15,14 @@ static int virtual_dir_get(struct classfs_tree *t, struct classfs_node **dirp,
 			   struct classfs_node **glue)
 {
 	if (!t->virtual_dir) {
+		struct classfs_node *v = cfs_dir_lookup(t->devices_dir, "virtual");
+
+		/* made through the filesystem (plain.c): taken over */
+		if (v && v->type == CFS_NT_DIR && (v->flags & CFS_NF_PLAIN_DIR)) {
+			t->virtual_dir = v;
+			*dirp = v;
+			return 0;
+		}
 		t->virtual_dir = cfs_mkdir(t, t->devices_dir, "virtual");
 		if (!t->virtual_dir)
 			return -ENOMEM;

@@ -121,6 +121,7 @@ int classfs_tree_free(struct classfs_tree *t)
 		cfs_unlock(t);
 		return -EBUSY;
 	}
+	cfs_unhide_all_locked(t);
 	cfs_unlock(t);
 	cfs_events_deliver(t);
 	cfs_helper_stop(t);

@@ -8,9 +8,12 @@
  *
  * A value is an ordinary text or binary attribute whose show()/store()
  * read and replace bytes kept beside it, so active references, modes and
- * removal work as for any attribute.  Its bytes are guarded by one of a
- * few striped mutexes: a reader copies them out under it, a writer swaps
- * in a new buffer under it.
+ * removal work as for any attribute.  Reads and writes (io.c) reach the
+ * bytes directly (cfs_value_read(), cfs_value_write()), so a value needs
+ * no device: the files made through the filesystem (plain.c) are binary
+ * values wherever they are.  Its bytes are guarded by one of a few
+ * striped mutexes: a reader copies them out under it, a writer swaps in
+ * a new buffer under it.
  */
 #include "internal.h"
 
@@ -99,10 +102,104 @@ void cfs_user_link_free(struct classfs_node *n)
 		classfs_device_put(cfs_node_device(n->u.target));
 }
 
-/* the text of a literal link (view.c) */
+/* the text of a literal link (view.c): kept in ->u.attr, so a rename may change the name */
 const char *cfs_link_text(const struct classfs_node *n)
 {
-	return n->name + strlen(n->name) + 1;
+	return n->u.attr;
+}
+
+/**
+ * cfs_value_read() - read stored value @n from @off, without a show()
+ * @n: a node with CFS_NF_VALUE, an active reference held
+ *
+ * A text value is read as its show() page would be, cut at @off.
+ * Return: the bytes copied.
+ */
+ssize_t cfs_value_read(struct classfs_node *n, char *buf, size_t size, off_t off)
+{
+	struct cfs_value *v = (struct cfs_value *)n->u.attr;
+
+	return (ssize_t)cfs_bytes_read(&v->bytes, buf, (size_t)off, size);
+}
+
+/**
+ * cfs_value_write() - write stored value @n (CFS_NF_VALUE, active
+ * reference held), no lock held
+ *
+ * A text value is replaced by the whole buffer, as its store() does
+ * (@off is not used, CLASSFS_ATTR_MAX bytes at most); a binary value
+ * takes the bytes at @off within its size, as a sysfs binary attribute
+ * does (-EFBIG at or past its end, unless it is empty); a file made
+ * through the filesystem (CFS_NF_PLAIN) as a regular file does, growing
+ * (a gap before @off reads as zeros).
+ * Return: bytes taken, -E2BIG, -EFBIG, -ENOMEM.
+ */
+ssize_t cfs_value_write(struct classfs_tree *t, struct classfs_node *n, const char *buf,
+			size_t size, off_t off)
+{
+	struct cfs_value *v = (struct cfs_value *)n->u.attr;
+	int r;
+
+	if (n->type == CFS_NT_REG) {
+		if (size > CLASSFS_ATTR_MAX)
+			return -E2BIG;
+		r = cfs_bytes_put(&v->bytes, buf, size, 0, true);
+		return r < 0 ? r : (ssize_t)size;
+	}
+	if (!(n->flags & CFS_NF_PLAIN)) {
+		size_t len = cfs_bytes_len(&v->bytes);
+
+		if (len && (size_t)off >= len)
+			return -EFBIG;
+		if (len && size > len - (size_t)off)
+			size = len - (size_t)off;
+	}
+	r = cfs_bytes_put(&v->bytes, buf, size, (size_t)off, false);
+	if (r < 0)
+		return r;
+	cfs_lock(t);
+	v->def.bin.size = cfs_bytes_len(&v->bytes);
+	cfs_unlock(t);
+	return (ssize_t)size;
+}
+
+/**
+ * cfs_value_truncate() - set the length of @n, a file made through the
+ * filesystem, to @size (its active reference held, no lock held); a
+ * published value is left as it is, as sysfs leaves an attribute opened
+ * with O_TRUNC.
+ * Return: 0, -EFBIG, -ENOMEM.
+ */
+int cfs_value_truncate(struct classfs_tree *t, struct classfs_node *n, off_t size)
+{
+	struct cfs_value *v = (struct cfs_value *)n->u.attr;
+	int r;
+
+	if (!(n->flags & CFS_NF_PLAIN) || n->type != CFS_NT_BIN)
+		return 0;
+	if ((uint64_t)size > CFS_BYTES_MAX)
+		return -EFBIG;
+	r = cfs_bytes_put(&v->bytes, "", 0, (size_t)size, true);
+	if (r < 0)
+		return r;
+	cfs_lock(t);
+	v->def.bin.size = cfs_bytes_len(&v->bytes);
+	cfs_unlock(t);
+	return 0;
+}
+
+/* under L: value @n's definition follows its node's name and mode (a rename, a chmod) */
+void cfs_value_set_name_mode(struct classfs_node *n)
+{
+	struct cfs_value *v = (struct cfs_value *)n->u.attr;
+
+	if (n->type == CFS_NT_BIN) {
+		v->def.bin.attr.name = n->name;
+		v->def.bin.attr.mode = n->mode;
+	} else {
+		v->def.text.attr.name = n->name;
+		v->def.text.attr.mode = n->mode;
+	}
 }
 
 /*
@@ -223,28 +320,28 @@ static const char *leaf_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-int classfs_device_add_value(struct classfs_device *dev, const char *path, mode_t mode,
-			     const void *value, size_t len, unsigned int flags)
+/**
+ * cfs_value_node_new() - a stored value's node, not yet in the tree
+ * @name: its name (copied)
+ * @mode: its permission bits; a write is refused by them (io.c), never
+ *        by a missing store(), so a chmod makes a value writable
+ * @value: its first bytes, @len of them
+ * @binary: a binary attribute (written at offsets, st_size its length)
+ *
+ * Return: the node (freed by cfs_node_free()), or NULL (out of memory).
+ */
+struct classfs_node *cfs_value_node_new(const char *name, mode_t mode, const void *value,
+					size_t len, bool binary)
 {
-	bool binary = flags & CLASSFS_VALUE_BINARY;
-	const char *name = leaf_name(path);
 	struct cfs_value_node *vn;
 	struct classfs_node *n;
 	struct cfs_value *v;
-	size_t namelen;
+	size_t namelen = strlen(name) + 1;
 
-	if (!dev || !name || (flags & ~CLASSFS_VALUE_BINARY) || (len && !value) ||
-	    (mode & ~07777u))
-		return -EINVAL;
-	if ((!binary && len > CLASSFS_ATTR_MAX) || len > CFS_BYTES_MAX)
-		return -E2BIG;
-	if (!cfs_dev_state(dev, CFS_DS_ADDED))
-		return -ENODEV;
 	/* the node, the value, its bytes, its name */
-	namelen = strlen(name) + 1;
 	vn = cfs_malloc(sizeof(*vn) + len + namelen);
 	if (!vn)
-		return -ENOMEM;
+		return NULL;
 	n = &vn->node;
 	v = &vn->v;
 	cfs_bytes_init(&v->bytes, (char *)(vn + 1), value, len);
@@ -256,16 +353,36 @@ int classfs_device_add_value(struct classfs_device *dev, const char *path, mode_
 			.attr = { .name = n->name, .mode = mode },
 			.size = len,
 			.read = value_read,
-			.write = (mode & 0222) ? value_write : NULL,
+			.write = value_write,
 		};
 	else
 		v->def.text = (struct classfs_device_attribute){
 			.attr = { .name = n->name, .mode = mode },
 			.show = value_show,
-			.store = (mode & 0222) ? value_store : NULL,
+			.store = value_store,
 		};
 	n->u.attr = v;
 	n->flags |= CFS_NF_VALUE;
+	return n;
+}
+
+int classfs_device_add_value(struct classfs_device *dev, const char *path, mode_t mode,
+			     const void *value, size_t len, unsigned int flags)
+{
+	bool binary = flags & CLASSFS_VALUE_BINARY;
+	const char *name = leaf_name(path);
+	struct classfs_node *n;
+
+	if (!dev || !name || (flags & ~CLASSFS_VALUE_BINARY) || (len && !value) ||
+	    (mode & ~07777u))
+		return -EINVAL;
+	if ((!binary && len > CLASSFS_ATTR_MAX) || len > CFS_BYTES_MAX)
+		return -E2BIG;
+	if (!cfs_dev_state(dev, CFS_DS_ADDED))
+		return -ENODEV;
+	n = cfs_value_node_new(name, mode, value, len, binary);
+	if (!n)
+		return -ENOMEM;
 	return entry_add(dev, path, n);
 }
 
@@ -331,8 +448,15 @@ int classfs_device_set_value(struct classfs_device *dev, const char *path, const
 	return r;
 }
 
-static struct classfs_node *link_node(struct classfs_tree *t, const char *name,
-				      const char *text)
+/**
+ * cfs_link_node_new() - a link's node, not yet in the tree
+ * @name: its name (copied)
+ * @text: its literal target (copied), or NULL: its target is set in
+ *        ->u.target by the caller (a device, referenced)
+ *
+ * Return: the node (freed by cfs_node_free()), or NULL (out of memory).
+ */
+struct classfs_node *cfs_link_node_new(const char *name, const char *text)
 {
 	size_t nl = strlen(name) + 1, tl = text ? strlen(text) + 1 : 0;
 	struct classfs_node *n = cfs_malloc(sizeof(*n) + nl + tl);
@@ -344,6 +468,8 @@ static struct classfs_node *link_node(struct classfs_tree *t, const char *name,
 		memcpy((char *)(n + 1) + nl, text, tl);
 	cfs_node_init(n, (char *)(n + 1), CFS_NT_LNK, 0777,
 		      CFS_NF_ALLOC | CFS_NF_USER_LINK | (text ? CFS_NF_LINK_TEXT : 0));
+	if (text)
+		n->u.attr = (char *)(n + 1) + nl;
 	return n;
 }
 
@@ -355,7 +481,7 @@ int classfs_device_add_link(struct classfs_device *dev, const char *path, const 
 		return -EINVAL;
 	if (!cfs_dev_state(dev, CFS_DS_ADDED))
 		return -ENODEV;
-	n = link_node(cfs_device_tree_of(dev), leaf_name(path), target);
+	n = cfs_link_node_new(leaf_name(path), target);
 	if (!n)
 		return -ENOMEM;
 	return entry_add(dev, path, n);
@@ -373,7 +499,7 @@ int classfs_device_add_link_to(struct classfs_device *dev, const char *path,
 		return -ENODEV;
 	if (cfs_device_tree_of(dev) != cfs_device_tree_of(target))
 		return -EINVAL;
-	n = link_node(cfs_device_tree_of(dev), leaf_name(path), NULL);
+	n = cfs_link_node_new(leaf_name(path), NULL);
 	if (!n)
 		return -ENOMEM;
 	n->u.target = &classfs_device_get(target)->p.node;

@@ -108,6 +108,11 @@ static bool is_first_devt(struct classfs_tree *t, const struct classfs_device *d
 /* does computed slot @slot exist for @dev? (under L) */
 static bool slot_exists(struct classfs_tree *t, const struct classfs_device *dev, unsigned int slot)
 {
+	unsigned int hide = cfs_slot_hide_bit(slot);
+
+	/* unlinked through the filesystem (plain.c) */
+	if (hide && cfs_dev_state(dev, hide))
+		return false;
 	switch (slot) {
 	case CFS_SLOT_UEVENT:
 		return true;
@@ -133,7 +138,15 @@ static bool slot_exists(struct classfs_tree *t, const struct classfs_device *dev
 		return false;
 	if (a == CFS_SLOT_GROUP_DIR)
 		return grp->name != NULL;
+	if (cfs_hide_any() && cfs_hidden_locked(t ? t : cfs_device_tree_of(dev), &dev->p.node, slot))
+		return false;
 	return cfs_group_attr(grp, a, &text, &bin) != NULL;
+}
+
+/* is group attribute @slot of @dev hidden (hide.c)?  Under L */
+static bool attr_hidden(const struct classfs_device *dev, unsigned int slot)
+{
+	return cfs_hide_any() && cfs_hidden_locked(cfs_device_tree_of(dev), &dev->p.node, slot);
 }
 
 int cfs_resolve_locked(struct classfs_tree *t, uint64_t ino, struct cfs_entry *e)
@@ -332,6 +345,8 @@ static bool computed_each(const struct classfs_device *dev,
 			if (n == CFS_MAX_COMPUTED)
 				return false;
 			n++;
+			if (attr_hidden(dev, cfs_group_slot(g, a)))
+				continue;
 			if (fn(dev, cfs_group_slot(g, a), ctx))
 				return true;
 		}
@@ -411,7 +426,8 @@ static int lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, co
 		na = group_nattrs(grp, &ntext);
 		for (unsigned int a = 0; a < na && a < CFS_GROUP_MAX_ATTRS; a++) {
 			*out = (struct cfs_entry){ dir->n, cfs_group_slot(cfs_slot_group(dir->slot), a) };
-			if (!strcmp(entry_name(out, buf, sizeof(buf)), name))
+			if (!attr_hidden(dev, out->slot) &&
+			    !strcmp(entry_name(out, buf, sizeof(buf)), name))
 				return 0;
 		}
 		return -ENOENT;
@@ -443,7 +459,7 @@ static int lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, co
 	} else if (dir->n == t->block_dir && t->block_class) {
 		struct classfs_device *d = cfs_class_lookup_locked(t->block_class, name);
 
-		if (d && !d->parent) {
+		if (d && slot_exists(t, d, CFS_SLOT_BLOCK)) {
 			*out = (struct cfs_entry){ &d->p.node, CFS_SLOT_BLOCK };
 			return 0;
 		}
@@ -457,11 +473,20 @@ static int lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, co
 
 		for (struct classfs_device *d = cfs_htab_chain(&t->devts, h); d; d = d->p.devt_next)
 			if (d->devt == devt && (d->cls && d->cls->p.block) == blk) {
+				if (cfs_dev_state(d, CFS_DS_HIDE_DEVNUM))
+					return -ENOENT;
 				*out = (struct cfs_entry){ &d->p.node, CFS_SLOT_DEVNUM };
 				return 0;
 			}
 	}
 	return -ENOENT;
+}
+
+/* entry @name of directory @dir (under L): 0, -ENOENT, -ENOTDIR */
+int cfs_lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, const char *name,
+		      struct cfs_entry *out)
+{
+	return lookup_locked(t, dir, name, out);
 }
 
 int classfs_lookup(struct classfs_tree *t, uint64_t dir, const char *name, struct classfs_stat *st)
@@ -559,7 +584,8 @@ static bool readdir_locked(struct classfs_tree *t, const struct cfs_entry *dir, 
 
 				n = 0;
 				for (unsigned int a = 0; a < na && a < CFS_GROUP_MAX_ATTRS; a++)
-					slots[n++] = cfs_group_slot(g, a);
+					if (!attr_hidden(cfs_entry_device(dir), cfs_group_slot(g, a)))
+						slots[n++] = cfs_group_slot(g, a);
 			} else {
 				n = computed_slots(cfs_entry_device(dir), slots);
 			}
@@ -611,7 +637,7 @@ static bool readdir_locked(struct classfs_tree *t, const struct cfs_entry *dir, 
 			     d; d = cfs_htab_next(&t->devts, &cfs_devt_htab_ops, d)) {
 				struct cfs_entry e = { &d->p.node, CFS_SLOT_DEVNUM };
 
-				if ((d->cls && d->cls->p.block) != blk || !is_first_devt(t, d))
+				if ((d->cls && d->cls->p.block) != blk || !slot_exists(t, d, CFS_SLOT_DEVNUM))
 					continue;
 				if (!batch_add(b, &e, OFF_MAKE(r, cfs_htab_key(&cfs_devt_htab_ops, d) + 1)))
 					return true;

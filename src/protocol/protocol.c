@@ -75,6 +75,7 @@ static const struct schema schemas[CFS_OP_COUNT] = {
 	[CFS_OP_CALL] = { B(CFS_T_CALL_ID) | B(CFS_T_CALL_KIND) | B(CFS_T_NAME) | B(CFS_T_ATTR_NAME),
 			  B(CFS_T_CLASS) | B(CFS_T_VALUE), 0 },
 	[CFS_OP_CALL_REPLY] = { B(CFS_T_CALL_ID) | B(CFS_T_ERROR), B(CFS_T_VALUE), 0 },
+	[CFS_OP_RESET] = { 0, 0, 0 },
 };
 
 /* what a BATCH may hold: the publishing operations */
@@ -93,7 +94,7 @@ static const char *const op_names[CFS_OP_COUNT] = {
 	[CFS_OP_TREE] = "TREE",			[CFS_OP_INFO] = "INFO",
 	[CFS_OP_BATCH] = "BATCH",		[CFS_OP_EVENTS] = "EVENTS",
 	[CFS_OP_GAP] = "GAP",			[CFS_OP_CALL] = "CALL",
-	[CFS_OP_CALL_REPLY] = "CALL_REPLY",
+	[CFS_OP_CALL_REPLY] = "CALL_REPLY",	[CFS_OP_RESET] = "RESET",
 };
 
 const char *cfs_op_name(unsigned int op)

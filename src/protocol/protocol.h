@@ -55,6 +55,7 @@ enum cfs_op {
 	CFS_OP_GAP,		/* daemon -> subscriber */
 	CFS_OP_CALL,		/* daemon -> driver: run a remote show()/store() */
 	CFS_OP_CALL_REPLY,	/* driver -> daemon */
+	CFS_OP_RESET,		/* the tree as a new daemon's: every device and plain entry removed */
 	CFS_OP_COUNT,
 };
 

@@ -245,6 +245,11 @@ printf 'P: /devices/virtual/block/zz\nQ: what\n' >"$tmp/bad.umockdev"
 sock=$tmp/b/sock
 unchanged "load a bad record" "bad.umockdev" ctl load "$tmp/bad.umockdev"
 unchanged "load a missing file" "nofile" ctl load "$tmp/nofile"
+mkdir -p "$tmp/b/mnt/firmware/acpi" && echo balanced >"$tmp/b/mnt/firmware/acpi/platform_profile"
+check "reset" ctl reset
+check "  no device left" [ -z "$(ctl save)" ]
+check "  no file made through the mount left" test ! -e "$tmp/b/mnt/firmware"
+check "  the classes gone" [ -z "$(ls "$tmp/b/mnt/class")" ]
 
 # a subscriber asking for more than the replay ring holds is told of the
 # gap, and stops there unless --lossy

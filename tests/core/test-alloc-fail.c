@@ -5,6 +5,8 @@
  * met the failure returns -ENOMEM (constructors NULL with errno ENOMEM)
  * and the tree is exactly as before it (node count, every path and link,
  * SEQNUM, no event); removals cannot fail and still send every REMOVE.
+ * Entries made through the filesystem too (plain.c): mkdir, create, a
+ * write, symlink, rename, and hiding a device's attribute.
  * Leaks are LeakSanitizer's to find (./check.sh runs this under ASan).
  */
 #include "../harness.h"
@@ -185,17 +187,35 @@ struct world {
 };
 
 enum { ST_CLASS, ST_CLASS2, ST_PARENT, ST_CHILD, ST_FILE, ST_RENAME_CHILD, ST_RENAME_PARENT,
-       ST_GROUP, ST_FLAT_GROUP, ST_UEVENT, ST_INTF, ST_UEVENT_FILE, ST_READ, ST_COUNT };
+       ST_GROUP, ST_FLAT_GROUP, ST_UEVENT, ST_INTF, ST_UEVENT_FILE, ST_READ, ST_MKDIR, ST_CREATE,
+       ST_WRITE, ST_SYMLINK, ST_RENAME_FILE, ST_HIDE, ST_COUNT };
 
 static const char *const step_names[] = {
 	"class_register", "class_create", "create parent", "create child", "create_file",
 	"rename child", "rename parent", "create_group", "create_group (flat)",
 	"device_uevent", "interface_register", "write uevent file", "path_read",
+	"mkdir", "create", "write a made file", "symlink", "rename a made file", "hide an attribute",
 };
+
+/* the inode numbers of @a and @b (NULL: not wanted); 0 or classfs_path_stat()'s error */
+static int inos(struct classfs_tree *t, const char *a, uint64_t *ia, const char *b, uint64_t *ib)
+{
+	struct classfs_stat st;
+	int r = classfs_path_stat(t, a, &st);
+
+	*ia = st.ino;
+	if (r == 0 && b) {
+		r = classfs_path_stat(t, b, &st);
+		*ib = st.ino;
+	}
+	return r;
+}
 
 /* run step @s; 0 or -errno */
 static int step(struct world *w, int s)
 {
+	uint64_t d, d2;
+
 	switch (s) {
 	case ST_CLASS:
 		return classfs_class_register(w->t, &w->cls);
@@ -238,6 +258,28 @@ static int step(struct world *w, int s)
 
 		return r < 0 ? (int)r : 0;
 	}
+	case ST_MKDIR:
+		return classfs_mkdir(w->t, classfs_root_ino(), "firmware", 0755, NULL);
+	case ST_CREATE:
+		return inos(w->t, "firmware", &d, NULL, NULL) ?:
+		       classfs_create(w->t, d, "profile", 0644, NULL);
+	case ST_WRITE: {
+		static char big[8192];
+		ssize_t r = inos(w->t, "firmware/profile", &d, NULL, NULL);
+
+		if (r == 0)
+			r = classfs_write(w->t, d, big, sizeof(big), 0);
+		return r < 0 ? (int)r : 0;
+	}
+	case ST_SYMLINK:
+		return inos(w->t, "firmware", &d, NULL, NULL) ?:
+		       classfs_symlink(w->t, d, "l", "../class", NULL);
+	case ST_RENAME_FILE:
+		return inos(w->t, "firmware", &d, "", &d2) ?:
+		       classfs_rename(w->t, d, "profile", d2, "platform_profile", 0);
+	case ST_HIDE:
+		return inos(w->t, "class/af/newparent/", &d, NULL, NULL) ?:
+		       classfs_unlink(w->t, d, "da");
 	}
 	return -EINVAL;
 }
@@ -257,6 +299,7 @@ static void world_init(struct world *w, enum classfs_layout layout)
 
 static void world_free(struct world *w)
 {
+	CHECK_INT(classfs_tree_remove_plain(w->t), 0);
 	classfs_interface_unregister(&w->intf);
 	classfs_device_unregister(w->parent);	/* the child goes with it */
 	classfs_class_unregister(&w->cls);
@@ -318,6 +361,9 @@ static void scenario(enum classfs_layout layout)
 			CHECK_STR(rd(w.t, "class/af/renamed/db"), "db\n");
 			CHECK_STR(rd(w.t, "class/af/renamed/ngrp/db"), "db\n");
 			CHECK_STR(rd(w.t, "class/af/renamed/da"), "da\n");
+			CHECK_INT(ftype(w.t, "class/af/newparent/da"), -ENOENT);
+			CHECK_INT(ftype(w.t, "platform_profile"), CLASSFS_FT_REG);
+			CHECK_STR(lnk(w.t, "firmware/l"), "../class");
 			CHECK_STR(rd(w.t, "class/af/newparent/extra/da"), "da\n");
 			CHECK_STR(rd(w.t, "class/af/version"), "7\n");
 			CHECK_STR(rd(w.t, "dev/char/8:1/dev"), "8:1\n");

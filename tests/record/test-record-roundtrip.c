@@ -14,7 +14,10 @@
  * - random devices made as classfsd makes them (attributes as type
  *   groups, names the tree makes among them, a physical device named
  *   "virtual", roots of virtual buses), then renamed: what the core
- *   accepts saves, loads and saves again to the same text.
+ *   accepts saves, loads and saves again to the same text;
+ * - files and links made through the filesystem in a device's directory
+ *   save as its A: and L: lines and load back as stored values; entries
+ *   outside devices are left out (umockdev's format has no line for them).
  * $RECORD_LOCAL_DATA is tests/record/data.
  */
 #include <limits.h>
@@ -124,6 +127,75 @@ static void teardown(struct classfs_tree *t)
 {
 	classfs_record_unload(t);
 	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+/* ---- files made through the filesystem ---- */
+
+static uint64_t ino_at(struct classfs_tree *t, const char *path)
+{
+	struct classfs_stat st;
+
+	if (classfs_path_stat(t, path, &st) < 0)
+		return 0;
+	return st.ino;
+}
+
+TEST(files_made_through_the_filesystem)
+{
+	static const char rec[] =
+		"P: /devices/LNXSYSTM:00/PNP0C0A:00/power_supply/BAT0\n"
+		"E: SUBSYSTEM=power_supply\n"
+		"A: status=Discharging\\n\n"
+		"A: technology=Li-ion\\n\n";
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES), *t2;
+	const char *bat = "devices/LNXSYSTM:00/PNP0C0A:00/power_supply/BAT0";
+	struct classfs_record_error err;
+	struct classfs_stat st;
+	char path[256], buf[64];
+	uint64_t dir;
+	char *s1, *s2;
+
+	CHECK_INT(load_text(t, rec, &err), 0);
+	dir = ino_at(t, bat);
+	CHECK(dir != 0);
+	/* a new attribute, a link, a rewritten and a removed recorded attribute */
+	CHECK_INT(classfs_create(t, dir, "charge_type", 0644, &st), 0);
+	CHECK_INT(classfs_write(t, st.ino, "Fast\n", 5, 0), 5);
+	CHECK_INT(classfs_create(t, dir, "raw", 0644, &st), 0);
+	CHECK_INT(classfs_write(t, st.ino, "a\0b", 3, 0), 3);
+	CHECK_INT(classfs_symlink(t, dir, "driver", "../../../foo", NULL), 0);
+	snprintf(path, sizeof(path), "%s/status", bat);
+	CHECK_INT(classfs_path_write(t, path, "Charging\n", 9), 9);
+	CHECK_INT(classfs_unlink(t, dir, "technology"), 0);
+	/* outside any device: not in the record */
+	CHECK_INT(classfs_mkdir(t, classfs_root_ino(), "firmware", 0755, &st), 0);
+	CHECK_INT(classfs_create(t, st.ino, "platform_profile", 0644, NULL), 0);
+	s1 = save(t);
+	CHECK(s1 != NULL);
+	if (!s1)
+		goto out;
+	CHECK(strstr(s1, "A: charge_type=Fast\\n\n") != NULL);
+	CHECK(strstr(s1, "L: driver=../../../foo\n") != NULL);
+	CHECK(strstr(s1, "A: status=Charging\\n\n") != NULL);
+	CHECK(strstr(s1, "technology") == NULL);
+	CHECK(strstr(s1, "firmware") == NULL && strstr(s1, "platform_profile") == NULL);
+	t2 = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	CHECK_INT(load_text(t2, s1, &err), 0);
+	s2 = save(t2);
+	CHECK(s2 && !strcmp(s1, s2));
+	if (s2 && strcmp(s1, s2))
+		fprintf(stderr, "  saved\n%s  then\n%s", s1, s2);
+	snprintf(path, sizeof(path), "%s/charge_type", bat);
+	CHECK_INT(classfs_path_read(t2, path, buf, sizeof(buf)), 5);
+	snprintf(path, sizeof(path), "%s/raw", bat);
+	CHECK_INT(classfs_path_read(t2, path, buf, sizeof(buf)), 3);
+	CHECK(!memcmp(buf, "a\0b", 3));
+	free(s2);
+	teardown(t2);
+out:
+	free(s1);
+	classfs_tree_remove_plain(t);
+	teardown(t);
 }
 
 /* ---- a real machine's recording ---- */

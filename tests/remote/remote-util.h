@@ -269,6 +269,25 @@ static inline void evlog_free(struct evlog *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/* how many events of @action @l holds */
+static inline size_t evlog_count(const struct evlog *l, int action)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		n += l->action[i] == action;
+	return n;
+}
+
+/* the position of the first event of @action for @devpath in @l, or -1 */
+static inline long evlog_find(const struct evlog *l, int action, const char *devpath)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->action[i] == action && !strcmp(l->devpath[i], devpath))
+			return (long)i;
+	return -1;
+}
+
 static inline void dispatch_until(struct classfs_client *c, struct evlog *l, uint64_t seq, double secs)
 {
 	for (double t0 = now_s(); atomic_load(&l->last) < seq && now_s() - t0 < secs;)

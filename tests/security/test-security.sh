@@ -279,7 +279,8 @@ row $S nobody mount "owner of own device's files (stat uid mode)" "0 0644" "$(va
 tf $S nobody "write own rw (files are root's: set it through the socket)" EACCES fs-write "$n/rw" 5
 tf $S nobody "write own ro (0444)" EACCES fs-write "$n/ro" 5
 tf $S nobody "write own uevent" EACCES fs-write "$n/uevent" change
-for who in nobody root; do
+# another uid: the mode bits of root's 0755 directories and 0644 files
+for who in nobody; do
 	tf $S $who "create a file in root's device" "EACCES|EPERM" fs-create "$d/new"
 	tf $S $who "create a file in own/nobody's device" "EACCES|EPERM" fs-create "$n/new"
 	tf $S $who "unlink root's rw" "EACCES|EPERM" fs-unlink "$d/rw"
@@ -292,7 +293,22 @@ for who in nobody root; do
 	tf $S $who "chown root's rw" "EPERM" fs-chown "$d/rw" 65534
 done
 tf $S nobody "chmod root's ro to 0666" EPERM fs-chmod "$d/ro" 0666
-tf $S root "chmod root's ro to 0666" "EACCES|EPERM" fs-chmod "$d/ro" 0666
+# root, the tree's owner: files, directories and links as in a tmpfs;
+# devices' directories and computed entries stay the tree's
+tf $S root "create a file in root's device" ok fs-create "$d/new"
+tf $S root "rename it" ok fs-rename "$d/new" "$d/new2"
+tf $S root "unlink it" ok fs-unlink "$d/new2"
+tf $S root "mkdir in root's device" ok fs-mkdir "$d/newdir"
+tf $S root "rmdir it" ok fs-rmdir "$d/newdir"
+tf $S root "symlink in root's device" ok fs-symlink /etc/passwd "$d/link"
+tf $S root "unlink it" ok fs-unlink "$d/link"
+tf $S root "rmdir root's device" EBUSY fs-rmdir "$d"
+tf $S root "rename root's device directory" EBUSY fs-rename "$d" "$mnt/class/rcls/x"
+tf $S root "unlink root's uevent" EPERM fs-unlink "$d/uevent"
+tf $S root "hard link of root's rw" EPERM fs-link "$d/rw" "$d/rw2"
+tf $S root "chown root's rw" EPERM fs-chown "$d/rw" 65534
+tf $S root "chmod root's uevent" EPERM fs-chmod "$d/uevent" 0666
+tf $S root "chmod root's ro to 0666 (the daemon's attribute)" EPERM fs-chmod "$d/ro" 0666
 row $S root mount "modes unchanged (ro, rw)" "0 0444 0 0644" \
 	"$(value root - fs-stat "$d/ro" | tr '\n' ' ')$(value root - fs-stat "$d/rw")"
 

@@ -2,11 +2,12 @@
 /*
  * common-ops.c - the requests both mounts (the sysfs view, ops.c, and the
  * devtmpfs-style view, devview-ops.c) answer alike: the connection's
- * options, statfs, and what they refuse.  Entries come and go only
- * through the tree, so creating, linking, renaming and removing fail as
- * sysfs makes them fail (EACCES for a new file, EPERM for the others)
- * rather than with FUSE's ENOSYS, which `echo 1 > attr-typo` would print
- * as "Function not implemented".
+ * options, statfs, hard links (refused), and what the devtmpfs-style
+ * view refuses.  Its entries come and go only through the tree, so
+ * creating, linking, renaming and removing fail as sysfs makes them fail
+ * (EACCES for a new file, EPERM for the others) rather than with FUSE's
+ * ENOSYS, which `echo 1 > attr-typo` would print as "Function not
+ * implemented".  The sysfs view changes names itself (ns-ops.c).
  */
 #include <sys/statvfs.h>
 

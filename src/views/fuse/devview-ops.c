@@ -288,6 +288,7 @@ static void dv_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 
 const struct fuse_lowlevel_ops cfs_devview_ops = {
 	CFS_FUSE_COMMON_OPS,
+	CFS_FUSE_REFUSE_NS_OPS,
 	.lookup = dv_lookup,
 	.forget = dv_forget,
 	.getattr = dv_getattr,

@@ -3,8 +3,9 @@
  * fuse-internal.h - what the files of the FUSE view share: the mount, the
  * request handlers (ops.c), answers to reads and writes (reply.c),
  * invalidation and poll (notify.c), the directories the kernel holds
- * (known.c), the session loop (loop.c) and mounting (mount.c); the
- * devtmpfs-style view has requests of its own (devview.c).
+ * (known.c), the session loop (loop.c) and mounting (mount.c), the
+ * requests that change names (ns-ops.c); the devtmpfs-style view has
+ * requests of its own (devview.c).
  */
 #ifndef CLASSFS_FUSE_INTERNAL_H
 #define CLASSFS_FUSE_INTERNAL_H
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <classfs/classfs.h>
 
@@ -74,6 +76,8 @@ struct cfs_open_file {
 
 struct classfs_mount {
 	struct classfs_tree *tree;
+	uid_t uid;			/* the tree's owner, as getattr reports it: who serves it */
+	gid_t gid;
 	struct cfs_devview *devview;	/* the devtmpfs-style view; NULL: the sysfs one */
 	struct fuse_session *se;
 	struct cfs_fuse_loop *loop;
@@ -137,14 +141,46 @@ void cfs_fuse_refuse_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 #define CFS_FUSE_COMMON_OPS				\
 	.init = cfs_fuse_init,				\
 	.statfs = cfs_fuse_statfs,			\
+	.link = cfs_fuse_refuse_link
+/* the devtmpfs-style view's: names change only through the tree */
+#define CFS_FUSE_REFUSE_NS_OPS				\
 	.create = cfs_fuse_refuse_create,		\
 	.mknod = cfs_fuse_refuse_mknod,			\
 	.mkdir = cfs_fuse_refuse_mkdir,			\
 	.unlink = cfs_fuse_refuse_unlink,		\
 	.rmdir = cfs_fuse_refuse_unlink,		\
 	.symlink = cfs_fuse_refuse_symlink,		\
-	.rename = cfs_fuse_refuse_rename,		\
-	.link = cfs_fuse_refuse_link
+	.rename = cfs_fuse_refuse_rename
+
+/* ops.c (shared with ns-ops.c) */
+void cfs_fuse_fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, struct stat *st);
+void cfs_fuse_reply_entry(fuse_req_t req, const struct classfs_stat *cs);
+int cfs_fuse_open_file(struct classfs_mount *m, const struct classfs_stat *cs,
+		       struct fuse_file_info *fi);
+
+/* ns-ops.c: the sysfs view's requests that change names, modes and sizes */
+extern __thread struct classfs_mount *cfs_fuse_serving;	/* the mount this thread answers */
+void cfs_fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		     struct fuse_file_info *fi);
+void cfs_fuse_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		    dev_t rdev);
+void cfs_fuse_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void cfs_fuse_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
+void cfs_fuse_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void cfs_fuse_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void cfs_fuse_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		     const char *newname, unsigned int flags);
+void cfs_fuse_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		      struct fuse_file_info *fi);
+#define CFS_FUSE_NS_OPS					\
+	.create = cfs_fuse_create,			\
+	.mknod = cfs_fuse_mknod,			\
+	.mkdir = cfs_fuse_mkdir,			\
+	.unlink = cfs_fuse_unlink,			\
+	.rmdir = cfs_fuse_rmdir,			\
+	.symlink = cfs_fuse_symlink,			\
+	.rename = cfs_fuse_rename,			\
+	.setattr = cfs_fuse_setattr
 
 /* reply.c */
 void cfs_fuse_reply_io_err(fuse_req_t req, long err);

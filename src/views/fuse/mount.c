@@ -13,6 +13,7 @@
 #include "fuse-internal.h"
 
 #include <time.h>
+#include <unistd.h>
 
 /* "allow_other,ro" -> FUSE's -o list (@base first); -EINVAL for anything unknown */
 static int mount_options(const char *base, const char *options, char *out, size_t size)
@@ -111,6 +112,8 @@ static struct classfs_mount *mount_view(struct classfs_tree *tree, const char *m
 	if (!m)
 		return NULL;
 	m->tree = tree;
+	m->uid = geteuid();
+	m->gid = getegid();
 	m->mtime = time(NULL);
 	m->qtail = &m->qhead;
 	pthread_mutex_init(&m->qlock, NULL);

@@ -86,6 +86,14 @@ static void watch_sync(void *data)
 	struct timespec until;
 	uint64_t target;
 
+	/*
+	 * A request of this mount changed the tree (ns-ops.c): the kernel
+	 * holds the directory's lock until it is answered, so the push
+	 * waits for the answer, not the answer for the push.
+	 */
+	if (cfs_fuse_serving == m)
+		return;
+
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += SYNC_TIMEOUT_S;
 	pthread_mutex_lock(&m->qlock);

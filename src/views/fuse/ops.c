@@ -23,10 +23,19 @@ static struct classfs_mount *m_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-static void fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, struct stat *st)
+/*
+ * Entries belong to the tree's owner, the uid and gid that serve it (in
+ * a testbed, its user; root for a daemon run as root): the kernel checks
+ * the mode bits against them (default_permissions), so the owner may
+ * write a 0644 attribute and make entries in a 0755 directory, as in a
+ * tmpfs of its own, and other uids may not.
+ */
+void cfs_fuse_fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = cs->ino;
+	st->st_uid = m->uid;
+	st->st_gid = m->gid;
 	st->st_mode = cs->mode & 07777;
 	switch (cs->type) {
 	case CLASSFS_FT_DIR:
@@ -52,7 +61,8 @@ static void fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, st
 	}
 }
 
-static void reply_entry(fuse_req_t req, const struct classfs_stat *cs)
+/* answer @req with entry @cs (its directory counted as held: known.c) */
+void cfs_fuse_reply_entry(fuse_req_t req, const struct classfs_stat *cs)
 {
 	struct fuse_entry_param e = {
 		.ino = cs->ino,
@@ -61,7 +71,10 @@ static void reply_entry(fuse_req_t req, const struct classfs_stat *cs)
 		.entry_timeout = CFS_FUSE_TIMEOUT,
 	};
 
-	fill_stat(m_of(req), cs, &e.attr);
+	/* before the reply: changes below it from now on are pushed */
+	if (cs->type == CLASSFS_FT_DIR)
+		cfs_fuse_known_get(m_of(req), cs->ino);
+	cfs_fuse_fill_stat(m_of(req), cs, &e.attr);
 	fuse_reply_entry(req, &e);
 }
 
@@ -84,10 +97,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, -r);
 		return;
 	}
-	/* before the reply: changes below it from now on are pushed */
-	if (cs.type == CLASSFS_FT_DIR)
-		cfs_fuse_known_get(m_of(req), cs.ino);
-	reply_entry(req, &cs);
+	cfs_fuse_reply_entry(req, &cs);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -107,33 +117,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, -r);
 		return;
 	}
-	fill_stat(m_of(req), &cs, &st);
-	fuse_reply_attr(req, &st, CFS_FUSE_TIMEOUT);
-}
-
-static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-		       struct fuse_file_info *fi)
-{
-	struct classfs_stat cs;
-	struct stat st;
-	int r = classfs_getattr(m_of(req)->tree, ino, &cs);
-
-	(void)attr;
-	(void)fi;
-	if (r < 0) {
-		fuse_reply_err(req, -r);
-		return;
-	}
-	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
-		fuse_reply_err(req, EPERM);
-		return;
-	}
-	/* truncation is how `echo x > attr` opens: allowed on writable files */
-	if ((to_set & FUSE_SET_ATTR_SIZE) && (cs.type != CLASSFS_FT_REG || !(cs.mode & 0222))) {
-		fuse_reply_err(req, cs.type == CLASSFS_FT_DIR ? EISDIR : EACCES);
-		return;
-	}
-	fill_stat(m_of(req), &cs, &st);
+	cfs_fuse_fill_stat(m_of(req), &cs, &st);
 	fuse_reply_attr(req, &st, CFS_FUSE_TIMEOUT);
 }
 
@@ -148,12 +132,46 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_readlink(req, buf);
 }
 
+/**
+ * cfs_fuse_open_file() - make @fi the open file of entry @cs (a regular
+ * file): its poll state, its caching
+ * Return: 0 or -ENOMEM.
+ */
+int cfs_fuse_open_file(struct classfs_mount *m, const struct classfs_stat *cs,
+		       struct fuse_file_info *fi)
+{
+	struct cfs_open_file *of;
+	struct cfs_poller *p;
+
+	pthread_mutex_lock(&m->plock);
+	/* one allocation less per open+read+close: a released one */
+	of = m->spare;
+	if (of) {
+		m->spare = of->next;
+		m->nspare--;
+	} else if (!(of = malloc(sizeof(*of)))) {
+		pthread_mutex_unlock(&m->plock);
+		return -ENOMEM;
+	}
+	p = cfs_fuse_poller_get(m, cs->ino, false);
+	*of = (struct cfs_open_file){ .seen = p ? p->events : 0, .next = m->files };
+	if (of->next)
+		of->next->prev = of;
+	m->files = of;
+	pthread_mutex_unlock(&m->plock);
+	fi->fh = (uintptr_t)of;
+	if (cs->dynamic)
+		fi->direct_io = 1;
+	else
+		fi->keep_cache = 1;
+	fi->noflush = 1;
+	return 0;
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct classfs_mount *m = m_of(req);
 	struct classfs_stat cs;
-	struct cfs_open_file *of;
-	struct cfs_poller *p;
 	int acc = fi->flags & O_ACCMODE;
 	int r = classfs_getattr(m->tree, ino, &cs);
 
@@ -170,30 +188,11 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
-	pthread_mutex_lock(&m->plock);
-	/* one allocation less per open+read+close: a released one */
-	of = m->spare;
-	if (of) {
-		m->spare = of->next;
-		m->nspare--;
-	} else if (!(of = malloc(sizeof(*of)))) {
-		pthread_mutex_unlock(&m->plock);
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	p = cfs_fuse_poller_get(m, ino, false);
-	*of = (struct cfs_open_file){ .seen = p ? p->events : 0, .next = m->files };
-	if (of->next)
-		of->next->prev = of;
-	m->files = of;
-	pthread_mutex_unlock(&m->plock);
-	fi->fh = (uintptr_t)of;
-	if (cs.dynamic)
-		fi->direct_io = 1;
+	r = cfs_fuse_open_file(m, &cs, fi);
+	if (r < 0)
+		fuse_reply_err(req, -r);
 	else
-		fi->keep_cache = 1;
-	fi->noflush = 1;
-	fuse_reply_open(req, fi);
+		fuse_reply_open(req, fi);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -343,10 +342,10 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 const struct fuse_lowlevel_ops cfs_fuse_ops = {
 	CFS_FUSE_COMMON_OPS,
+	CFS_FUSE_NS_OPS,
 	.lookup = op_lookup,
 	.forget = op_forget,
 	.getattr = op_getattr,
-	.setattr = op_setattr,
 	.readlink = op_readlink,
 	.open = op_open,
 	.read = op_read,

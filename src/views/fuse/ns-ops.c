@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ns-ops.c - the requests that change the sysfs view's names and
+ * attributes: create (and mknod of a regular file), mkdir, symlink,
+ * unlink, rmdir, rename, and setattr (mode, size).  The tree decides
+ * what may change (src/core/plain.c); the kernel has checked the
+ * caller's permissions against the modes and the owner that getattr
+ * reports (default_permissions), so a test's uid makes, writes and
+ * removes files in the testbed it owns as in a tmpfs of its own.
+ *
+ * The kernel updates its own entries from these replies (a new entry
+ * replaces a cached negative one, a removed or renamed one moves), so a
+ * request does not wait for the invalidations its change queued (the
+ * tree's sync): the notifier pushes them for the parent directory whose
+ * lock the kernel holds until this request is answered, so waiting would
+ * stall for the sync's timeout.  The thread marks the mount it serves
+ * (cfs_fuse_serving) and notify.c's sync returns at once for it.
+ */
+#include "fuse-internal.h"
+
+#include <sys/stat.h>
+
+__thread struct classfs_mount *cfs_fuse_serving;
+
+static struct classfs_mount *ns_begin(fuse_req_t req, fuse_ino_t dir, const char *name)
+{
+	struct classfs_mount *m = fuse_req_userdata(req);
+
+	/* the kernel will cache the name: a later change of it is pushed (known.c) */
+	if (name)
+		cfs_fuse_known_look_in(m, dir, name);
+	cfs_fuse_serving = m;
+	return m;
+}
+
+static void ns_end(void)
+{
+	cfs_fuse_serving = NULL;
+}
+
+static void reply_made(fuse_req_t req, int r, const struct classfs_stat *cs)
+{
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		cfs_fuse_reply_entry(req, cs);
+}
+
+void cfs_fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	struct classfs_mount *m = ns_begin(req, parent, name);
+	struct classfs_stat cs;
+	int r = classfs_create(m->tree, parent, name, mode & 07777, &cs);
+
+	if (r == 0 && (r = cfs_fuse_open_file(m, &cs, fi)) < 0)
+		(void)classfs_unlink(m->tree, parent, name);	/* nothing half made */
+	ns_end();
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	struct fuse_entry_param e = {
+		.ino = cs.ino,
+		.generation = cs.generation,
+		.attr_timeout = CFS_FUSE_TIMEOUT,
+		.entry_timeout = CFS_FUSE_TIMEOUT,
+	};
+
+	cfs_fuse_fill_stat(m, &cs, &e.attr);
+	fuse_reply_create(req, &e, fi);
+}
+
+/* mknod(2) of a regular file is a create; device nodes and FIFOs are no sysfs entries */
+void cfs_fuse_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		     dev_t rdev)
+{
+	struct classfs_mount *m;
+	struct classfs_stat cs;
+	int r;
+
+	(void)rdev;
+	if (!S_ISREG(mode)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	m = ns_begin(req, parent, name);
+	r = classfs_create(m->tree, parent, name, mode & 07777, &cs);
+	ns_end();
+	reply_made(req, r, &cs);
+}
+
+void cfs_fuse_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct classfs_mount *m = ns_begin(req, parent, name);
+	struct classfs_stat cs;
+	int r = classfs_mkdir(m->tree, parent, name, mode & 07777, &cs);
+
+	ns_end();
+	reply_made(req, r, &cs);
+}
+
+void cfs_fuse_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	struct classfs_mount *m = ns_begin(req, parent, name);
+	struct classfs_stat cs;
+	int r = classfs_symlink(m->tree, parent, name, link, &cs);
+
+	ns_end();
+	reply_made(req, r, &cs);
+}
+
+void cfs_fuse_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct classfs_mount *m = ns_begin(req, parent, NULL);
+	int r = classfs_unlink(m->tree, parent, name);
+
+	ns_end();
+	fuse_reply_err(req, -r);
+}
+
+void cfs_fuse_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct classfs_mount *m = ns_begin(req, parent, NULL);
+	int r = classfs_rmdir(m->tree, parent, name);
+
+	ns_end();
+	fuse_reply_err(req, -r);
+}
+
+void cfs_fuse_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	struct classfs_mount *m;
+	int r;
+
+	/* RENAME_NOREPLACE (1) only: RENAME_EXCHANGE and RENAME_WHITEOUT are not kept */
+	if (flags & ~1u) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	m = ns_begin(req, newparent, newname);
+	r = classfs_rename(m->tree, parent, name, newparent, newname, flags);
+	ns_end();
+	fuse_reply_err(req, -r);
+}
+
+/*
+ * chmod of what the filesystem may change (the tree refuses the rest);
+ * chown only to the owner it is (nothing else can be kept); truncation:
+ * a file made through the filesystem is cut, an attribute is left alone
+ * (how `echo x > attr` opens); times are not kept.
+ */
+void cfs_fuse_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct classfs_mount *m = fuse_req_userdata(req);
+	struct classfs_stat cs;
+	struct stat st;
+	int r = classfs_getattr(m->tree, ino, &cs);
+
+	(void)fi;
+	if (r == 0 && (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != m->uid) ||
+		       ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != m->gid)))
+		r = -EPERM;
+	if (r == 0 && (to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != cs.mode)
+		r = classfs_chmod(m->tree, ino, attr->st_mode & 07777, &cs);
+	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE))
+		r = classfs_truncate(m->tree, ino, attr->st_size, &cs);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	cfs_fuse_fill_stat(m, &cs, &st);
+	fuse_reply_attr(req, &st, CFS_FUSE_TIMEOUT);
+}
