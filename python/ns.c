@@ -118,6 +118,9 @@ static int go_back(const int *fd)
 {
 	int r = 0;
 
+	/* threads this one started since it entered share its root and directory */
+	if (unshare(CLONE_FS) < 0)
+		return -errno;
 	if (setns(fd[NS_NET], CLONE_NEWNET) < 0)
 		r = errno == EPERM ? own_net() : -errno;
 	if (r < 0 || setns(fd[NS_MNT], CLONE_NEWNS) < 0 || fchdir(fd[NS_ROOT]) < 0 ||

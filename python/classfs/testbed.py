@@ -243,13 +243,15 @@ class Testbed:
         if not self._is_current():
             return
         _current = None
-        self._leave()
-        for key, value in _home_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        _home_env = {}
+        try:
+            self._leave()
+        finally:
+            for key, value in _home_env.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            _home_env = {}
 
     # -- making and joining the environment ------------------------------
 
@@ -553,10 +555,10 @@ class Testbed:
         self._settle()
         self._wait_gone(left)
 
-    def _made_for(self, paths):
+    def _made_for(self, paths, below=True):
         """The /dev nodes (with their number) and udev database entries of
-        the devices at `paths` and below them: the environment removes
-        them after it broadcast their REMOVE events."""
+        the devices at `paths` and (`below`) below them: the environment
+        removes them after it broadcast their REMOVE events."""
         if self._sync is None:
             return []
         made = set()
@@ -564,6 +566,8 @@ class Testbed:
         devfs = os.stat("/dev").st_dev
         for path in paths:
             for top, dirs, files in os.walk(self._sys(self._rel(path))):
+                if not below:
+                    dirs.clear()
                 if "uevent" not in files:
                     continue
                 own = self._uevent_vars(top)
@@ -707,7 +711,8 @@ class Testbed:
         offline, bind, unbind); `variables` arrive as SYNTH_ARG_KEY=VALUE."""
         cls, name = self.identity(path)
         extra = [f"{k}={v}" for k, v in variables.items()] or None
-        left = self._made_for([path]) if action == "remove" else ()
+        # a remove event is the device's own: those below it stay
+        left = self._made_for([path], below=False) if action == "remove" else ()
         self._client.trigger(cls, name, action, extra)
         self._settle()
         self._wait_gone(left)

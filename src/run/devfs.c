@@ -10,8 +10,13 @@
  * of the tree instead, nodev too, and only the udev database is kept
  * here.  The few host nodes
  * programs cannot live without (null, zero, full, random, urandom, tty)
- * and /dev/pts are bind mounts of the host's: a bind mount keeps the
- * flags of its source, so those stay usable inside the nodev tmpfs.
+ * are bind mounts of the host's: a bind mount keeps the flags of its
+ * source, so those stay usable inside the nodev tmpfs.  /dev/ptmx is a
+ * link to pts/ptmx, which the kernel opens only on the devpts mounted
+ * at pts beside it: as root /dev/pts is the host's (its ptmx is 0000,
+ * which root may open anyway); in a user namespace, where nothing of
+ * the host's 0000 ptmx may be opened, a devpts of its own (ptmxmode
+ * 0666), so that programs there open pseudo-terminals as on the host.
  *
  * /run/udev is a tmpfs holding the udev database (data/) and a `control`
  * file: libudev opens a "udev" monitor only when that file exists (or
@@ -582,12 +587,15 @@ static int setup_view(int host_dev, char *msg, size_t msgsize)
 	}
 	if (r < 0)
 		return r;
-	fd = openat(host_dev, "pts", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0) {
-		snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
-		if (mount(src, "/dev/pts", NULL, MS_BIND | MS_REC, NULL) < 0)
-			r = fail(msg, msgsize, -errno, "cannot bind the host's /dev/pts");
-		close(fd);
+	if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=0620") < 0) {
+		fd = openat(host_dev, "pts", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0) {
+			snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+			if (mount(src, "/dev/pts", NULL, MS_BIND | MS_REC, NULL) < 0)
+				r = fail(msg, msgsize, -errno, "cannot bind the host's /dev/pts");
+			close(fd);
+		}
 	}
 	if (r == 0 && mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
 		r = fail(msg, msgsize, -errno, "cannot mount a tmpfs on /dev/shm");

@@ -326,13 +326,23 @@ TEST(device_takes_a_directory_over)
 	CHECK_INT(classfs_mkdir(t, st.ino, "cpufreq", 0755, &st), 0);
 	CHECK_INT(classfs_create(t, st.ino, "scaling_governor", 0644, &f), 0);
 	CHECK_INT(classfs_write(t, f.ino, "powersave\n", 10, 0), 10);
-	/* then a record whose unrecorded ancestors (system, cpu) become devices */
+	/* then a record below them: its unrecorded ancestors stay plain directories */
 	CHECK_INT(classfs_record_load(t, rec, sizeof(rec) - 1, &opt, &err), 0);
 	CHECK_STR(rd(t, "devices/system/cpu/cpu0/online"), "1\n");
 	CHECK_STR(rd(t, "devices/system/cpu/cpufreq/scaling_governor"), "powersave\n");
 	CHECK_INT(classfs_path_stat(t, "devices/system/cpu", &st), 0);
-	CHECK(st.ino != before);	/* a device's directory now */
-	CHECK_INT(classfs_rmdir(t, ino_of(t, "devices/system"), "cpu"), -EBUSY);
+	CHECK(st.ino == before);
+	CHECK_INT(classfs_rmdir(t, ino_of(t, "devices/system"), "cpu"), -ENOTEMPTY);
+	/* a record of the directory itself fills it in, keeping what it holds */
+	{
+		static const char cpu[] = "P: /devices/system/cpu\nE: SUBSYSTEM=cpu\n";
+
+		CHECK_INT(classfs_record_load(t, cpu, sizeof(cpu) - 1, &opt, &err), 0);
+		CHECK_INT(classfs_path_stat(t, "devices/system/cpu", &st), 0);
+		CHECK(st.ino != before);	/* a device's directory now */
+		CHECK_INT(classfs_rmdir(t, ino_of(t, "devices/system"), "cpu"), -EBUSY);
+		CHECK_STR(rd(t, "devices/system/cpu/cpu0/online"), "1\n");
+	}
 	/* a file made earlier keeps its inode */
 	CHECK_INT(classfs_path_stat(t, "devices/system/cpu/cpufreq/scaling_governor", &st), 0);
 	CHECK(st.ino == f.ino);
@@ -346,9 +356,16 @@ TEST(device_takes_a_directory_over)
 		CHECK_INT(stat_rc(t, "devices/other/uevent"), 0);
 	}
 	classfs_record_unload(t);
-	/* what was made through the filesystem went with the devices */
-	CHECK_INT(stat_rc(t, "devices/system"), -ENOENT);
+	/*
+	 * a device goes with what its directory holds (the files made in
+	 * cpu before it was filled in too); what was made through the
+	 * filesystem above the devices stays ...
+	 */
+	CHECK_INT(stat_rc(t, "devices/system/cpu"), -ENOENT);
+	CHECK_INT(stat_rc(t, "devices/system"), 0);
+	/* ... until the plain entries go */
 	CHECK_INT(classfs_tree_remove_plain(t), 0);
+	CHECK_INT(stat_rc(t, "devices/system"), -ENOENT);
 	CHECK_INT(classfs_tree_free(t), 0);
 }
 

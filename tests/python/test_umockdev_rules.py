@@ -7,6 +7,7 @@ umockdev's errors, disable() and enable().  Run as root and as uid
 65534, each test in its own environment and all under classfs-run."""
 import os
 import subprocess
+import sys
 import threading
 
 import pyudev
@@ -195,6 +196,20 @@ def test_disable_shows_the_host_and_enable_the_testbed_again():
     tb.enable()
     assert os.path.exists(path)
     assert subprocess.run(["test", "-e", path]).returncode == 0
+
+
+def test_programs_in_the_testbed_open_pseudo_terminals():
+    """As root /dev/pts is the host's; in a user namespace, where the
+    host's 0000 pts/ptmx cannot be opened, a devpts of the environment's
+    own: a daemon under test opens a pty as whichever uid runs it."""
+    tb = _new()
+    main, sub = os.openpty()
+    assert os.ttyname(sub).startswith("/dev/pts/")
+    os.close(main)
+    os.close(sub)
+    out = subprocess.run([sys.executable, "-c", "import os; os.ttyname(os.openpty()[1])"])
+    assert out.returncode == 0
+    tb.close()
 
 
 def test_in_mock_environment_tells_the_truth():
