@@ -14,3 +14,17 @@ SAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "data", "sample.umo
 @pytest.fixture
 def sample_record():
     return SAMPLE
+
+
+STAGE_SH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "stage.sh")
+
+
+def as_uid(uid, cmd, gid=None):
+    """The command that runs `cmd` (a list) as `uid` (and `gid`, default
+    `uid`; no supplementary groups): through tests/stage.sh's cfs_as_uid,
+    the one way the tests switch uid (the uid-switch test fails on any
+    other).  A system program (python3, unshare) runs as it is; a program
+    of the build tree from a copy the uid can reach, staged in
+    $cfs_stage_dir (set it in the environment)."""
+    ids = f"{uid}:{uid if gid is None else gid}"
+    return ["bash", "-c", '. "$0" && cfs_as_uid "$@"', STAGE_SH, ids] + list(cmd)
