@@ -2,7 +2,9 @@
 # The classfs package's own tests: each takes a fresh testbed from the
 # package's pytest plugin (run-pytest.sh puts the build tree's package on
 # sys.path and names the classfsd to start).
+import inspect
 import os
+import subprocess
 
 import pytest
 
@@ -28,3 +30,46 @@ def as_uid(uid, cmd, gid=None):
     $cfs_stage_dir (set it in the environment)."""
     ids = f"{uid}:{uid if gid is None else gid}"
     return ["bash", "-c", '. "$0" && cfs_as_uid "$@"', STAGE_SH, ids] + list(cmd)
+
+
+def _userns_refusal():
+    """(why, every_test): why this process may not make a user namespace
+    (None when it may), and whether no test can run without one.  The
+    kernel refuses one to a process in a chroot, root included (as in the
+    build chroots that run distributions' test suites); a setting may
+    refuse it to other uids, whose Testbed then says which."""
+    try:
+        p = subprocess.run(["unshare", "-U", "true"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"unshare -U: {e}", False
+    if p.returncode == 0:
+        return None, False
+    why = p.stderr.strip() or f"unshare -U exited {p.returncode}"
+    if os.geteuid() == 0 and "not permitted" in why:
+        why += " (a chroot? the kernel refuses a user namespace there even to root)"
+    if os.geteuid() == 0:
+        return why, False
+    import classfs
+    try:
+        classfs.Testbed().close()
+    except PermissionError as e:
+        return str(e), True     # in the Testbed's own words
+    return why, False
+
+
+def pytest_collection_modifyitems(config, items):
+    """Where no user namespace may be made, the tests that need one skip
+    with the reason, and pass everywhere else: those that run unshare,
+    and every test when this uid's Testbed needs one (not root's)."""
+    why, every_test = _userns_refusal()
+    if why is None:
+        return
+    for item in items:
+        fn = getattr(item, "function", None)
+        try:
+            runs_unshare = fn is not None and '"unshare"' in inspect.getsource(fn)
+        except (OSError, TypeError):
+            runs_unshare = False
+        if every_test or runs_unshare:
+            item.add_marker(pytest.mark.skip(
+                reason=f"no user namespace for uid {os.geteuid()} here: {why}"))
