@@ -31,9 +31,13 @@
 #                          runs from a copy cfs_stage made (once per
 #                          program, reused by later calls and subshells)
 #                          in $cfs_stage_dir, else in $tmp/as-uid
-#                          (tests/lib.sh's $tmp).  Files of the build tree
-#                          that CMD is given (arguments, variables) the
-#                          caller stages with cfs_stage.  --exec: exec
+#                          (tests/lib.sh's $tmp).  CLASSFS_SAMPLE names a
+#                          copy of data/sample.umockdev there (when a
+#                          staging directory is set and it is not set
+#                          already), for classfs-run --sample and the
+#                          Testbed.  Other files of the build or source
+#                          tree that CMD is given (arguments, variables)
+#                          the caller stages with cfs_stage.  --exec: exec
 #                          setpriv, so that after `cfs_as_uid --exec ... &`
 #                          $! is the program itself.
 
@@ -91,6 +95,9 @@ cfs_stage() {
 	# every directory made on the way is others' to search too
 	find "$dir" -type d -exec chmod 0755 {} + || return 1
 }
+
+# the source tree (stage.sh is its tests/stage.sh)
+cfs_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # the directory cfs_as_uid stages programs in (made on first use)
 cfs_as_uid_dir() {
@@ -159,5 +166,16 @@ cfs_as_uid() {
 		echo "cfs_as_uid: cannot stage $1 for uid $uid" >&2
 		return 126
 	}
-	"${ex[@]}" setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$prog" "${@:2}"
+	local sample=${CLASSFS_SAMPLE:-} base
+	if [[ -z $sample && -f $cfs_src/data/sample.umockdev ]] &&
+		{ [[ -n ${cfs_stage_dir:-} ]] || [[ -n ${tmp:-} ]]; }; then
+		base=$(cfs_as_uid_dir) || return 126
+		sample=$base/sample.umockdev
+		if [[ ! -f $sample ]]; then
+			install -m 0644 "$cfs_src/data/sample.umockdev" "$sample.$$" &&
+				mv -f "$sample.$$" "$sample" || return 126
+		fi
+	fi
+	"${ex[@]}" env ${sample:+CLASSFS_SAMPLE="$sample"} \
+		setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$prog" "${@:2}"
 }

@@ -69,6 +69,15 @@ if [[ -n $as_uid ]]; then
 		{ echo "FAIL: cannot stage the programs for uid $as_uid"; exit 1; }
 	real_run=$run
 	cfs_stage "$work/stage" real_run >/dev/null || { echo "FAIL: cannot stage classfs-run"; exit 1; }
+	# the records it loads, where it can read them
+	mkdir -m 0755 "$work/recs"
+	for i in "${!recs[@]}"; do
+		install -D -m 0644 "${recs[$i]}" "$work/recs/$i/${recs[$i]##*/}" &&
+			recs[i]=$work/recs/$i/${recs[$i]##*/} || { echo "FAIL: cannot stage ${recs[$i]}"; exit 1; }
+	done
+	chmod -R a+rX "$work/recs"
+	own=$work/recs/own
+	mkdir -m 0755 "$own" && install -m 0644 "$src"/tests/record/data/*.umockdev "$own/"
 	export CLASSFSD=$classfsd
 	# run and classctl are the uid's: every call below goes through these
 	# (programs, so that chroot and sh -c run them too)

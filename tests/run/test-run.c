@@ -115,11 +115,16 @@ static bool workdir_empty(void)
 	return empty;
 }
 
+/* a record of tests/record/data: as another uid, the copy as-uid.sh staged */
 static const char *rec_path(const char *name)
 {
 	static char buf[512];
+	const char *staged = getenv("CLASSFS_TEST_RECORDS");
 
-	snprintf(buf, sizeof(buf), "%s/tests/record/data/%s", SOURCE_ROOT, name);
+	if (staged && *staged)
+		snprintf(buf, sizeof(buf), "%s/%s", staged, name);
+	else
+		snprintf(buf, sizeof(buf), "%s/tests/record/data/%s", SOURCE_ROOT, name);
 	return buf;
 }
 
