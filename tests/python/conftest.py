@@ -2,9 +2,12 @@
 # The classfs package's own tests: each takes a fresh testbed from the
 # package's pytest plugin (run-pytest.sh puts the build tree's package on
 # sys.path and names the classfsd to start).
+import atexit
 import inspect
 import os
+import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -73,3 +76,41 @@ def pytest_collection_modifyitems(config, items):
         if every_test or runs_unshare:
             item.add_marker(pytest.mark.skip(
                 reason=f"no user namespace for uid {os.geteuid()} here: {why}"))
+
+
+def _stage_for_other_uids():
+    """As root: what a test hands another uid it runs - the package
+    (PYTHONPATH), the libclassfs its run path ($ORIGIN/../..) names, and
+    classfsd (CLASSFSD) - as copies every uid can read, the build tree
+    being maybe out of their reach (/root is 0700).  Tests pass the
+    environment on, so every uid's python3 imports the copy."""
+    if os.geteuid() != 0:
+        return
+    import classfs
+    stage = tempfile.mkdtemp(prefix="classfs-pytest.")
+    atexit.register(shutil.rmtree, stage, True)
+    os.chmod(stage, 0o755)
+    pkg = os.path.dirname(os.path.abspath(classfs.__file__))
+    shutil.copytree(pkg, os.path.join(stage, "build", "python", "classfs"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    lib = os.path.join(pkg, "..", "..", "libclassfs.so.0")
+    if os.path.exists(lib):
+        shutil.copy(os.path.realpath(lib), os.path.join(stage, "build", "libclassfs.so.0"))
+    env = {"PYTHONPATH": os.path.join(stage, "build", "python")}
+    daemon = os.environ.get("CLASSFSD")
+    if daemon:
+        # tests/stage.sh's cfs_stage: the program and the libraries of the build it loads
+        out = subprocess.run(["bash", "-c", '. "$0" && v=$2 && cfs_stage "$1" v >/dev/null && echo "$v"',
+                              STAGE_SH, os.path.join(stage, "daemon"), daemon],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"cannot stage {daemon}: {out.stderr.strip()}")
+        env["CLASSFSD"] = out.stdout.strip()
+    for d, _, files in os.walk(stage):
+        os.chmod(d, 0o755)
+        for f in files:
+            os.chmod(os.path.join(d, f), 0o755)
+    os.environ.update(env)
+
+
+_stage_for_other_uids()
