@@ -22,11 +22,16 @@ if ((EUID != 0)); then
 	exit 1
 fi
 
-classfs_install_missing "${CLASSFS_BUILD_DEPS[@]}"
+classfs_install_missing "${CLASSFS_BUILD_DEPS[@]}" "${CLASSFS_DEMO_DEPS[@]}"
 # CLASSFS_BUILD_DIR: another build directory than build/
 build=${CLASSFS_BUILD_DIR:-build}
 [[ -f $build/meson-private/coredata.dat ]] || meson setup "$build"
 ninja -C "$build"
+# a build set up before python3-dev was there has no extension: set up again
+if ! ls "$build"/python/classfs/_classfs*.so >/dev/null 2>&1; then
+	meson setup --reconfigure "$build"
+	ninja -C "$build"
+fi
 
 classfsd=$build/programs/classfsd/classfsd
 classctl=$build/programs/classctl/classctl
@@ -152,19 +157,25 @@ if is_mounted "$mnt"; then
 	exit 1
 fi
 step "Python: a test's testbed, as root and as uid 65534 (examples/python-testbed.py)"
-if ls "$build"/python/classfs/_classfs*.so >/dev/null 2>&1 &&
-	/usr/bin/python3 -c 'import pyudev' 2>/dev/null; then
-	# the package and the example staged where every uid can read them
-	mkdir -p "$work/py/classfs"
-	cp "$build"/python/classfs/*.py "$build"/python/classfs/_classfs*.so "$work/py/classfs/"
-	cp examples/python-testbed.py "$build"/libclassfs.so.0 "$work/py/"
-	chmod -R a+rX "$work"
-	pyenv=(env PYTHONPATH="$work/py" LD_LIBRARY_PATH="$work/py" CLASSFSD="$PWD/$classfsd")
-	show "${pyenv[@]}" /usr/bin/python3 "$work/py/python-testbed.py"
-	show setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"${pyenv[@]}" /usr/bin/python3 "$work/py/python-testbed.py"
-else
-	echo "(skipped: the Python package needs python3-dev at setup and python3-pyudev)"
+if ! ls "$build"/python/classfs/_classfs*.so >/dev/null 2>&1; then
+	echo "demo.sh: $build has no Python extension (python3-dev for /usr/bin/python3?)" >&2
+	exit 1
 fi
+# the package, the example and classfsd staged where every uid can read
+# them (the clone may be in root's home, 0700), as the tests stage them
+# shellcheck source=tests/stage.sh
+source tests/stage.sh
+chmod 0755 "$work"
+mkdir -p "$work/py/classfs"
+cp "$build"/python/classfs/*.py "$build"/python/classfs/_classfs*.so "$work/py/classfs/"
+cp examples/python-testbed.py "$build"/libclassfs.so.0 "$work/py/"
+chmod -R a+rX "$work/py"
+staged_classfsd=$classfsd
+cfs_stage "$work/stage" staged_classfsd >/dev/null
+cfs_stage_dir=$work/stage
+pyenv=(env PYTHONPATH="$work/py" LD_LIBRARY_PATH="$work/py" CLASSFSD="$staged_classfsd")
+show "${pyenv[@]}" /usr/bin/python3 "$work/py/python-testbed.py"
+printf '$ %s\n' "(as uid 65534) ${pyenv[*]} /usr/bin/python3 $work/py/python-testbed.py"
+cfs_as_uid 65534 "${pyenv[@]}" /usr/bin/python3 "$work/py/python-testbed.py"
 
 echo "done: nothing left mounted or running"

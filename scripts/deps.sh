@@ -8,6 +8,9 @@
 CLASSFS_BUILD_DEPS=(build-essential meson ninja-build pkg-config
                     libumockdev-dev umockdev libfuse3-dev fuse3
                     libjson-c-dev util-linux udev sysfsutils)
+# demo.sh's Python part: Debian's python3 headers (the extension is built
+# only with them) and pyudev (examples/python-testbed.py)
+CLASSFS_DEMO_DEPS=(python3-dev python3-pyudev)
 # check: clang and its sanitizer runtimes (ThreadSanitizer build, libFuzzer);
 # graphviz (the DOT printer's output is checked by rendering it); libudev
 # (a libudev program runs under classfs-run) and a static busybox (a

@@ -509,7 +509,9 @@ CLASSFS_PUBLIC int classfs_client_load(struct classfs_client *c, const void *dat
  * parents) as a umockdev record
  * @c: the client.
  * @syspath: NULL for the whole tree, else a device's path as Linux's
- *           devices layout names it ("/devices/...").
+ *           devices layout names it ("/devices/..."), or a class device's
+ *           DEVPATH when the daemon's tree is in the class layout
+ *           ("/class/..."), as classfs_record_save() takes it.
  * @out: receives the record.
  *
  * Return: 0, -ENOENT, -ENOSYS (no record support), -EIO (writing @out).

@@ -84,8 +84,11 @@ CLASSFS_PUBLIC bool classfs_record_subsystem_is_bus(const char *subsystem);
 /**
  * classfs_record_save() - write @tree in umockdev format, canonical order
  * @syspath: NULL for every device, else a device's Linux path
- *           ("/devices/...", with or without "/sys"): that device and its
- *           parents, as umockdev-record writes them.
+ *           ("/devices/...", with or without "/sys"), or a class
+ *           device's DEVPATH in a class-layout tree ("/class/block/sda/sda1",
+ *           what its events name it by): that device and its parents, as
+ *           umockdev-record writes them (by their devices-layout paths, the
+ *           device last).
  * @out: where to write.
  *
  * Devices sorted by path, lines sorted within a device.  Loaded devices

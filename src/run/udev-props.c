@@ -66,14 +66,14 @@ bool cfs_props_in_event(const struct classfs_uevent *ev, const char *kv)
 }
 
 /*
- * The E: lines of the paragraph "P: @devpath" of the record @rec (@len
- * bytes) whose keys @ev lacks, into @out.
+ * The E: lines of the last paragraph of the record @rec (@len bytes)
+ * whose keys @ev lacks, into @out.  A record of a device and its parents
+ * is sorted by path, so it ends with the device's own paragraph (named by
+ * its syspath, whatever DEVPATH @ev names it by).
  */
-static int paragraph_props(const char *rec, size_t len, const char *devpath,
-			   const struct classfs_uevent *ev, struct cfs_props *out)
+static int paragraph_props(const char *rec, size_t len, const struct classfs_uevent *ev,
+			   struct cfs_props *out)
 {
-	size_t dl = strlen(devpath);
-	bool mine = false;
 	int r;
 
 	for (const char *s = rec, *e = rec + len; s < e;) {
@@ -81,10 +81,8 @@ static int paragraph_props(const char *rec, size_t len, const char *devpath,
 		size_t ll = nl ? (size_t)(nl - s) : (size_t)(e - s);
 
 		if (ll >= 3 && !memcmp(s, "P: ", 3)) {
-			if (mine)
-				break;	/* the next device: ours is done */
-			mine = ll == dl + 3 && !memcmp(s + 3, devpath, dl);
-		} else if (mine && ll > 3 && !memcmp(s, "E: ", 3) && memchr(s + 3, '=', ll - 3)) {
+			cfs_props_free(out);	/* a later paragraph: the device's is later still */
+		} else if (ll > 3 && !memcmp(s, "E: ", 3) && memchr(s + 3, '=', ll - 3)) {
 			char key[256];
 			size_t kl = strcspn(s + 3, "=");
 
@@ -126,7 +124,9 @@ int cfs_client_save_mem(struct classfs_client *c, const char *devpath, char **bu
 
 /**
  * cfs_props_recorded() - the properties the daemon keeps for the device
- * of @ev beyond what @ev carries (its recorded E: lines)
+ * of @ev beyond what @ev carries (its recorded E: lines), asked by the
+ * event's DEVPATH: the devices layout's syspath, or a class-layout tree's
+ * "/class/..." (classfs_record_save() takes either)
  * @c: a connection to the daemon that is not subscribed.
  * @ev: an add event.
  * @out: receives them (empty when none); cfs_props_free() it.
@@ -143,7 +143,7 @@ int cfs_props_recorded(struct classfs_client *c, const struct classfs_uevent *ev
 	*out = (struct cfs_props){ 0 };
 	r = cfs_client_save_mem(c, ev->devpath, &buf, &len);
 	if (r == 0)
-		r = paragraph_props(buf, len, ev->devpath, ev, out);
+		r = paragraph_props(buf, len, ev, out);
 	free(buf);
 	if (r < 0)
 		cfs_props_free(out);

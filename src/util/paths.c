@@ -4,6 +4,7 @@
  * configured), and the source tree's copy for a build that is not
  * installed.
  */
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -11,8 +12,10 @@
 
 /**
  * cfs_sample_path() - the sample machine's record (data/sample.umockdev):
- * the installed one, else the source tree's; the installed path when
- * neither is readable (the caller's open names it).
+ * $CLASSFS_SAMPLE when set (a copy another uid than the build's can read,
+ * the source tree being out of its reach), else the installed one, else
+ * the source tree's; the installed path when neither is readable (the
+ * caller's open names it).
  */
 const char *cfs_sample_path(void)
 {
@@ -20,6 +23,10 @@ const char *cfs_sample_path(void)
 		CLASSFS_DATADIR "/sample.umockdev",
 		CLASSFS_SOURCE_DATADIR "/sample.umockdev",
 	};
+	const char *env = getenv("CLASSFS_SAMPLE");
+
+	if (env && *env)
+		return env;
 
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
 		if (access(candidates[i], R_OK) == 0)

@@ -23,6 +23,8 @@
 set -uo pipefail
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
+# shellcheck source=../stage.sh
+source "$(dirname "$0")/../stage.sh"
 cfs_enter "$@"
 shift
 classfsd=$1 classctl=$2 driver=$3 alloc_test=$4
@@ -267,8 +269,7 @@ outcome() {
 		echo "waited 3 s, then killed" || echo "waits after 3 s, and after SIGKILL"
 }
 for n in 600 512 2147483648 11 38 22 19; do
-	setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$driver" "$sock" errno "$n" >"$tmp/errno/driver.out" 2>&1 &
+	cfs_as_uid --exec 65534 "$driver" "$sock" errno "$n" >"$tmp/errno/driver.out" 2>&1 &
 	cfs_track $!
 	drv=$!
 	wait_for 10 grep -q ready "$tmp/errno/driver.out"
@@ -336,16 +337,16 @@ row "12 readers waiting on a publisher that never answers: their reads" "12 EIO"
 # The same reads through the daemon (ATTR_GET): each holds a worker for the
 # call timeout.  40 of them by one uid take at most its share of the
 # workers; another uid's request is answered meanwhile.
-nob=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 getters=()
+cfs_as_uid_prog "$classctl" >/dev/null	# staged once, before the 40 at once
 for i in $(seq 40); do
-	"${nob[@]}" "$classctl" --socket "$sock" get fault hang0 state >/dev/null 2>"$tmp/stall/get.$i" &
+	cfs_as_uid --exec 65534 "$classctl" --socket "$sock" get fault hang0 state >/dev/null \
+		2>"$tmp/stall/get.$i" &
 	getters+=($!)
 	cfs_track $!
 done
 sleep 0.5
-t=$(ms setpriv --reuid=65533 --regid=65534 --clear-groups \
-	"$classctl" --socket "$sock" get fault hang0 size)
+t=$(ms cfs_as_uid 65533:65534 "$classctl" --socket "$sock" get fault hang0 size)
 row "40 daemon reads by uid 65534 waiting on that publisher: uid 65533's read" "served" \
 	"$( ((t < 1000)) && echo served || echo "took $t ms")"
 t=$(ms "$classctl" --socket "$sock" get fault hang0 size)

@@ -28,7 +28,10 @@ if ! ls "$pydir"/classfs/_classfs*.so >/dev/null 2>&1; then
 	echo "SKIP: the extension was not built (python3-dev missing at setup)"
 	exit 77
 fi
+# shellcheck source=../stage.sh
+. "$here/../stage.sh"
 tests=$here
+as_uid=()
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 if [[ -n $uid ]]; then
@@ -38,6 +41,7 @@ if [[ -n $uid ]]; then
 	chmod 755 "$out"
 	mkdir -p "$out/stage/tests/python" "$out/stage/data" "$out/stage/build/python"
 	cp "$here"/*.py "$here"/lsan.supp "$out/stage/tests/python/"
+	cp "$here/../stage.sh" "$out/stage/tests/"	# conftest.py's as_uid() runs it
 	cp "$here/../../data/sample.umockdev" "$out/stage/data/"
 	cp -r "$pydir/classfs" "$out/stage/build/python/"
 	cp -L "$pydir/../libclassfs.so.0" "$out/stage/build/"
@@ -54,7 +58,8 @@ if [[ -n $uid ]]; then
 		echo "SKIP: changing to uid $uid needs root"
 		exit 77
 	fi
-	cmd=(setpriv --reuid="$uid" --regid="$uid" --clear-groups -- "${cmd[@]}")
+	cfs_stage_dir=$out/stage
+	as_uid=(cfs_as_uid "$uid")
 fi
 # a sanitized extension in a python3 that is not: its runtime must load
 # first, and what leaks is ours only (python3's own allocations at exit
@@ -71,7 +76,7 @@ if [[ -n $asan ]]; then
 	     LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}")
 fi
 cd /tmp || exit 1
-env "${san[@]}" PYTHONPATH="$pydir" CLASSFSD="$classfsd" PYTHONDONTWRITEBYTECODE=1 \
+"${as_uid[@]}" env "${san[@]}" PYTHONPATH="$pydir" CLASSFSD="$classfsd" PYTHONDONTWRITEBYTECODE=1 \
 	"${cmd[@]}" 2>&1 | tee "$out/log"
 rc=${PIPESTATUS[0]}
 if ((rc == 0)) && ! grep -q ' passed' "$out/log"; then

@@ -13,10 +13,11 @@
 set -uo pipefail
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
+# shellcheck source=../stage.sh
+source "$(dirname "$0")/../stage.sh"
 cfs_enter "$@"
 shift
 classfsd=$1 classctl=$2 classfs_run=$3
-NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 
 fails=0
 bad() {
@@ -26,7 +27,7 @@ bad() {
 # as WHO COMMAND... - as root or as nobody
 as() {
 	if [[ $1 == nobody ]]; then
-		"${NOBODY[@]}" "${@:2}"
+		cfs_as_uid 65534 "${@:2}"
 	else
 		"${@:2}"
 	fi

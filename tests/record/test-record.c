@@ -385,7 +385,9 @@ TEST(subtree_save_is_the_device_and_its_parents)
 	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
 	const char *input1 = "/sys/devices/pci0000:00/0000:00:14.0/usb1/1-2/1-2:1.0/"
 			     "0003:046D:C077.0001/input/input1";
-	char *s;
+	const char *event1 = "/devices/pci0000:00/0000:00:14.0/usb1/1-2/1-2:1.0/"
+			     "0003:046D:C077.0001/input/input1/event1";
+	char *s, *s2;
 	int rc;
 
 	CHECK_INT(load(t, MOUSE, &err), 0);
@@ -396,6 +398,21 @@ TEST(subtree_save_is_the_device_and_its_parents)
 	CHECK(!strstr(s, "event1\n"));
 	free(s);
 	s = save_string(t, "/devices/nothing/here", &rc);
+	CHECK_INT(rc, -ENOENT);
+	free(s);
+	/* named by its DEVPATH in the class layout (what its events say): the same record */
+	s = save_string(t, "/class/input/input1/event1", &rc);
+	CHECK_INT(rc, 0);
+	s2 = save_string(t, event1, &rc);
+	CHECK_INT(rc, 0);
+	CHECK_INT(count_devices(s), 7);
+	CHECK_STR(s, s2);
+	free(s);
+	free(s2);
+	s = save_string(t, "/class/input/event1", &rc);	/* not its DEVPATH */
+	CHECK_INT(rc, -ENOENT);
+	free(s);
+	s = save_string(t, "/class/input/input1/nothing", &rc);
 	CHECK_INT(rc, -ENOENT);
 	free(s);
 	teardown(t);

@@ -14,41 +14,40 @@
 
 #include "../harness.h"
 #include "remote-util.h"
+#include "../as-uid.h"
 
 static const char *const quick_args[] = { "--call-timeout", "1000", NULL };
 
-/* in a child: become uid/gid 65534 and connect; NULL when either fails */
-static struct classfs_client *connect_as_nobody(const char *sock)
+struct nobody_checks {
+	const char *sock;
+	int (*checks)(struct classfs_client *u);
+};
+
+/* as uid 65534 (cfs_test_as_uid()): connect, run the checks; 100 when it cannot connect */
+static int nobody_run(void *data)
 {
-	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
-		return NULL;
-	return classfs_client_connect(sock, 0);
+	const struct nobody_checks *n = data;
+	struct classfs_client *u = classfs_client_connect(n->sock, 0);
+	int bad;
+
+	if (!u)
+		return 100;
+	bad = n->checks(u);
+	classfs_client_disconnect(u);
+	return bad;
 }
 
 /*
  * @checks run by uid 65534 on a connection of its own, in a child; its
  * return (a bit per failed check) is ours: 0 when all held, 100 when
- * the child could not become uid 65534 or connect, -1 when it died.
+ * the child could not connect, CFS_AS_UID_CANNOT when it could not
+ * become uid 65534, -1 when it died.
  */
 static int as_nobody(const char *sock, int (*checks)(struct classfs_client *u))
 {
-	struct classfs_client *u;
-	pid_t pid = fork();
-	int st, bad;
+	struct nobody_checks n = { sock, checks };
 
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		u = connect_as_nobody(sock);
-		if (!u)
-			_exit(100);
-		bad = checks(u);
-		classfs_client_disconnect(u);
-		_exit(bad);
-	}
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
+	return cfs_test_as_uid(65534, 65534, nobody_run, &n);
 }
 
 /* ---- publishing and the basic operations ---- */
@@ -198,14 +197,34 @@ TEST(two_clients)
 
 /* ---- ownership ---- */
 
+/* what uid 65534 may do to root's ttyS0 (not change it) and of its own; bit per failed check */
+static int tty_unowned(struct classfs_client *u)
+{
+	int bad = 0;
+
+	bad |= (classfs_client_device_remove(u, "tty", "ttyS0") != -EPERM) << 0;
+	bad |= (classfs_client_attr_set(u, "tty", "ttyS0", "baud", "1\n", 2) != -EPERM) << 1;
+	bad |= (classfs_client_device_rename(u, "tty", "ttyS0", "x") != -EPERM) << 2;
+	bad |= (classfs_client_class_remove(u, "tty") != -EPERM) << 3;
+	bad |= (classfs_client_trigger(u, "tty", "ttyS0", CLASSFS_ACTION_CHANGE, NULL) !=
+		-EPERM) << 4;
+	bad |= !strstr(classfs_client_error_message(u), "65534") << 5;
+	/* reading is allowed, and it may publish its own */
+	bad |= (classfs_client_attr_get(u, "tty", "ttyS0", "baud", (char[8]){ 0 }, 8) != 5) << 6;
+	bad |= (classfs_client_device_add(u, &(struct classfs_client_device){
+		.cls = "tty", .name = "ttyUSB0" }) != 0) << 7;
+	bad |= (classfs_client_device_remove(u, "tty", "ttyUSB0") != 0) << 8;
+	bad |= (classfs_client_device_add(u, &(struct classfs_client_device){
+		.cls = "tty", .name = "ttyUSB1" }) != 0) << 9;
+	return bad;
+}
+
 TEST(non_owner_refused)
 {
 	const char *const args[] = { "--group", "nogroup", NULL };
 	struct daemon d;
 	struct classfs_client *c;
 	struct stat sb;
-	pid_t pid;
-	int st;
 
 	CHECK_INT(start_daemon(&d, false, args), 0);
 	CHECK(stat(d.sock, &sb) == 0 && (sb.st_mode & 0777) == 0660);
@@ -217,33 +236,7 @@ TEST(non_owner_refused)
 		.cls = "tty", .name = "ttyS0",
 		.attrs = &(struct classfs_client_attr){ .name = "baud", .mode = 0666,
 			.value = "9600\n", .len = 5 }, .nattrs = 1 }), 0);
-	pid = fork();
-	if (pid == 0) {
-		struct classfs_client *u;
-		int bad = 0;
-
-		u = connect_as_nobody(d.sock);
-		if (!u)
-			_exit(100);
-		bad |= (classfs_client_device_remove(u, "tty", "ttyS0") != -EPERM) << 0;
-		bad |= (classfs_client_attr_set(u, "tty", "ttyS0", "baud", "1\n", 2) != -EPERM) << 1;
-		bad |= (classfs_client_device_rename(u, "tty", "ttyS0", "x") != -EPERM) << 2;
-		bad |= (classfs_client_class_remove(u, "tty") != -EPERM) << 3;
-		bad |= (classfs_client_trigger(u, "tty", "ttyS0", CLASSFS_ACTION_CHANGE, NULL) !=
-			-EPERM) << 4;
-		bad |= !strstr(classfs_client_error_message(u), "65534") << 5;
-		/* reading is allowed, and it may publish its own */
-		bad |= (classfs_client_attr_get(u, "tty", "ttyS0", "baud", (char[8]){ 0 }, 8) != 5) << 6;
-		bad |= (classfs_client_device_add(u, &(struct classfs_client_device){
-			.cls = "tty", .name = "ttyUSB0" }) != 0) << 7;
-		bad |= (classfs_client_device_remove(u, "tty", "ttyUSB0") != 0) << 8;
-		bad |= (classfs_client_device_add(u, &(struct classfs_client_device){
-			.cls = "tty", .name = "ttyUSB1" }) != 0) << 9;
-		classfs_client_disconnect(u);
-		_exit(bad);
-	}
-	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
-	CHECK_INT(WEXITSTATUS(st), 0);
+	CHECK_INT(as_nobody(d.sock, tty_unowned), 0);
 	/* root may remove what uid 65534 made; ttyS0 is unchanged */
 	CHECK_INT(classfs_client_device_remove(c, "tty", "ttyUSB1"), 0);
 	{

@@ -18,8 +18,8 @@
 # joined daemon's mount stays there). Needs root (exit 77 otherwise).
 #
 # With CLASSFS_RUN_TEST_UID=U (meson's test-classfs-run-unpriv: 65534)
-# every classfs-run and classctl runs as uid U instead (setpriv, copies
-# staged by tests/stage.sh), with the same assertions: classfs-run then
+# every classfs-run and classctl runs as uid U instead (tests/stage.sh's
+# cfs_as_uid, with copies cfs_stage made), with the same assertions: classfs-run then
 # makes a user namespace, and /dev is the daemon's devtmpfs-style view.
 # What needs root stays root's: joining a running daemon (refused, exit
 # 125, checked), a chroot.
@@ -69,21 +69,58 @@ if [[ -n $as_uid ]]; then
 		{ echo "FAIL: cannot stage the programs for uid $as_uid"; exit 1; }
 	real_run=$run
 	cfs_stage "$work/stage" real_run >/dev/null || { echo "FAIL: cannot stage classfs-run"; exit 1; }
+	# the records it loads, where it can read them
+	mkdir -m 0755 "$work/recs"
+	for i in "${!recs[@]}"; do
+		install -D -m 0644 "${recs[$i]}" "$work/recs/$i/${recs[$i]##*/}" &&
+			recs[i]=$work/recs/$i/${recs[$i]##*/} || { echo "FAIL: cannot stage ${recs[$i]}"; exit 1; }
+	done
+	chmod -R a+rX "$work/recs"
+	own=$work/recs/own
+	mkdir -m 0755 "$own" && install -m 0644 "$src"/tests/record/data/*.umockdev "$own/"
 	export CLASSFSD=$classfsd
 	# run and classctl are the uid's: every call below goes through these
+	# (programs, so that chroot and sh -c run them too)
 	for tool in run classctl; do
-		printf '#!/bin/sh\nexec setpriv --reuid=%s --regid=%s --clear-groups "%s" "$@"\n' \
-			"$as_uid" "$as_uid" "$([[ $tool == run ]] && echo "$real_run" || echo "$classctl")" \
+		printf '#!/bin/bash\n. %q\ncfs_stage_dir=%q\ncfs_as_uid --exec %q %q "$@"\n' \
+			"$src/tests/stage.sh" "$work/stage" "$as_uid" \
+			"$([[ $tool == run ]] && echo "$real_run" || echo "$classctl")" \
 			>"$work/stage/as-uid-$tool"
 		chmod 0755 "$work/stage/as-uid-$tool"
 	done
 	# inside, the uid is already the one: the staged classctl itself
 	classctl_in=$classctl run=$work/stage/as-uid-run classctl=$work/stage/as-uid-classctl
 	echo "note: every classfs-run and classctl runs as uid $as_uid"
+	# where the kernel refuses the uid a user namespace (in a chroot, as
+	# Debian's build chroots run test suites, it refuses even root's):
+	# skipped, with classfs-run's own words
+	if ! cfs_as_uid "$as_uid" unshare -U true 2>/dev/null; then
+		why=$("$run" --sample -- true 2>&1) && why="unshare -U refused, classfs-run ran"
+		echo "SKIP: uid $as_uid: $why"
+		rm -rf "$work"
+		exit 77
+	fi
 fi
+# Every classfs-run's stderr (its own messages and its COMMAND's) also goes
+# to $stderr_log; at the end each of its lines must be one that
+# test-classfs-run.stderr expects (tests/stderr-only.sh): a warning no
+# case asked for fails the test, however the case itself ended.
+stderr_log=$(mktemp /tmp/classfs-run-stderr.XXXXXX)
+printf '#!/bin/bash\nexec %q "$@" 2> >(exec tee -a %q >&2)\n' "$run" "$stderr_log" >"$work/logged-run"
+chmod 0755 "$work/logged-run"
+run=$work/logged-run
+# settle - wait (5 s at most) for the copies of stderr: a case that reads
+# a classfs-run's stderr from a file after waiting for it calls this first
+settle() {
+	for _ in $(seq 50); do
+		pgrep -f -- "tee -a $stderr_log" >/dev/null || return 0
+		sleep 0.1
+	done
+}
 pids=()
 cleanup() {
 	local p
+	rm -f "$stderr_log"
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	# the chroots are binds of the host's directories: never remove a file through them
@@ -275,10 +312,17 @@ hotplug_outside() { # hotplug_outside LABEL [classfs-run options...]
 	# remove once the monitor has checked the add (node, database entry)
 	wait_file "$rdy.added" 20 || true
 	[[ -e $rdy.added ]] || bad "$label: the monitor did not hear the add"
-	out=$("$classctl" --socket "$sock" rm input event9 2>&1) || bad "$label: classctl rm: $out"
+	local rm_out rm_rc=0
+	rm_out=$("$classctl" --socket "$sock" rm input event9 2>&1) || rm_rc=$?
 	rc=0
 	wait "$pid" || rc=$?
 	out=$(cat "$work/mon.$label")
+	# the monitor ends the environment once it heard the remove, which
+	# may be before the daemon's answer to classctl went out
+	if ((rm_rc != 0)) && ! { has "$out" "^remove input event9" &&
+		[[ $rm_out == *"connection to classfsd lost"* ]]; }; then
+		bad "$label: classctl rm: $rm_out"
+	fi
 	((rc == 0)) && has "$out" "^add input event9 /dev/event9" && has "$out" "^remove input event9" &&
 		ok "$label: libudev monitor saw add (node and database entry there) then remove" ||
 		bad "$label: monitor exit $rc: $out"
@@ -306,6 +350,20 @@ out=$("$run" --sample -- sh -c '
 	has "$out" "/dev/char/13:73 -> ../event9" && ! has "$out" "still-there" &&
 	ok "inside: classctl via CLASSFS_SOCKET; node 0600 13:73, char link, database entry; gone after remove" ||
 	bad "inside: exit $rc: $out"
+# a record loaded while the environment runs, in the class layout (its
+# events name the device /class/...): the device's recorded properties
+# reach its database entry, as its udev rules' would
+printf '%s\n' 'P: /devices/virtual/input/event9' 'N: input/event9' 'A: dev=13:73\n' \
+	'E: DEVNAME=/dev/input/event9' 'E: SUBSYSTEM=input' 'E: ID_CLASSFS_TEST=hotplugged' '' \
+	>"$work/hot.umockdev"
+chmod 0644 "$work/hot.umockdev"
+out=$("$run" --sample -- sh -c '
+	'"$classctl_in"' load '"$work/hot.umockdev"' || exit 1
+	for i in $(seq 100); do [ -e /run/udev/data/c13:73 ] && break; sleep 0.1; done
+	cat /run/udev/data/c13:73' 2>&1) && rc=0 || rc=$?
+((rc == 0)) && has "$out" "^E:ID_CLASSFS_TEST=hotplugged" &&
+	ok "class layout: a record loaded inside: its recorded property in the database entry" ||
+	bad "class layout: a record loaded inside: exit $rc: $out"
 # devices of the snapshot (the loaded record) removed: what was made for
 # each goes, its node, number link, recorded S: link and database file
 out=$("$run" --sample -- sh -c '
@@ -325,9 +383,9 @@ out=$("$run" --sample -- sh -c '
 	m="${TMPDIR:-/tmp}/mon.$$"
 	udevadm monitor --udev --property --subsystem-match=input >"$m" 2>&1 & p=$!
 	# it prints its header once its monitor listens
-	i=0; until grep -q "^UDEV - " "$m" || [ $i -ge 100 ]; do sleep 0.1; i=$((i+1)); done
+	i=0; until grep -qs "^UDEV - " "$m" || [ $i -ge 100 ]; do sleep 0.1; i=$((i+1)); done
 	'"$classctl_in"' add input event9 --dev 13:73 && '"$classctl_in"' rm input event9
-	i=0; until grep -q "remove" "$m" || [ $i -ge 100 ]; do sleep 0.1; i=$((i+1)); done
+	i=0; until grep -qs "remove" "$m" || [ $i -ge 100 ]; do sleep 0.1; i=$((i+1)); done
 	kill $p; wait $p; cat "$m"; rm -f "$m"' 2>&1) || true
 has "$out" "^UDEV .* add .*/event9 (input)" && has "$out" "^UDEV .* remove .*/event9 (input)" &&
 	has "$out" "^DEVNAME=/dev/event9" &&
@@ -419,6 +477,7 @@ if wait_file "$rdy" 20; then
 	rc=0; wait "$rpid" || rc=$?
 	((rc == 42)) && ok "SIGTERM passed on to COMMAND (its trap's status 42)" || bad "SIGTERM: $rc"
 else
+	settle
 	bad "SIGTERM: COMMAND did not start: $(cat "$work/term.err")"
 fi
 check_clean "SIGTERM"
@@ -570,6 +629,7 @@ if [[ -n $as_uid ]]; then
 		bad "refused: cannot map the uids of the test's user namespace"
 	echo go >"$work/refused.fifo"
 	rc=0; wait "$upid" || rc=$?
+	settle
 	out=$(cat "$work/refused.out")
 	((rc == 125)) && has "$out" "user.max_user_namespaces = 0" &&
 		has "$out" "sysctl -w user.max_user_namespaces=" && ! has "$out" "^ran" &&
@@ -578,5 +638,8 @@ if [[ -n $as_uid ]]; then
 	check_clean "user namespaces refused"
 fi
 
+settle
+"$src/tests/stderr-only.sh" "$src/tests/run/test-classfs-run.stderr" --log "$stderr_log" &&
+	ok "classfs-run's stderr: only the lines the cases expect" || fails=$((fails + 1))
 echo "$fails failure(s)"
 ((fails == 0))

@@ -28,9 +28,10 @@ classfsd=$1 classctl=$2 secop=$3 preload=$4
 # what nobody runs, where nobody can run it (the build tree may be out of its reach)
 chmod 0755 "$tmp"
 cfs_stage "$tmp/stage" classctl secop || exit 1
-NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-# a second unprivileged uid; group nogroup so it reaches a --group nogroup socket
-OTHER=(setpriv --reuid=65533 --regid=65534 --clear-groups)
+cfs_stage_dir=$tmp/stage	# cfs_as_uid runs these copies as they are
+# nobody is uid 65534; other a second unprivileged uid, in group nogroup
+# so that it reaches a --group nogroup socket
+NOBODY=65534 OTHER=65533:65534
 
 outdir=${CLASSFS_RELIABILITY_DIR:-.}
 mkdir -p "$outdir" || exit 1
@@ -52,9 +53,9 @@ row() {
 # as WHO COMMAND... - run the command as root, as nobody (65534) or as other (65533)
 as() {
 	if [[ $1 == nobody ]]; then
-		"${NOBODY[@]}" "${@:2}"
+		cfs_as_uid "$NOBODY" "${@:2}"
 	elif [[ $1 == other ]]; then
-		"${OTHER[@]}" "${@:2}"
+		cfs_as_uid "$OTHER" "${@:2}"
 	else
 		"${@:2}"
 	fi
@@ -103,9 +104,9 @@ value() {
 held=()
 hold() {
 	local -a who=()
-	[[ $1 == nobody ]] && who=("${NOBODY[@]}")
-	[[ $1 == other ]] && who=("${OTHER[@]}")
-	# setpriv execs: $! is the holder itself
+	[[ $1 == nobody ]] && who=(cfs_as_uid --exec "$NOBODY")
+	[[ $1 == other ]] && who=(cfs_as_uid --exec "$OTHER")
+	# cfs_as_uid --exec and setpriv exec: $! is the holder itself
 	"${who[@]}" "${@:3}" >"$2" 2>&1 &
 	cfs_track $!
 	held+=($!)
@@ -521,7 +522,7 @@ t $S other "other's connection" ok connect
 t $S root "root's connection" ok connect
 release
 # the daemon sees the held connections close a moment after they are killed
-wait_for 5 bash -c "${NOBODY[*]} $secop $sock subscribe >/dev/null 2>&1"
+wait_for 5 as nobody "$secop" "$sock" subscribe >/dev/null 2>&1
 t $S nobody "connections and subscription free again: subscribe" ok subscribe
 sock=$tmp/grp/sock
 

@@ -462,9 +462,41 @@ static int collect_path(struct classfs_tree *tree, const char *want, struct rec_
 	return 0;
 }
 
+/*
+ * The syspath (devices layout) of the class device whose DEVPATH in a
+ * class-layout tree is @devpath ("/class/CLS/[PARENT/...]NAME"): a class
+ * device's name is unique in its class.  Return: length, -ENOENT.
+ */
+static int class_devpath_syspath(struct classfs_tree *tree, const char *devpath, char *buf,
+				 size_t size)
+{
+	const char *cls_name = devpath + 7, *name = strrchr(devpath, '/') + 1;
+	size_t cl = strcspn(cls_name, "/");
+	char cname[NAME_MAX + 1], own[PATH_MAX];
+	struct classfs_class *cls;
+	struct classfs_device *dev = NULL;
+	int r = -ENOENT;
+
+	if (!cl || cl >= sizeof(cname) || cls_name[cl] != '/' || !*name)
+		return -ENOENT;
+	memcpy(cname, cls_name, cl);
+	cname[cl] = '\0';
+	cls = classfs_class_find(tree, cname);
+	if (cls)
+		dev = classfs_class_find_device(cls, name);
+	/* the name's device, if it is the one at that path */
+	if (dev && classfs_device_devpath(dev, own, sizeof(own)) >= 0 && !strcmp(own, devpath))
+		r = classfs_device_syspath(dev, buf, size);
+	classfs_device_put(dev);
+	classfs_class_put(cls);
+	return r < 0 ? -ENOENT : r;
+}
+
 /**
  * classfs_record_save() - write @tree (or @syspath and its parents) in
- * umockdev format, canonical order.
+ * umockdev format, canonical order.  @syspath may also be a class
+ * device's DEVPATH in a class-layout tree ("/class/block/sda/sda1"), what
+ * its events name it by; the record names it by its syspath.
  * Return: 0, -EINVAL, -ENOENT (no device at @syspath), -ENOMEM, -EIO.
  */
 int classfs_record_save(struct classfs_tree *tree, const char *syspath, FILE *out)
@@ -473,7 +505,7 @@ int classfs_record_save(struct classfs_tree *tree, const char *syspath, FILE *ou
 	struct saved *v;
 	struct sbuf b = { 0 };
 	size_t n = 0, k = 0;
-	char path[PATH_MAX];
+	char path[PATH_MAX], named[PATH_MAX];
 	const char *want = NULL;
 	int r = 0;
 
@@ -481,6 +513,12 @@ int classfs_record_save(struct classfs_tree *tree, const char *syspath, FILE *ou
 		return -EINVAL;
 	if (syspath) {
 		want = strncmp(syspath, "/sys/", 5) ? syspath : syspath + 4;
+		if (!strncmp(want, "/class/", 7)) {
+			r = class_devpath_syspath(tree, want, named, sizeof(named));
+			if (r < 0)
+				return r;
+			want = named;
+		}
 		if (strncmp(want, "/devices/", 9))
 			return -EINVAL;
 	}
