@@ -15,9 +15,10 @@ dir=${1:?usage: check-uid-switch.sh TESTS_DIR}
 cd "$dir" || exit 1
 # the helpers themselves
 allowed='^(stage\.sh|as-uid\.h|python/conftest\.py|check-uid-switch\.sh):'
-# Python tests the lead changes in parallel, to move to conftest's
-# as_uid(): listed here until they do (one line each)
-pending='^python/(test_hotplug|test_testbed)\.py:'
+# the one switch that is no test's: test_testbed.py sets a user namespace
+# limit as the namespace's own root, then drops to uid 65534 inside it
+# (of the copies it staged itself), where cfs_as_uid cannot stage
+pending='^python/test_testbed\.py:.*exec setpriv'
 bad=$(grep -rnE --include='*.sh' --include='*.c' --include='*.h' --include='*.py' \
 	'(^|[^[:alnum:]_-])(setpriv|setuid|setgid|setresuid|setresgid|setreuid|setregid)([^[:alnum:]_-]|$)' . |
 	sed 's|^\./||' |

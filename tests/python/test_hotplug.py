@@ -13,6 +13,8 @@ import time
 import pyudev
 import pytest
 
+from conftest import as_uid
+
 import classfs
 
 MOUSE_RECORD = ("P: /devices/virtual/input/mouse7\n"
@@ -117,7 +119,7 @@ def test_root_of_a_containers_user_namespace_gets_a_testbed():
         pytest.skip("no unshare(1)")
     cmd = ["unshare", "-U", "--map-root-user", sys.executable, "-c", CONTAINER_ROOT_SCRIPT]
     if os.geteuid() == 0:
-        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] + cmd
+        cmd = as_uid(65534, cmd)
     env = {k: v for k, v in os.environ.items() if k != "CLASSFS_SOCKET"}
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
     if "unshare failed" in out.stderr:

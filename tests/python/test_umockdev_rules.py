@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import pyudev
 import pytest
@@ -130,6 +131,21 @@ def test_sys_is_writable_with_plain_file_calls():
     with open(tb.get_sys_dir() + "/firmware/acpi/platform_profile") as f:
         assert f.read() == "balanced\n"
     os.makedirs("/sys/devices/system/cpu/cpufreq/policy0")
+    # a descriptor open(O_CREAT) gave writes whatever mode it asked for
+    old = os.umask(0o333)
+    try:
+        with open("/sys/devices/system/cpu/cpufreq/policy0/scaling_governor", "w") as f:
+            f.write("powersave\n")
+    finally:
+        os.umask(old)
+    with open("/sys/devices/system/cpu/cpufreq/policy0/scaling_governor") as f:
+        assert f.read() == "powersave\n"
+    end = time.monotonic() + 5      # the mode asked for once that descriptor is released
+    while os.stat("/sys/devices/system/cpu/cpufreq/policy0/scaling_governor").st_mode & 0o777 \
+            != 0o444 and time.monotonic() < end:
+        time.sleep(0.01)
+    assert os.stat("/sys/devices/system/cpu/cpufreq/policy0/scaling_governor").st_mode & 0o777 \
+        == 0o444
     with open("/sys/devices/system/cpu/cpufreq/policy0/energy_performance_preference",
               "w") as f:
         f.write("performance")

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "../harness.h"
+#include "../as-uid.h"
 #include "remote-util.h"
 
 /* the names in @mnt/@rel, sorted, joined with ' ' */
@@ -59,26 +60,19 @@ static int put(const char *mnt, const char *rel, const char *text)
 	return fclose(f) == 0 ? 0 : -errno;
 }
 
-/* reset as another uid: -EACCES, from a child that switched */
+/* reset as another uid: -EACCES (as-uid.h's child) */
+static int reset_refused(void *sock)
+{
+	struct classfs_client *c = classfs_client_connect(sock, 0);
+
+	if (!c)
+		return 101;
+	return classfs_client_reset(c) == -EACCES ? 0 : 102;
+}
+
 static int reset_as(const char *sock, uid_t uid)
 {
-	pid_t pid = fork();
-	int st;
-
-	if (pid == 0) {
-		struct classfs_client *c;
-
-		if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-		    setresuid(uid, uid, uid) < 0)
-			_exit(100);
-		c = classfs_client_connect(sock, 0);
-		if (!c)
-			_exit(101);
-		_exit(classfs_client_reset(c) == -EACCES ? 0 : 102);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return cfs_test_as_uid(uid, uid, reset_refused, (void *)sock);
 }
 
 TEST(reset)

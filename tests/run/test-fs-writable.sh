@@ -33,12 +33,13 @@ chmod 0755 "$work"
 export TMPDIR=$work/tmp
 mkdir -p "$TMPDIR"
 as=()
+. "$src/tests/stage.sh"
 if [[ -n $as_uid ]]; then
-	. "$src/tests/stage.sh"
 	cfs_stage "$work/stage" run classfsd >/dev/null ||
 		{ echo "FAIL: cannot stage the programs for uid $as_uid"; exit 1; }
 	chown "$as_uid:$as_uid" "$work" "$TMPDIR"
-	as=(setpriv --reuid="$as_uid" --regid="$as_uid" --clear-groups)
+	cfs_stage_dir=$work/as-uid
+	as=(cfs_as_uid "$as_uid:$as_uid")
 fi
 export CLASSFSD=$classfsd
 
@@ -108,16 +109,16 @@ refused "not empty" rmdir /sys/devices/system/cpu
 refused "Invalid argument" python3 -c "import os; os.rename('/sys/firmware', '/sys/firmware/acpi/x')"
 rm -r /sys/devices/system /sys/firmware $dev/power2 || fail "rm -r"
 refused "No such file" stat /sys/firmware
-# another uid follows the mode bits
+# another uid follows the mode bits (system programs: tests/stage.sh's
+# cfs_as_uid runs them as they are)
+as_other() { bash -c '. "$0" && cfs_as_uid "$@"' "$STAGE_SH" "$other:$other" "$@"; }
 if [[ $other != - ]]; then
 	echo 0 >/sys/ro_for_others
-	refused "Permission denied" setpriv --reuid="$other" --regid="$other" --clear-groups \
-		sh -c 'echo 1 >/sys/ro_for_others'
-	refused "Permission denied" setpriv --reuid="$other" --regid="$other" --clear-groups \
-		mkdir /sys/x
-	expect 0 setpriv --reuid="$other" --regid="$other" --clear-groups cat /sys/ro_for_others
+	refused "Permission denied" as_other sh -c 'echo 1 >/sys/ro_for_others'
+	refused "Permission denied" as_other mkdir /sys/x
+	expect 0 as_other cat /sys/ro_for_others
 	chmod 0666 /sys/ro_for_others
-	setpriv --reuid="$other" --regid="$other" --clear-groups sh -c 'echo 2 >/sys/ro_for_others' ||
+	as_other sh -c 'echo 2 >/sys/ro_for_others' ||
 		fail "another uid writing a 0666 file"
 	expect 2 cat /sys/ro_for_others
 	rm /sys/ro_for_others
@@ -130,7 +131,7 @@ rc=0
 # root: another uid (65534) checks the modes; uid U alone in its namespace has no other uid
 other=-
 [[ -z $as_uid ]] && other=65534
-(cd / && "${as[@]}" "$run" --sample -- bash "$work/inside.sh" x "$other") || rc=$?
+(cd / && STAGE_SH=$src/tests/stage.sh "${as[@]}" "$run" --sample -- bash "$work/inside.sh" x "$other") || rc=$?
 if ((rc != 0)); then
 	echo "FAIL: inside classfs-run${as_uid:+ as uid $as_uid} (exit $rc)"
 	exit 1

@@ -72,6 +72,7 @@ struct cfs_known {
 struct cfs_open_file {
 	struct cfs_open_file *prev, *next;	/* the mount's open files (plock) */
 	uint64_t seen;			/* notifications seen at the last read from 0 */
+	int mode_at_release;		/* -1, or the mode a create asked for (below) */
 };
 
 struct classfs_mount {

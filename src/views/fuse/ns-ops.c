@@ -51,10 +51,18 @@ void cfs_fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 {
 	struct classfs_mount *m = ns_begin(req, parent, name);
 	struct classfs_stat cs;
-	int r = classfs_create(m->tree, parent, name, mode & 07777, &cs);
+	/*
+	 * open(O_CREAT) gives a descriptor that writes whatever mode it asked
+	 * for (umask 0333 makes a 0444 file written once by its creator):
+	 * the file is its owner's to write until that descriptor is released
+	 */
+	mode_t want = mode & 07777, made = (fi->flags & O_ACCMODE) != O_RDONLY ? want | 0200 : want;
+	int r = classfs_create(m->tree, parent, name, made, &cs);
 
 	if (r == 0 && (r = cfs_fuse_open_file(m, &cs, fi)) < 0)
 		(void)classfs_unlink(m->tree, parent, name);	/* nothing half made */
+	if (r == 0 && made != want)
+		((struct cfs_open_file *)(uintptr_t)fi->fh)->mode_at_release = (int)want;
 	ns_end();
 	if (r < 0) {
 		fuse_reply_err(req, -r);

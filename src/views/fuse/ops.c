@@ -154,7 +154,8 @@ int cfs_fuse_open_file(struct classfs_mount *m, const struct classfs_stat *cs,
 		return -ENOMEM;
 	}
 	p = cfs_fuse_poller_get(m, cs->ino, false);
-	*of = (struct cfs_open_file){ .seen = p ? p->events : 0, .next = m->files };
+	*of = (struct cfs_open_file){ .seen = p ? p->events : 0, .next = m->files,
+				      .mode_at_release = -1 };
 	if (of->next)
 		of->next->prev = of;
 	m->files = of;
@@ -200,7 +201,8 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct classfs_mount *m = m_of(req);
 	struct cfs_open_file *of = (void *)(uintptr_t)fi->fh;
 
-	(void)ino;
+	if (of->mode_at_release >= 0)
+		(void)classfs_chmod(m->tree, ino, (mode_t)of->mode_at_release, NULL);
 	pthread_mutex_lock(&m->plock);
 	if (of->prev)
 		of->prev->next = of->next;
