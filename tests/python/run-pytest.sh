@@ -1,18 +1,20 @@
 #!/bin/bash
-# run-pytest.sh BUILD_PYTHON_DIR CLASSFSD [--join CLASSFS_RUN] [--uid UID] [PYTEST ARGS...]
+# run-pytest.sh BUILD_PYTHON_DIR CLASSFSD [--run CLASSFS_RUN] [--join] [--uid UID] [PYTEST ARGS...]
 # Runs the Python package's tests with Debian's python3 and pytest: in an
 # environment of the Testbed's own (default), or joined (--join: the whole
 # pytest runs under classfs-run), as root or as another uid (--uid).
+# CLASSFS_RUN (--run) is also handed to the tests that start classfs-run.
 # Exit 77 (skipped, with the reason) when python3-dev's module, pytest or
 # pyudev are missing, or when every test skipped.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 pydir=$1 classfsd=$2
 shift 2
-join="" uid=""
+run="" join="" uid=""
 while (($#)); do
 	case $1 in
-	--join) join=$2; shift 2 ;;
+	--run) run=$2; shift 2 ;;
+	--join) join=1; shift ;;
 	--uid) uid=$2; shift 2 ;;
 	*) break ;;
 	esac
@@ -45,12 +47,15 @@ if [[ -n $uid ]]; then
 	cp "$here/../../data/sample.umockdev" "$out/stage/data/"
 	cp -r "$pydir/classfs" "$out/stage/build/python/"
 	cp -L "$pydir/../libclassfs.so.0" "$out/stage/build/"
-	mkdir -p "$out/stage/build/programs/classfsd"
+	mkdir -p "$out/stage/build/programs/classfsd" "$out/stage/build/programs/classfs-run"
 	cp "$classfsd" "$out/stage/build/programs/classfsd/"
+	[[ -n $run ]] && cp "$run" "$out/stage/build/programs/classfs-run/"
 	chmod -R a+rX "$out/stage"
 	tests=$out/stage/tests/python pydir=$out/stage/build/python here=$tests
 	classfsd=$out/stage/build/programs/classfsd/classfsd
+	[[ -n $run ]] && run=$out/stage/build/programs/classfs-run/classfs-run
 fi
+[[ -n $join ]] && join=$run
 cmd=("$py" -m pytest -q -rs -p no:cacheprovider "$tests" "$@")
 [[ -n $join ]] && cmd=("$join" --layout devices -- "${cmd[@]}")
 if [[ -n $uid ]]; then
@@ -77,6 +82,7 @@ if [[ -n $asan ]]; then
 fi
 cd /tmp || exit 1
 "${as_uid[@]}" env "${san[@]}" PYTHONPATH="$pydir" CLASSFSD="$classfsd" PYTHONDONTWRITEBYTECODE=1 \
+	${run:+CLASSFS_RUN="$run"} \
 	"${cmd[@]}" 2>&1 | tee "$out/log"
 rc=${PIPESTATUS[0]}
 if ((rc == 0)) && ! grep -q ' passed' "$out/log"; then
