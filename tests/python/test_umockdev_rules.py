@@ -87,6 +87,18 @@ def test_each_new_testbed_is_empty_and_the_old_one_is_released():
     assert not os.path.exists(second.get_root_dir() or "/nonexistent")
 
 
+def test_a_released_testbed_sends_no_remove_events():
+    """Suites `del self.testbed` before they stop the daemon under test,
+    which must hear of no removal (umockdev's directory goes silently)."""
+    tb = _new()
+    tb.add_device("power_supply", "AC", None, ["type", "Mains", "online", "1"], [])
+    mon = pyudev.Monitor.from_netlink(pyudev.Context())
+    mon.filter_by("power_supply")
+    mon.start()
+    del tb
+    assert mon.poll(timeout=0.5) is None
+
+
 def test_device_names_that_are_paths_land_exactly_there():
     tb = _new()
     pci = tb.add_device("pci", "pci0000:00/0000:00:02.0", None, ["vendor", "0x8086"],
