@@ -22,6 +22,7 @@
 
 #include "classfs/classfs.h"
 #include "classfs/record.h"
+#include "record-util.h"
 #include "udevadm-ns.h"
 
 static const char machine[] =
@@ -132,11 +133,8 @@ static int query(const char *syspath, const char *const *lines)
 static int load(struct classfs_tree *t, const char *text)
 {
 	struct classfs_record_error err;
-	int r = classfs_record_load(t, text, strlen(text), NULL, &err);
 
-	if (r < 0)
-		fprintf(stderr, "  load: %d line %lu: %s\n", r, err.line, err.reason);
-	return r;
+	return cfs_test_load(t, text, NULL, &err);
 }
 
 /* in the child: everything in a private mount namespace */

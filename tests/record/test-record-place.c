@@ -19,6 +19,7 @@
 #include "../native-util.h"
 #include "classfs/classfs.h"
 #include "classfs/record.h"
+#include "record-util.h"
 
 static int warnings;
 
@@ -31,22 +32,16 @@ static void on_warning(const char *file, unsigned long line, const char *msg, vo
 static int load(struct classfs_tree *t, const char *text, struct classfs_record_error *err)
 {
 	struct classfs_record_options opt = { .filename = "<place>", .warning = on_warning };
-	int r = classfs_record_load(t, text, strlen(text), &opt, err);
 
-	if (r < 0)
-		fprintf(stderr, "  load: %d line %lu: %s\n", r, err->line, err->reason);
-	return r;
+	return cfs_test_load(t, text, &opt, err);
 }
 
 static char *save(struct classfs_tree *t)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char *s = cfs_test_save(t);
 
-	CHECK_INT(classfs_record_save(t, NULL, f), 0);
-	fclose(f);
-	return buf;
+	CHECK(s != NULL);
+	return s;
 }
 
 /* the device at @syspath, its path checked; NULL when none (reference dropped) */

@@ -28,6 +28,7 @@
 #include "../harness.h"
 #include "classfs/classfs.h"
 #include "classfs/record.h"
+#include "record-util.h"
 
 static char *slurp(const char *name, size_t *len)
 {
@@ -62,31 +63,8 @@ static char *slurp(const char *name, size_t *len)
 static int load_text(struct classfs_tree *t, const char *text, struct classfs_record_error *err)
 {
 	struct classfs_record_options opt = { .filename = "<test>" };
-	int r = classfs_record_load(t, text, strlen(text), &opt, err);
 
-	if (r < 0)
-		fprintf(stderr, "  load: %d line %lu: %s\n", r, err->line, err->reason);
-	return r;
-}
-
-/* the whole tree as a record (malloc'd) */
-static char *save(struct classfs_tree *t)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int r;
-
-	if (!f)
-		return NULL;
-	r = classfs_record_save(t, NULL, f);
-	fclose(f);
-	if (r < 0) {
-		fprintf(stderr, "  save: %d\n", r);
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	return cfs_test_load(t, text, &opt, err);
 }
 
 /* the P: lines of @text, sorted, one per line */
@@ -170,7 +148,7 @@ TEST(files_made_through_the_filesystem)
 	/* outside any device: not in the record */
 	CHECK_INT(classfs_mkdir(t, classfs_root_ino(), "firmware", 0755, &st), 0);
 	CHECK_INT(classfs_create(t, st.ino, "platform_profile", 0644, NULL), 0);
-	s1 = save(t);
+	s1 = cfs_test_save(t);
 	CHECK(s1 != NULL);
 	if (!s1)
 		goto out;
@@ -181,7 +159,7 @@ TEST(files_made_through_the_filesystem)
 	CHECK(strstr(s1, "firmware") == NULL && strstr(s1, "platform_profile") == NULL);
 	t2 = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
 	CHECK_INT(load_text(t2, s1, &err), 0);
-	s2 = save(t2);
+	s2 = cfs_test_save(t2);
 	CHECK(s2 && !strcmp(s1, s2));
 	if (s2 && strcmp(s1, s2))
 		fprintf(stderr, "  saved\n%s  then\n%s", s1, s2);
@@ -246,14 +224,14 @@ TEST(machine_recording_round_trips)
 					    sizeof(path)) > 0);
 
 		/* saved at the recorded paths, and loaded from the save to the same save */
-		s1 = save(t);
+		s1 = cfs_test_save(t);
 		CHECK(s1 != NULL);
 		p0 = paths(data);
 		p1 = paths(s1);
 		CHECK_STR(p1, p0);
 		t2 = classfs_tree_new(layout);
 		CHECK_INT(load_text(t2, s1 ? s1 : "", &err), 0);
-		s2 = save(t2);
+		s2 = cfs_test_save(t2);
 		CHECK(s1 && s2 && !strcmp(s1, s2));
 		free(p0);
 		free(p1);
@@ -286,7 +264,7 @@ TEST(records_share_a_virtual_bus_root)
 		      da->parent == db->parent);
 		classfs_device_put(da);
 		classfs_device_put(db);
-		s = save(t);
+		s = cfs_test_save(t);
 		CHECK(s && !strcmp(s, "P: /devices/virtual/workqueue/a\nE: SUBSYSTEM=workqueue\n\n"
 				  "P: /devices/virtual/workqueue/b\nA: max_active=1\\n\n"
 				  "E: SUBSYSTEM=workqueue\n\n"));
@@ -541,11 +519,11 @@ TEST(what_the_tree_accepts_saves_and_loads_back)
 		if (machine && round % 4 == 2)
 			CHECK_INT(load_text(t, machine, &err), 0);
 		n = random_tree(t, classes, buses, devs);
-		s1 = save(t);
+		s1 = cfs_test_save(t);
 		CHECK(s1 != NULL);
 		t2 = classfs_tree_new(layout);
 		CHECK_INT(load_text(t2, s1 ? s1 : "", &err), 0);
-		s2 = save(t2);
+		s2 = cfs_test_save(t2);
 		CHECK(s1 && s2 && !strcmp(s1, s2));
 		if (s1 && s2 && strcmp(s1, s2))
 			fprintf(stderr, "  round %d (seed %u): saved\n%s  then\n%s", round, seed, s1, s2);
