@@ -35,7 +35,7 @@ mkdir -p "$TMPDIR"
 as=()
 . "$src/tests/stage.sh"
 if [[ -n $as_uid ]]; then
-	cfs_stage "$work/stage" run classfsd >/dev/null ||
+	cfs_stage "$work/stage" classfsd >/dev/null ||
 		{ echo "FAIL: cannot stage the programs for uid $as_uid"; exit 1; }
 	chown "$as_uid:$as_uid" "$work" "$TMPDIR"
 	cfs_stage_dir=$work/as-uid
