@@ -76,9 +76,12 @@ if [[ -n $asan ]]; then
 	preload=$asan
 	ubsan=$(ldd "$ext" | awk '/libubsan/ { print $3 }')
 	[[ -n $ubsan ]] && preload="$preload:$ubsan"
+	# where every uid the tests switch to reads it (the tree may be 0700)
+	chmod 755 "$out"
+	install -m 0644 "$here/lsan.supp" "$out/lsan.supp"
 	san=(LD_PRELOAD="$preload"
 	     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_context_size=2"
-	     LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}")
+	     LSAN_OPTIONS="suppressions=$out/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}")
 fi
 cd /tmp || exit 1
 "${as_uid[@]}" env "${san[@]}" PYTHONPATH="$pydir" CLASSFSD="$classfsd" PYTHONDONTWRITEBYTECODE=1 \
