@@ -396,6 +396,15 @@ enum {
 	CFS_DS_ADD_SENT = 0x80,	/* its ADD was numbered: a REMOVE must follow */
 	CFS_DS_MARK = 0x100,	/* visited by a tree walk (under L) */
 	CFS_DS_VIRTUAL = 0x200,	/* a physical device in devices/virtual (add_virtual) */
+	/*
+	 * out of its class's name index: its class/CLASS/NAME was unlinked
+	 * through the filesystem (plain.c), so another device may take the
+	 * name.  It stays in the names table (the class's device list:
+	 * iteration, interfaces, class unregister, its own removal and
+	 * rename), but lookups by name (cfs_class_lookup_locked()) skip it
+	 * and it shows no class/CLASS/NAME nor block/NAME.
+	 */
+	CFS_DS_UNINDEXED = 0x400,
 	/* computed entries unlinked through the filesystem (plain.c): hidden */
 	CFS_DS_HIDE_DEV = 0x10000,
 	CFS_DS_HIDE_SUBSYSTEM = 0x20000,

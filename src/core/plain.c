@@ -25,7 +25,15 @@
  * among them) is unlinked by hiding it for that device (a CFS_DS_HIDE_*
  * state bit, or hide.c's table, under L): the device, its `uevent` and
  * its events are unchanged, and the entry stays hidden until the device
- * goes; a file of the same name may then be made in its place.
+ * goes; a file of the same name may then be made in its place.  An
+ * unlinked class/CLASS/NAME also takes the device out of its class's
+ * name index (CFS_DS_UNINDEXED): a later device of that class and name
+ * may be added and owns class/CLASS/NAME (and block/NAME), and a lookup
+ * by class and name finds that one.
+ *
+ * An entry may be made immutable (classfs_set_flags()): it is then not
+ * written, truncated, chmod-ed, removed, renamed nor replaced (-EPERM),
+ * whoever asks, until the flag is cleared.
  *
  * Who may do what is the caller's to decide (the FUSE view: the kernel,
  * from the modes and the tree owner's uid it reports).  All under L, as
@@ -194,6 +202,20 @@ static bool dir_empty(const struct classfs_node *n)
 	return !n->u.dir || !n->u.dir->count;
 }
 
+/*
+ * Under L: class/CLASS/NAME of @dev unlinked.  The device leaves its
+ * class's name index (CFS_DS_UNINDEXED; its block/NAME goes with it), so
+ * that a later device of the class may take the name, as a kernel whose
+ * class link went would let it (upower's test emulates that bug).  It
+ * stays where it is, in the class's device list, with its uevents.
+ */
+static void alias_unlink_locked(struct classfs_tree *t, struct classfs_device *dev)
+{
+	cfs_assert_held(t);
+	cfs_dev_state_set(dev, CFS_DS_HIDE_ALIAS | CFS_DS_UNINDEXED);
+	cfs_watch_device_locked(t, dev);
+}
+
 /* remove entry @name of @dir: a directory (@rmdir) or anything else */
 static int plain_remove(struct classfs_tree *t, uint64_t dir, const char *name, bool rmdir)
 {
@@ -225,6 +247,8 @@ static int plain_remove(struct classfs_tree *t, uint64_t dir, const char *name, 
 			r = -EISDIR;
 		else if (group && !isdir)
 			r = cfs_hide_locked(t, e.n, e.slot);
+		else if (hide == CFS_DS_HIDE_ALIAS)
+			alias_unlink_locked(t, cfs_node_device(e.n));
 		else if (hide)
 			cfs_dev_state_set(cfs_node_device(e.n), hide);
 		else
@@ -461,7 +485,13 @@ static void plain_unhide_locked(struct classfs_tree *t, const struct classfs_nod
 			struct classfs_device *dev = cfs_node_device(c);
 
 			if (cfs_dev_state(dev, CFS_DS_HIDE_ALL)) {
-				cfs_dev_state_clear(dev, CFS_DS_HIDE_ALL);
+				unsigned int bits = CFS_DS_HIDE_ALL | CFS_DS_UNINDEXED;
+
+				/* its name taken meanwhile: it stays out of the index */
+				if (cfs_dev_state(dev, CFS_DS_UNINDEXED) &&
+				    cfs_class_lookup_locked(dev->cls, c->name))
+					bits &= ~(unsigned int)(CFS_DS_HIDE_ALIAS | CFS_DS_UNINDEXED);
+				cfs_dev_state_clear(dev, bits);
 				for (size_t i = 0; i < CFS_ARRAY_SIZE(names); i++)
 					cfs_watch_entry_locked(t, c, 0, names[i]);
 				cfs_watch_device_locked(t, dev);
@@ -479,7 +509,9 @@ static void plain_unhide_locked(struct classfs_tree *t, const struct classfs_nod
  * (classfs_create(), classfs_mkdir(), classfs_symlink()) that holds
  * nothing but data (values, publishers' links, plain directories: a
  * directory a device was since placed in stays, its plain contents go),
- * and shows again every computed entry classfs_unlink() hid.  Devices,
+ * and shows again every computed entry classfs_unlink() hid (a class
+ * link too, its device back in the name index, unless another device of
+ * the class took the name meanwhile).  Devices,
  * classes and what their publishers added are left alone.
  * Return: 0, -EINVAL (NULL), -ENOMEM (nothing changed).
  */

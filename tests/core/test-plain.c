@@ -195,10 +195,13 @@ TEST(device_entries)
 	CHECK_INT(classfs_unlink(t, dir, "subsystem"), 0);
 	CHECK_INT(stat_rc(t, "devices/virtual/block/sda/subsystem"), -ENOENT);
 	CHECK_INT(classfs_unlink(t, dir, "subsystem"), -ENOENT);
-	CHECK_INT(classfs_unlink(t, ino_of(t, "class/block"), "sda"), 0);
-	CHECK_INT(stat_rc(t, "class/block/sda"), -ENOENT);
 	CHECK_INT(classfs_unlink(t, ino_of(t, "block"), "sda"), 0);
 	CHECK_INT(stat_rc(t, "block/sda"), -ENOENT);
+	CHECK_INT(stat_rc(t, "class/block/sda"), 0);
+	/* the class link: the device leaves the name index */
+	CHECK_INT(classfs_unlink(t, ino_of(t, "class/block"), "sda"), 0);
+	CHECK_INT(stat_rc(t, "class/block/sda"), -ENOENT);
+	CHECK(classfs_class_find_device(c, "sda") == NULL);
 	CHECK_INT(classfs_unlink(t, ino_of(t, "dev/block"), "8:0"), 0);
 	CHECK_INT(stat_rc(t, "dev/block/8:0"), -ENOENT);
 	/* the device and its uevent still work */
@@ -220,6 +223,116 @@ TEST(device_entries)
 	classfs_device_unregister(sda);
 	CHECK_INT(stat_rc(t, "devices/virtual/block/sda/extra"), -ENOENT);
 	CHECK_INT(classfs_create(t, dir, "extra", 0644, NULL), -ENOENT);
+	classfs_class_destroy(c);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+static struct classfs_device *mkphys(struct classfs_tree *t, struct classfs_class *cls,
+				     struct classfs_device *phys, const char *name)
+{
+	struct classfs_device *d = calloc(1, sizeof(*d));
+
+	classfs_device_initialize(d);
+	d->cls = cls;
+	d->phys = phys;
+	d->release = (void (*)(struct classfs_device *))free;
+	CHECK_INT(classfs_device_set_name(d, "%s", name), 0);
+	CHECK_INT(classfs_device_add_to(t, d), 0);
+	return d;
+}
+
+static int count_dev(struct classfs_device *dev, void *data)
+{
+	(void)dev;
+	++*(int *)data;
+	return 0;
+}
+
+static int count_name(void *ctx, const char *name, const struct classfs_stat *cs, uint64_t next)
+{
+	(void)cs;
+	(void)next;
+	if (!strcmp(name, "hid-bat"))
+		++*(int *)ctx;
+	return 0;
+}
+
+/*
+ * upower's test: a class link unlinked (a kernel bug emulated), then a
+ * device of the same class and name elsewhere; the name is the new one's.
+ */
+TEST(class_link_frees_name)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_class *c = classfs_class_create(t, "power_supply");
+	struct classfs_device *p1 = mkphys(t, NULL, NULL, "p1");
+	struct classfs_device *p2 = mkphys(t, NULL, NULL, "p2");
+	struct classfs_device *b1 = mkphys(t, c, p1, "hid-bat"), *b2, *f;
+	uint64_t cdir = ino_of(t, "class/power_supply");
+	int n = 0;
+
+	CHECK_STR(lnk(t, "class/power_supply/hid-bat"), "../../devices/p1/power_supply/hid-bat");
+	/* a second device of that name is refused while the first has it */
+	f = calloc(1, sizeof(*f));
+	classfs_device_initialize(f);
+	f->cls = c;
+	f->phys = p2;
+	f->release = (void (*)(struct classfs_device *))free;
+	CHECK_INT(classfs_device_set_name(f, "hid-bat"), 0);
+	CHECK_INT(classfs_device_add_to(t, f), -EEXIST);
+	classfs_device_put(f);
+
+	CHECK_INT(classfs_unlink(t, cdir, "hid-bat"), 0);
+	CHECK_INT(stat_rc(t, "class/power_supply/hid-bat"), -ENOENT);
+	CHECK_INT(classfs_unlink(t, cdir, "hid-bat"), -ENOENT);
+	CHECK(classfs_class_find_device(c, "hid-bat") == NULL);
+	/* still there, at its path, with its uevents */
+	CHECK_INT(stat_rc(t, "devices/p1/power_supply/hid-bat/uevent"), 0);
+	CHECK_INT(classfs_path_write(t, "devices/p1/power_supply/hid-bat/uevent", "change", 6), 6);
+	CHECK_INT(classfs_device_uevent(b1, CLASSFS_ACTION_CHANGE, NULL), 0);
+	CHECK_STR(lnk(t, "devices/p1/power_supply/hid-bat/subsystem"),
+		  "../../../../class/power_supply");
+
+	/* the name is free: the new device owns class/power_supply/hid-bat */
+	b2 = mkphys(t, c, p2, "hid-bat");
+	CHECK_STR(lnk(t, "class/power_supply/hid-bat"), "../../devices/p2/power_supply/hid-bat");
+	f = classfs_class_find_device(c, "hid-bat");
+	CHECK(f == b2);
+	classfs_device_put(f);
+	CHECK_INT(classfs_readdir(t, cdir, 0, count_name, &n), 0);
+	CHECK_INT(n, 1);
+	/* both in the class's device list */
+	n = 0;
+	CHECK_INT(classfs_class_for_each_device(c, count_dev, &n), 0);
+	CHECK_INT(n, 2);
+	/* the hidden one is renamed, to the name another has too: it claims none */
+	CHECK_INT(classfs_device_rename(b1, "hid-old"), 0);
+	CHECK_INT(stat_rc(t, "class/power_supply/hid-old"), -ENOENT);
+	CHECK_INT(stat_rc(t, "devices/p1/power_supply/hid-old/uevent"), 0);
+	CHECK(classfs_class_find_device(c, "hid-old") == NULL);
+	CHECK_INT(classfs_device_rename(b1, "hid-bat"), 0);
+	/* a reset keeps it out while the name is another's */
+	CHECK_INT(classfs_tree_remove_plain(t), 0);
+	CHECK_STR(lnk(t, "class/power_supply/hid-bat"), "../../devices/p2/power_supply/hid-bat");
+	/* removing its parent removes it */
+	classfs_device_unregister(p1);
+	CHECK_INT(stat_rc(t, "devices/p1"), -ENOENT);
+	n = 0;
+	CHECK_INT(classfs_class_for_each_device(c, count_dev, &n), 0);
+	CHECK_INT(n, 1);
+	f = classfs_class_find_device(c, "hid-bat");
+	CHECK(f == b2);
+	classfs_device_put(f);
+	/* unlinked again, then reset with the name free: back in the index */
+	CHECK_INT(classfs_unlink(t, cdir, "hid-bat"), 0);
+	CHECK(classfs_class_find_device(c, "hid-bat") == NULL);
+	CHECK_INT(classfs_tree_remove_plain(t), 0);
+	f = classfs_class_find_device(c, "hid-bat");
+	CHECK(f == b2);
+	classfs_device_put(f);
+	CHECK_STR(lnk(t, "class/power_supply/hid-bat"), "../../devices/p2/power_supply/hid-bat");
+	classfs_device_unregister(p2);
+	CHECK_INT(stat_rc(t, "devices/p2"), -ENOENT);
 	classfs_class_destroy(c);
 	CHECK_INT(classfs_tree_free(t), 0);
 }
