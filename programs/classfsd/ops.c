@@ -65,21 +65,11 @@ static int match_name(struct classfs_device *dev, void *data)
 	return 0;
 }
 
-static int match_class_dev(struct classfs_device *dev, void *data)
-{
-	struct find_ctx *f = data;
-	const char *n = classfs_device_name(dev);
-
-	if (n && !strcmp(n, f->name)) {
-		f->found = classfs_device_get(dev);
-		return 1;
-	}
-	return 0;
-}
-
 /*
- * A device no client published (the record loader made it): found by a
- * walk, owned by root.  Returns it with a reference, or NULL.
+ * A device no client published (the record loader made it), owned by
+ * root: a class device by its class's name index (not one whose class
+ * link was unlinked through the filesystem: another may have its name
+ * now), a physical one by a walk.  Returns it with a reference, or NULL.
  */
 static struct classfs_device *foreign_find(const char *cls_name, const char *name)
 {
@@ -88,8 +78,12 @@ static struct classfs_device *foreign_find(const char *cls_name, const char *nam
 	if (cls_name) {
 		struct classfs_class *cls = classfs_class_find(cfsd.tree, cls_name);
 
-		if (cls)
-			classfs_class_for_each_device(cls, match_class_dev, &f);
+		/* by the class's name index: the device whose class link it is */
+		f.found = cls ? classfs_class_find_device(cls, name) : NULL;
+		if (f.found && !classfs_device_is_added(f.found)) {
+			classfs_device_put(f.found);
+			f.found = NULL;
+		}
 		classfs_class_put(cls);
 	} else {
 		classfs_tree_for_each_device(cfsd.tree, match_name, &f);

@@ -140,6 +140,10 @@ enum {
 	CFS_NF_MADE_DIR = 0x1000,	/* a plain directory made for a device's path: goes with
 					 * the last device below it, when nothing else is in it */
 	CFS_NF_PLAIN = 0x2000,		/* made through the filesystem (plain.c) */
+	CFS_NF_IMMUTABLE = 0x4000,	/* a stored value made immutable (chattr +i): not
+					 * written, truncated, chmod-ed, removed nor renamed
+					 * through the filesystem (plain.c) */
+	/* 0x8000 free */
 };
 
 #define CFS_ACTIVE_BIAS (INT_MIN + 1)	/* kernfs's KN_DEACTIVATED_BIAS */

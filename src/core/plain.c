@@ -265,6 +265,8 @@ static int plain_remove(struct classfs_tree *t, uint64_t dir, const char *name, 
 		r = -EISDIR;
 	else if ((r = cfs_plain_movable(e.n)) < 0)
 		;
+	else if (e.n->flags & CFS_NF_IMMUTABLE)
+		r = -EPERM;
 	else if (rmdir && !dir_empty(e.n))
 		r = -ENOTEMPTY;
 	else if (e.n == t->virtual_dir)
@@ -291,8 +293,8 @@ out:
  * groups (in a named group's directory too), is hidden for that device
  * until it goes.
  * Return: 0, -EINVAL (NULL), -ENOENT, -ENOTDIR, -EISDIR, -EPERM
- * (`uevent`, links and directories the tree makes), -ENOMEM, -EDEADLK
- * (called from the entry's own callback).
+ * (`uevent`, links and directories the tree makes, an immutable file),
+ * -ENOMEM, -EDEADLK (called from the entry's own callback).
  */
 int classfs_unlink(struct classfs_tree *tree, uint64_t dir, const char *name)
 {
@@ -322,7 +324,7 @@ int classfs_rmdir(struct classfs_tree *tree, uint64_t dir, const char *name)
  * @st: receives its stat, or NULL
  *
  * Return: 0, -EINVAL (NULL, bad @mode), -ENOENT, -EPERM (code, computed
- * entries, directories the tree makes).
+ * entries, directories the tree makes, an immutable file).
  */
 int classfs_chmod(struct classfs_tree *tree, uint64_t ino, mode_t mode, struct classfs_stat *st)
 {
@@ -333,7 +335,7 @@ int classfs_chmod(struct classfs_tree *tree, uint64_t ino, mode_t mode, struct c
 		return -EINVAL;
 	cfs_lock(tree);
 	r = cfs_resolve_locked(tree, ino, &e);
-	if (!r && (e.slot || cfs_plain_movable(e.n) < 0))
+	if (!r && (e.slot || cfs_plain_movable(e.n) < 0 || (e.n->flags & CFS_NF_IMMUTABLE)))
 		r = -EPERM;
 	if (!r) {
 		e.n->mode = (uint16_t)mode;
@@ -356,7 +358,7 @@ int classfs_chmod(struct classfs_tree *tree, uint64_t ino, mode_t mode, struct c
  * @st: receives its stat after, or NULL
  *
  * Return: 0, -EINVAL (NULL, negative @size, a link), -ENOENT, -EISDIR,
- * -EACCES (not writable: no write bit), -EFBIG, -ENOMEM.
+ * -EACCES (not writable: no write bit), -EPERM (immutable), -EFBIG, -ENOMEM.
  */
 int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size, struct classfs_stat *st)
 {
@@ -371,7 +373,9 @@ int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size, struct
 	r = cfs_resolve_locked(tree, ino, &e);
 	if (!r) {
 		cfs_entry_stat(&e, &cs);
-		if (cs.type == CLASSFS_FT_DIR)
+		if (!e.slot && (e.n->flags & CFS_NF_IMMUTABLE))
+			r = -EPERM;
+		else if (cs.type == CLASSFS_FT_DIR)
 			r = -EISDIR;
 		else if (cs.type == CLASSFS_FT_LNK)
 			r = -EINVAL;
@@ -390,6 +394,78 @@ int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size, struct
 			return r;
 	}
 	return st ? classfs_getattr(tree, ino, st) : 0;
+}
+
+/* ---- inode flags (chattr, lsattr) ---- */
+
+/**
+ * classfs_get_flags() - the inode flags of entry @ino
+ * @tree: the tree
+ * @ino: the entry
+ * @flags: receives its CLASSFS_FL_* flags (0: none; computed entries,
+ *         code and directories have none)
+ *
+ * Return: 0, -EINVAL (NULL), -ENOENT.
+ */
+int classfs_get_flags(struct classfs_tree *tree, uint64_t ino, unsigned int *flags)
+{
+	struct cfs_entry e;
+	int r;
+
+	if (!tree || !flags)
+		return -EINVAL;
+	cfs_lock(tree);
+	r = cfs_resolve_locked(tree, ino, &e);
+	*flags = !r && !e.slot && (e.n->flags & CFS_NF_IMMUTABLE) ? CLASSFS_FL_IMMUTABLE : 0;
+	cfs_unlock(tree);
+	return r;
+}
+
+/**
+ * classfs_set_flags() - set the inode flags of entry @ino, as chattr does
+ * @tree: the tree
+ * @ino: the entry: a stored value (a file made through the filesystem, a
+ *       loaded or published attribute value) for CLASSFS_FL_IMMUTABLE;
+ *       any entry for none
+ * @flags: CLASSFS_FL_IMMUTABLE or 0
+ *
+ * An immutable file is not written, truncated, chmod-ed, removed nor
+ * renamed, nor replaced by a rename, through the filesystem calls
+ * (classfs_write(), classfs_truncate(), classfs_chmod(),
+ * classfs_unlink(), classfs_rename(): -EPERM), whoever asks, as on
+ * Linux; its device's removal, the publisher's calls and
+ * classfs_tree_remove_plain() still remove or change it.  Who may set
+ * the flag is the caller's to decide (the FUSE view: the tree's owner or
+ * root, the kernel having checked CAP_LINUX_IMMUTABLE).
+ * Return: 0, -EINVAL (NULL), -ENOENT, -EOPNOTSUPP (a flag other than
+ * CLASSFS_FL_IMMUTABLE, or that flag on what is no stored value).
+ */
+int classfs_set_flags(struct classfs_tree *tree, uint64_t ino, unsigned int flags)
+{
+	struct cfs_entry e;
+	int r;
+
+	if (!tree)
+		return -EINVAL;
+	if (flags & ~CLASSFS_FL_IMMUTABLE)
+		return -EOPNOTSUPP;
+	cfs_lock(tree);
+	r = cfs_resolve_locked(tree, ino, &e);
+	if (r)
+		goto out;
+	if (!flags) {
+		if (!e.slot)
+			e.n->flags &= (uint16_t)~CFS_NF_IMMUTABLE;
+	} else if (e.slot || !(e.n->flags & CFS_NF_VALUE)) {
+		r = -EOPNOTSUPP;
+	} else if (cfs_node_going(e.n)) {
+		r = -ENOENT;
+	} else {
+		e.n->flags |= CFS_NF_IMMUTABLE;
+	}
+out:
+	cfs_unlock(tree);
+	return r;
 }
 
 /* ---- a device placed where a directory was made: it takes it over (exact.c) ---- */

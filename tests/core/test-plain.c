@@ -4,7 +4,8 @@
  * plain-rename.c): files that hold what was written, directories,
  * symlinks, unlink and rmdir, computed entries hidden on their device,
  * rename over an existing file, chmod and truncate, what may not be
- * changed, and classfs_tree_remove_plain().
+ * changed, a class link unlinked freeing its name, immutable files, and
+ * classfs_tree_remove_plain().
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -333,6 +334,69 @@ TEST(class_link_frees_name)
 	CHECK_STR(lnk(t, "class/power_supply/hid-bat"), "../../devices/p2/power_supply/hid-bat");
 	classfs_device_unregister(p2);
 	CHECK_INT(stat_rc(t, "devices/p2"), -ENOENT);
+	classfs_class_destroy(c);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+/* power-profiles-daemon's test: chattr +i on a file it made */
+TEST(immutable)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_class *c = classfs_class_create(t, "block");
+	struct classfs_device *sda = mkdev(t, c, NULL, "sda", makedev(8, 0));
+	uint64_t root = classfs_root_ino(), dir, ino;
+	struct classfs_stat st;
+	unsigned int fl = 99;
+
+	CHECK_INT(classfs_mkdir(t, root, "cpu", 0755, &st), 0);
+	dir = st.ino;
+	CHECK_INT(classfs_create(t, dir, "epp", 0644, &st), 0);
+	ino = st.ino;
+	CHECK_INT(classfs_write(t, ino, "balance\n", 8, 0), 8);
+	CHECK_INT(classfs_get_flags(t, ino, &fl), 0);
+	CHECK_INT(fl, 0);
+	/* only the immutable flag, only on stored values */
+	CHECK_INT(classfs_set_flags(t, ino, 0x20), -EOPNOTSUPP);	/* FS_APPEND_FL */
+	CHECK_INT(classfs_set_flags(t, dir, CLASSFS_FL_IMMUTABLE), -EOPNOTSUPP);
+	CHECK_INT(classfs_set_flags(t, ino_of(t, "class/block/sda/uevent"), CLASSFS_FL_IMMUTABLE),
+		  -EOPNOTSUPP);
+	CHECK_INT(classfs_set_flags(t, dir, 0), 0);
+	CHECK_INT(classfs_set_flags(NULL, ino, 0), -EINVAL);
+	CHECK_INT(classfs_get_flags(t, ino, NULL), -EINVAL);
+	CHECK_INT(classfs_set_flags(t, ino, CLASSFS_FL_IMMUTABLE), 0);
+	CHECK_INT(classfs_get_flags(t, ino, &fl), 0);
+	CHECK_INT(fl, CLASSFS_FL_IMMUTABLE);
+	/* refused whoever asks: write, truncate, chmod, unlink, rename either side */
+	CHECK_INT(classfs_write(t, ino, "power\n", 6, 0), -EPERM);
+	CHECK_INT(classfs_truncate(t, ino, 0, NULL), -EPERM);
+	CHECK_INT(classfs_chmod(t, ino, 0600, NULL), -EPERM);
+	CHECK_INT(classfs_unlink(t, dir, "epp"), -EPERM);
+	CHECK_INT(classfs_rename(t, dir, "epp", dir, "epp2", 0), -EPERM);
+	CHECK_INT(classfs_create(t, dir, "tmp", 0644, NULL), 0);
+	CHECK_INT(classfs_rename(t, dir, "tmp", dir, "epp", 0), -EPERM);
+	CHECK_INT(classfs_rmdir(t, root, "cpu"), -ENOTEMPTY);
+	/* read as before */
+	CHECK_STR(rd(t, "cpu/epp"), "balance\n");
+	CHECK_INT(classfs_getattr(t, ino, &st), 0);
+	CHECK_INT(st.mode, 0644);
+	/* a stored attribute of a device too */
+	CHECK_INT(classfs_device_add_value(sda, "size", 0644, "100\n", 4, 0), 0);
+	CHECK_INT(classfs_set_flags(t, ino_of(t, "class/block/sda/size"), CLASSFS_FL_IMMUTABLE), 0);
+	CHECK_INT(classfs_path_write(t, "class/block/sda/size", "7\n", 2), -EPERM);
+	CHECK_STR(rd(t, "class/block/sda/size"), "100\n");
+	/* cleared: everything works again */
+	CHECK_INT(classfs_set_flags(t, ino, 0), 0);
+	CHECK_INT(classfs_truncate(t, ino, 0, NULL), 0);
+	CHECK_INT(classfs_write(t, ino, "power\n", 6, 0), 6);
+	CHECK_STR(rd(t, "cpu/epp"), "power\n");
+	CHECK_INT(classfs_chmod(t, ino, 0600, NULL), 0);
+	CHECK_INT(classfs_rename(t, dir, "tmp", dir, "epp", 0), 0);
+	/* a reset removes an immutable file as any other; its device's removal too */
+	CHECK_INT(classfs_set_flags(t, ino_of(t, "cpu/epp"), CLASSFS_FL_IMMUTABLE), 0);
+	CHECK_INT(classfs_tree_remove_plain(t), 0);
+	CHECK_INT(stat_rc(t, "cpu"), -ENOENT);
+	classfs_device_unregister(sda);
+	CHECK_INT(stat_rc(t, "class/block/sda"), -ENOENT);
 	classfs_class_destroy(c);
 	CHECK_INT(classfs_tree_free(t), 0);
 }
