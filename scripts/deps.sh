@@ -21,7 +21,7 @@ CLASSFS_DEMO_DEPS=(python3-dev python3-pyudev)
 # suites: GUdev, a private D-Bus)
 CLASSFS_CHECK_DEPS=(clang libclang-rt-14-dev graphviz libudev-dev busybox-static
                     abigail-tools python3-dev python3-pytest python3-pyudev
-                    python3-gi gir1.2-gudev-1.0 dbus-daemon)
+                    python3-gi gir1.2-gudev-1.0 dbus-daemon e2fsprogs)
 
 # classfs_install_missing PKG... - apt-get install the PKGs not yet installed
 classfs_install_missing() {
