@@ -15,17 +15,27 @@
 #include "../harness.h"
 #include "../native-util.h"
 
-static struct classfs_device *mkdev(struct classfs_tree *t, struct classfs_class *cls,
-				    struct classfs_device *parent, const char *name, dev_t devt)
+/* a device named @name, not added yet */
+static struct classfs_device *newdev(struct classfs_class *cls, struct classfs_device *parent,
+				     struct classfs_device *phys, const char *name, dev_t devt)
 {
 	struct classfs_device *d = calloc(1, sizeof(*d));
 
 	classfs_device_initialize(d);
 	d->cls = cls;
 	d->parent = parent;
+	d->phys = phys;
 	d->devt = devt;
 	d->release = (void (*)(struct classfs_device *))free;
 	CHECK_INT(classfs_device_set_name(d, "%s", name), 0);
+	return d;
+}
+
+static struct classfs_device *mkdev(struct classfs_tree *t, struct classfs_class *cls,
+				    struct classfs_device *parent, const char *name, dev_t devt)
+{
+	struct classfs_device *d = newdev(cls, parent, NULL, name, devt);
+
 	CHECK_INT(classfs_device_add_to(t, d), 0);
 	return d;
 }
@@ -228,16 +238,12 @@ TEST(device_entries)
 	CHECK_INT(classfs_tree_free(t), 0);
 }
 
+/* a device of class @cls (or a physical one, NULL) on physical device @phys */
 static struct classfs_device *mkphys(struct classfs_tree *t, struct classfs_class *cls,
 				     struct classfs_device *phys, const char *name)
 {
-	struct classfs_device *d = calloc(1, sizeof(*d));
+	struct classfs_device *d = newdev(cls, NULL, phys, name, 0);
 
-	classfs_device_initialize(d);
-	d->cls = cls;
-	d->phys = phys;
-	d->release = (void (*)(struct classfs_device *))free;
-	CHECK_INT(classfs_device_set_name(d, "%s", name), 0);
 	CHECK_INT(classfs_device_add_to(t, d), 0);
 	return d;
 }
@@ -274,12 +280,7 @@ TEST(class_link_frees_name)
 
 	CHECK_STR(lnk(t, "class/power_supply/hid-bat"), "../../devices/p1/power_supply/hid-bat");
 	/* a second device of that name is refused while the first has it */
-	f = calloc(1, sizeof(*f));
-	classfs_device_initialize(f);
-	f->cls = c;
-	f->phys = p2;
-	f->release = (void (*)(struct classfs_device *))free;
-	CHECK_INT(classfs_device_set_name(f, "hid-bat"), 0);
+	f = newdev(c, NULL, p2, "hid-bat", 0);
 	CHECK_INT(classfs_device_add_to(t, f), -EEXIST);
 	classfs_device_put(f);
 
