@@ -196,10 +196,18 @@ expect 20 cat /sys/class/power_supply/$bat/capacity
 echo add >/sys/$hci/2/power_supply/$bat/uevent || fail "add uevent"
 expect 1 sh -c "ls /sys/class/power_supply | grep -cx -- '$bat'"
 expect "/$hci/2/power_supply/$bat" udevadm info -q path /sys/class/power_supply/$bat
-# the first battery still goes with its parent; the second stays
+# its udev database entry (+power_supply:NAME) is the second one's now
+db=/run/udev/data/+power_supply:$bat
+for i in $(seq 50); do [[ -e $db ]] && break; sleep 0.1; done
+[[ -e $db ]] || fail "no database entry $db"
+# the first battery still goes with its parent; the second stays, with its entry
 "$ctl" rm bluetooth 1 || fail "remove the first battery's parent"
 [[ ! -e /sys/$hci/1 ]] || fail "the first battery's parent is still there"
 expect "../../$hci/2/power_supply/$bat" readlink /sys/class/power_supply/$bat
+for i in 1 2 3 4 5; do
+	sleep 0.2
+	[[ -e $db ]] || { fail "$db went with the first battery"; break; }
+done
 # by class and name, the second
 "$ctl" rm power_supply "$bat" || fail "remove the second battery by name"
 [[ ! -e /sys/$hci/2/power_supply/$bat ]] || fail "the second battery is still there"
