@@ -333,6 +333,15 @@ TEST(class_link_frees_name)
 	CHECK(f == b2);
 	classfs_device_put(f);
 	CHECK_STR(lnk(t, "class/power_supply/hid-bat"), "../../devices/p2/power_supply/hid-bat");
+	/* removed and added again, a device is back in the index, its link shown */
+	f = mkphys(t, c, NULL, "re");
+	CHECK_INT(classfs_unlink(t, cdir, "re"), 0);
+	CHECK_INT(classfs_device_del(f), 0);
+	CHECK_INT(classfs_device_add_to(t, f), 0);
+	CHECK(classfs_class_find_device(c, "re") == f);
+	classfs_device_put(f);
+	CHECK_STR(lnk(t, "class/power_supply/re"), "../../devices/virtual/power_supply/re");
+	classfs_device_unregister(f);
 	classfs_device_unregister(p2);
 	CHECK_INT(stat_rc(t, "devices/p2"), -ENOENT);
 	classfs_class_destroy(c);
