@@ -230,18 +230,36 @@ static int op_device_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct
 	struct cfsd_rdev *rd;
 	int r = 0;
 
-	snprintf(what, sizeof(what), "device %s%s%s", m->cls ? m->cls : "", m->cls ? "/" : "",
-		 m->name);
-	pthread_mutex_lock(&cfsd.lock);
-	rd = cfsd_dev_lookup(m->cls, m->name);
-	if (rd)
-		dev = classfs_device_get(&rd->dev);
-	else
-		dev = foreign_find(m->cls, m->name);	/* a record's: root's */
-	if (!dev)
-		r = not_found(rp, m);
+	if (m->syspath) {
+		/* by its path: also a device that left its class's name index */
+		snprintf(what, sizeof(what), "device %.580s", m->syspath);
+		dev = classfs_tree_find_device(cfsd.tree, m->syspath);
+		pthread_mutex_lock(&cfsd.lock);
+		rd = dev ? cfsd_dev_lookup(dev->cls ? dev->cls->name : NULL,
+					   classfs_device_name(dev)) : NULL;
+		if (rd && &rd->dev != dev)
+			rd = NULL;	/* the registry's of that name is another */
+		if (!dev) {
+			snprintf(rp->msg, sizeof(rp->msg), "no device at %.900s", m->syspath);
+			r = -ENOENT;
+		}
+	} else {
+		snprintf(what, sizeof(what), "device %s%s%s", m->cls ? m->cls : "",
+			 m->cls ? "/" : "", m->name);
+		pthread_mutex_lock(&cfsd.lock);
+		rd = cfsd_dev_lookup(m->cls, m->name);
+		if (rd)
+			dev = classfs_device_get(&rd->dev);
+		else
+			dev = foreign_find(m->cls, m->name);	/* a record's: root's */
+		if (!dev)
+			r = not_found(rp, m);
+	}
+	if (r < 0)
+		;
 	else if (rd ? !cfsd_may_change(&rd->o, c->uid) : c->uid != 0)
-		r = denied(rp, c, "device", rd ? rd->key : m->name, rd ? rd->o.owner : 0);
+		r = denied(rp, c, "device", rd ? rd->key : m->name ? m->name : m->syspath,
+			   rd ? rd->o.owner : 0);
 	else
 		r = cfsd_remove_with_dependents(c->uid, NULL, dev, what, rp->msg, sizeof(rp->msg));
 	classfs_device_put(dev);
