@@ -1133,6 +1133,7 @@ CLASSFS_PUBLIC int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off
 				    struct classfs_stat *st);
 /* the inode flags kept (FS_IOC_GETFLAGS/SETFLAGS, chattr and lsattr): Linux's values */
 #define CLASSFS_FL_IMMUTABLE 0x00000010u	/* FS_IMMUTABLE_FL */
+#define CLASSFS_FL_APPEND 0x00000020u		/* FS_APPEND_FL */
 /**
  * classfs_get_flags() - the inode flags of entry @ino (CLASSFS_FL_*) in
  * *@flags; 0 or -errno
@@ -1140,10 +1141,12 @@ CLASSFS_PUBLIC int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off
 CLASSFS_PUBLIC int classfs_get_flags(struct classfs_tree *tree, uint64_t ino, unsigned int *flags);
 /**
  * classfs_set_flags() - set the inode flags of a stored value @ino:
- * CLASSFS_FL_IMMUTABLE or none.  An immutable entry is not written,
- * truncated, chmod-ed, removed nor renamed (-EPERM) through the
- * filesystem calls, whoever asks.  0, -EOPNOTSUPP (another flag, or a
- * flag on what is no stored value), -ENOENT, -EINVAL
+ * CLASSFS_FL_IMMUTABLE, CLASSFS_FL_APPEND (a file made through the
+ * filesystem), or none.  An immutable entry is not written, truncated,
+ * chmod-ed, removed nor renamed (-EPERM) through the filesystem calls,
+ * whoever asks; an append-only one is written at its end only.  0,
+ * -EOPNOTSUPP (another flag, or a flag on an entry that cannot have it),
+ * -ENOENT, -EINVAL
  */
 CLASSFS_PUBLIC int classfs_set_flags(struct classfs_tree *tree, uint64_t ino, unsigned int flags);
 /**

@@ -143,7 +143,10 @@ enum {
 	CFS_NF_IMMUTABLE = 0x4000,	/* a stored value made immutable (chattr +i): not
 					 * written, truncated, chmod-ed, removed nor renamed
 					 * through the filesystem (plain.c) */
-	/* 0x8000 free */
+	CFS_NF_APPEND = 0x8000,		/* a file made through the filesystem made
+					 * append-only (chattr +a): written at its end only,
+					 * not truncated, chmod-ed, removed nor renamed */
+	CFS_NF_PINNED = CFS_NF_IMMUTABLE | CFS_NF_APPEND,
 };
 
 #define CFS_ACTIVE_BIAS (INT_MIN + 1)	/* kernfs's KN_DEACTIVATED_BIAS */
@@ -535,7 +538,7 @@ struct classfs_node *cfs_value_node_new(const char *name, mode_t mode, const voi
 struct classfs_node *cfs_link_node_new(const char *name, const char *text);
 ssize_t cfs_value_read(struct classfs_node *n, char *buf, size_t size, off_t off);
 ssize_t cfs_value_write(struct classfs_tree *t, struct classfs_node *n, const char *buf,
-			size_t size, off_t off);
+			size_t size, off_t off, bool append);
 int cfs_value_truncate(struct classfs_tree *t, struct classfs_node *n, off_t size);
 void cfs_value_set_name_mode(struct classfs_node *n);
 void cfs_value_free(const void *attr);

@@ -63,7 +63,7 @@ static int rename_check_locked(struct classfs_tree *t, const struct rename_req *
 	r = cfs_plain_movable(e.n);
 	if (r)
 		return r;
-	if (e.n->flags & CFS_NF_IMMUTABLE)
+	if (e.n->flags & CFS_NF_PINNED)
 		return -EPERM;
 	/* devices/virtual taken over, a directory a device was placed in: the devices' */
 	if (e.n == t->virtual_dir || !cfs_plain_only_data(e.n))
@@ -88,7 +88,7 @@ static int rename_check_locked(struct classfs_tree *t, const struct rename_req *
 	r = cfs_plain_movable(o.n);
 	if (r)
 		return r;
-	if (o.n->flags & CFS_NF_IMMUTABLE)
+	if (o.n->flags & CFS_NF_PINNED)
 		return -EPERM;
 	if (o.n == t->virtual_dir)
 		return -EBUSY;
@@ -142,7 +142,8 @@ static const char *rename_move_locked(struct rename_req *rq, struct classfs_node
  * Return: 0, -EINVAL (NULL, bad name, unknown @flags, RENAME_EXCHANGE, a
  * directory into itself), -ENOENT, -ENOTDIR, -EISDIR, -ENOTEMPTY,
  * -EEXIST, -EBUSY (a device's directory), -EPERM (code, computed
- * entries, directories the tree makes, an immutable file either side),
+ * entries, directories the tree makes, an immutable or append-only file
+ * either side),
  * -ENOMEM, -EDEADLK.
  */
 int classfs_rename(struct classfs_tree *tree, uint64_t dir, const char *name, uint64_t newdir,

@@ -265,7 +265,7 @@ static int plain_remove(struct classfs_tree *t, uint64_t dir, const char *name, 
 		r = -EISDIR;
 	else if ((r = cfs_plain_movable(e.n)) < 0)
 		;
-	else if (e.n->flags & CFS_NF_IMMUTABLE)
+	else if (e.n->flags & CFS_NF_PINNED)
 		r = -EPERM;
 	else if (rmdir && !dir_empty(e.n))
 		r = -ENOTEMPTY;
@@ -293,7 +293,8 @@ out:
  * groups (in a named group's directory too), is hidden for that device
  * until it goes.
  * Return: 0, -EINVAL (NULL), -ENOENT, -ENOTDIR, -EISDIR, -EPERM
- * (`uevent`, links and directories the tree makes, an immutable file),
+ * (`uevent`, links and directories the tree makes, an immutable or
+ * append-only file),
  * -ENOMEM, -EDEADLK (called from the entry's own callback).
  */
 int classfs_unlink(struct classfs_tree *tree, uint64_t dir, const char *name)
@@ -324,7 +325,7 @@ int classfs_rmdir(struct classfs_tree *tree, uint64_t dir, const char *name)
  * @st: receives its stat, or NULL
  *
  * Return: 0, -EINVAL (NULL, bad @mode), -ENOENT, -EPERM (code, computed
- * entries, directories the tree makes, an immutable file).
+ * entries, directories the tree makes, an immutable or append-only file).
  */
 int classfs_chmod(struct classfs_tree *tree, uint64_t ino, mode_t mode, struct classfs_stat *st)
 {
@@ -335,7 +336,7 @@ int classfs_chmod(struct classfs_tree *tree, uint64_t ino, mode_t mode, struct c
 		return -EINVAL;
 	cfs_lock(tree);
 	r = cfs_resolve_locked(tree, ino, &e);
-	if (!r && (e.slot || cfs_plain_movable(e.n) < 0 || (e.n->flags & CFS_NF_IMMUTABLE)))
+	if (!r && (e.slot || cfs_plain_movable(e.n) < 0 || (e.n->flags & CFS_NF_PINNED)))
 		r = -EPERM;
 	if (!r) {
 		e.n->mode = (uint16_t)mode;
@@ -358,7 +359,8 @@ int classfs_chmod(struct classfs_tree *tree, uint64_t ino, mode_t mode, struct c
  * @st: receives its stat after, or NULL
  *
  * Return: 0, -EINVAL (NULL, negative @size, a link), -ENOENT, -EISDIR,
- * -EACCES (not writable: no write bit), -EPERM (immutable), -EFBIG, -ENOMEM.
+ * -EACCES (not writable: no write bit), -EPERM (immutable, append-only),
+ * -EFBIG, -ENOMEM.
  */
 int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size, struct classfs_stat *st)
 {
@@ -373,7 +375,7 @@ int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size, struct
 	r = cfs_resolve_locked(tree, ino, &e);
 	if (!r) {
 		cfs_entry_stat(&e, &cs);
-		if (!e.slot && (e.n->flags & CFS_NF_IMMUTABLE))
+		if (!e.slot && (e.n->flags & CFS_NF_PINNED))
 			r = -EPERM;
 		else if (cs.type == CLASSFS_FT_DIR)
 			r = -EISDIR;
@@ -416,7 +418,11 @@ int classfs_get_flags(struct classfs_tree *tree, uint64_t ino, unsigned int *fla
 		return -EINVAL;
 	cfs_lock(tree);
 	r = cfs_resolve_locked(tree, ino, &e);
-	*flags = !r && !e.slot && (e.n->flags & CFS_NF_IMMUTABLE) ? CLASSFS_FL_IMMUTABLE : 0;
+	*flags = 0;
+	if (!r && !e.slot && (e.n->flags & CFS_NF_IMMUTABLE))
+		*flags |= CLASSFS_FL_IMMUTABLE;
+	if (!r && !e.slot && (e.n->flags & CFS_NF_APPEND))
+		*flags |= CLASSFS_FL_APPEND;
 	cfs_unlock(tree);
 	return r;
 }
@@ -425,20 +431,23 @@ int classfs_get_flags(struct classfs_tree *tree, uint64_t ino, unsigned int *fla
  * classfs_set_flags() - set the inode flags of entry @ino, as chattr does
  * @tree: the tree
  * @ino: the entry: a stored value (a file made through the filesystem, a
- *       loaded or published attribute value) for CLASSFS_FL_IMMUTABLE;
- *       any entry for none
- * @flags: CLASSFS_FL_IMMUTABLE or 0
+ *       loaded or published attribute value) for CLASSFS_FL_IMMUTABLE, a
+ *       file made through the filesystem for CLASSFS_FL_APPEND; any entry
+ *       for none
+ * @flags: CLASSFS_FL_IMMUTABLE, CLASSFS_FL_APPEND, both, or 0
  *
  * An immutable file is not written, truncated, chmod-ed, removed nor
  * renamed, nor replaced by a rename, through the filesystem calls
  * (classfs_write(), classfs_truncate(), classfs_chmod(),
  * classfs_unlink(), classfs_rename(): -EPERM), whoever asks, as on
- * Linux; its device's removal, the publisher's calls and
- * classfs_tree_remove_plain() still remove or change it.  Who may set
- * the flag is the caller's to decide (the FUSE view: the tree's owner or
- * root, the kernel having checked CAP_LINUX_IMMUTABLE).
- * Return: 0, -EINVAL (NULL), -ENOENT, -EOPNOTSUPP (a flag other than
- * CLASSFS_FL_IMMUTABLE, or that flag on what is no stored value).
+ * Linux; an append-only one is the same but for classfs_write(), which
+ * writes at its end whatever the offset.  Its device's removal, the
+ * publisher's calls and classfs_tree_remove_plain() still remove or
+ * change it.  Who may set the flags is the caller's to decide (the FUSE
+ * view: the tree's owner or root, the kernel having checked
+ * CAP_LINUX_IMMUTABLE).
+ * Return: 0, -EINVAL (NULL), -ENOENT, -EOPNOTSUPP (another flag, or a
+ * flag on an entry that cannot have it).
  */
 int classfs_set_flags(struct classfs_tree *tree, uint64_t ino, unsigned int flags)
 {
@@ -447,7 +456,7 @@ int classfs_set_flags(struct classfs_tree *tree, uint64_t ino, unsigned int flag
 
 	if (!tree)
 		return -EINVAL;
-	if (flags & ~CLASSFS_FL_IMMUTABLE)
+	if (flags & ~(CLASSFS_FL_IMMUTABLE | CLASSFS_FL_APPEND))
 		return -EOPNOTSUPP;
 	cfs_lock(tree);
 	r = cfs_resolve_locked(tree, ino, &e);
@@ -455,13 +464,19 @@ int classfs_set_flags(struct classfs_tree *tree, uint64_t ino, unsigned int flag
 		goto out;
 	if (!flags) {
 		if (!e.slot)
-			e.n->flags &= (uint16_t)~CFS_NF_IMMUTABLE;
-	} else if (e.slot || !(e.n->flags & CFS_NF_VALUE)) {
-		r = -EOPNOTSUPP;
+			e.n->flags &= (uint16_t)~CFS_NF_PINNED;
+	} else if (e.slot || !(e.n->flags & CFS_NF_VALUE) ||
+		   ((flags & CLASSFS_FL_APPEND) &&
+		    (!(e.n->flags & CFS_NF_PLAIN) || e.n->type != CFS_NT_BIN))) {
+		r = -EOPNOTSUPP;	/* append: a file's, not an attribute replaced whole */
 	} else if (cfs_node_going(e.n)) {
 		r = -ENOENT;
 	} else {
-		e.n->flags |= CFS_NF_IMMUTABLE;
+		e.n->flags &= (uint16_t)~CFS_NF_PINNED;
+		if (flags & CLASSFS_FL_IMMUTABLE)
+			e.n->flags |= CFS_NF_IMMUTABLE;
+		if (flags & CLASSFS_FL_APPEND)
+			e.n->flags |= CFS_NF_APPEND;
 	}
 out:
 	cfs_unlock(tree);

@@ -365,9 +365,10 @@ TEST(immutable)
 	CHECK_INT(classfs_write(t, ino, "balance\n", 8, 0), 8);
 	CHECK_INT(classfs_get_flags(t, ino, &fl), 0);
 	CHECK_INT(fl, 0);
-	/* only the immutable flag, only on stored values */
-	CHECK_INT(classfs_set_flags(t, ino, 0x20), -EOPNOTSUPP);	/* FS_APPEND_FL */
+	/* only the immutable and append-only flags, only on stored values */
+	CHECK_INT(classfs_set_flags(t, ino, 0x80), -EOPNOTSUPP);	/* FS_NOATIME_FL */
 	CHECK_INT(classfs_set_flags(t, dir, CLASSFS_FL_IMMUTABLE), -EOPNOTSUPP);
+	CHECK_INT(classfs_set_flags(t, dir, CLASSFS_FL_APPEND), -EOPNOTSUPP);
 	CHECK_INT(classfs_set_flags(t, ino_of(t, "class/block/sda/uevent"), CLASSFS_FL_IMMUTABLE),
 		  -EOPNOTSUPP);
 	CHECK_INT(classfs_set_flags(t, dir, 0), 0);
@@ -394,6 +395,10 @@ TEST(immutable)
 	CHECK_INT(classfs_set_flags(t, ino_of(t, "class/block/sda/size"), CLASSFS_FL_IMMUTABLE), 0);
 	CHECK_INT(classfs_path_write(t, "class/block/sda/size", "7\n", 2), -EPERM);
 	CHECK_STR(rd(t, "class/block/sda/size"), "100\n");
+	/* append-only: a file's, not an attribute's (replaced whole) */
+	CHECK_INT(classfs_set_flags(t, ino_of(t, "class/block/sda/size"), CLASSFS_FL_APPEND),
+		  -EOPNOTSUPP);
+	CHECK_INT(classfs_set_flags(t, ino_of(t, "class/block/sda/size"), 0), 0);
 	/* cleared: everything works again */
 	CHECK_INT(classfs_set_flags(t, ino, 0), 0);
 	CHECK_INT(classfs_truncate(t, ino, 0, NULL), 0);
@@ -401,7 +406,26 @@ TEST(immutable)
 	CHECK_STR(rd(t, "cpu/epp"), "power\n");
 	CHECK_INT(classfs_chmod(t, ino, 0600, NULL), 0);
 	CHECK_INT(classfs_rename(t, dir, "tmp", dir, "epp", 0), 0);
+	/* append-only: written at its end, whatever the offset; else as immutable */
+	ino = ino_of(t, "cpu/epp");
+	CHECK_INT(classfs_write(t, ino, "mine\n", 5, 0), 5);
+	CHECK_INT(classfs_set_flags(t, ino, CLASSFS_FL_APPEND), 0);
+	CHECK_INT(classfs_get_flags(t, ino, &fl), 0);
+	CHECK_INT(fl, CLASSFS_FL_APPEND);
+	CHECK_INT(classfs_write(t, ino, "more\n", 5, 0), 5);
+	CHECK_STR(rd(t, "cpu/epp"), "mine\nmore\n");
+	CHECK_INT(classfs_truncate(t, ino, 0, NULL), -EPERM);
+	CHECK_INT(classfs_chmod(t, ino, 0644, NULL), -EPERM);
+	CHECK_INT(classfs_unlink(t, dir, "epp"), -EPERM);
+	CHECK_INT(classfs_rename(t, dir, "epp", dir, "epp2", 0), -EPERM);
+	CHECK_INT(classfs_set_flags(t, ino, CLASSFS_FL_APPEND | CLASSFS_FL_IMMUTABLE), 0);
+	CHECK_INT(classfs_get_flags(t, ino, &fl), 0);
+	CHECK_INT(fl, CLASSFS_FL_APPEND | CLASSFS_FL_IMMUTABLE);
+	CHECK_INT(classfs_write(t, ino, "x", 1, 0), -EPERM);
+	CHECK_INT(classfs_set_flags(t, ino, 0), 0);
+	CHECK_INT(classfs_unlink(t, dir, "epp"), 0);
 	/* a reset removes an immutable file as any other; its device's removal too */
+	CHECK_INT(classfs_create(t, dir, "epp", 0644, NULL), 0);
 	CHECK_INT(classfs_set_flags(t, ino_of(t, "cpu/epp"), CLASSFS_FL_IMMUTABLE), 0);
 	CHECK_INT(classfs_tree_remove_plain(t), 0);
 	CHECK_INT(stat_rc(t, "cpu"), -ENOENT);

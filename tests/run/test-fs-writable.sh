@@ -11,7 +11,8 @@
 # belong to the testbed's uid (st_uid, st_gid) so it writes a 0644
 # attribute, and another uid follows the mode bits (EACCES).  As root,
 # `chattr +i` makes a file immutable (power-profiles-daemon's test): no
-# write, truncate, chmod, rm, mv, even for root, until `chattr -i`
+# write, truncate, chmod, rm, mv, even for root, until `chattr -i`;
+# `chattr +a` lets it be appended to only
 # (skipped without chattr, and as uid U: the kernel wants
 # CAP_LINUX_IMMUTABLE).  With CLASSCTL, in the devices layout, upower's
 # test: a battery's class link unlinked, a record of a battery of the
@@ -113,8 +114,8 @@ if [[ $chattr_ok == yes ]]; then
 	refused "not permitted" touch $epp
 	expect balance_performance cat $epp
 	expect "$me 644" stat -c '%u %a' $epp
-	refused "not supported" chattr +a $epp
 	refused "not supported" chattr +i /sys/devices/system/cpu/cpufreq
+	refused "not supported" chattr +a /sys/class/block/sda/removable
 	# another uid may not change the flags (the kernel refuses it first)
 	if [[ $other != - ]]; then
 		refused "not permitted" bash -c '. "$0" && cfs_as_uid "$@"' "$STAGE_SH" \
@@ -127,6 +128,18 @@ if [[ $chattr_ok == yes ]]; then
 	chattr +i $epp || fail "chattr +i again"
 	refused "not permitted" rm -r /sys/devices/system
 	chattr -i $epp
+	# append-only: >> only, nothing else
+	log=${epp%/*}/log
+	echo one >$log && chattr +a $log || fail "chattr +a"
+	expect "-----a---------------- $log" lsattr $log
+	echo two >>$log || fail "append to an append-only file"
+	python3 -c "open('$log', 'a').write('three\n')" || fail "python append"
+	refused "not permitted" sh -c "echo x >$log"
+	refused "not permitted" truncate -s 0 $log
+	refused "not permitted" rm -f $log
+	refused "not permitted" mv $log $log.old
+	expect "$(printf 'one\ntwo\nthree')" cat $log
+	chattr -a $log && rm $log || fail "chattr -a, rm"
 fi
 # other ioctls: ENOTTY (isatty() of Python's open())
 expect False python3 -c "import os; print(os.isatty(os.open('$epp', os.O_RDONLY)))"

@@ -214,7 +214,8 @@ static int flags_may_set(fuse_req_t req, const struct classfs_mount *m)
  * owns the inode (or is root) and, to change the immutable flag, has
  * CAP_LINUX_IMMUTABLE: FS_IOC_GETFLAGS and FS_IOC_SETFLAGS with a 4-byte
  * int, and FS_IOC_FSGETXATTR (struct fsxattr) for the flags a set
- * changes from.  Only the immutable flag is kept, on stored values
+ * changes from.  Only the immutable flag (on stored values) and the
+ * append-only flag (on files made through the filesystem) are kept
  * (classfs_set_flags()); changing flags is the tree owner's or root's.
  * Any other ioctl is no file's here: ENOTTY at once (Python's open()
  * asks TCGETS of every file it opens).
@@ -254,19 +255,24 @@ void cfs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		r = out_bufsz < sizeof(fx) ? -EINVAL : classfs_get_flags(m->tree, ino, &fl);
 		memset(&fx, 0, sizeof(fx));
 		if (r == 0 && (fl & CLASSFS_FL_IMMUTABLE))
-			fx.fsx_xflags = FS_XFLAG_IMMUTABLE;
+			fx.fsx_xflags |= FS_XFLAG_IMMUTABLE;
+		if (r == 0 && (fl & CLASSFS_FL_APPEND))
+			fx.fsx_xflags |= FS_XFLAG_APPEND;
 		flags_reply(req, r, &fx, sizeof(fx));
 		return;
 	case (unsigned int)FS_IOC_FSSETXATTR:
 		r = in_bufsz < sizeof(fx) || !in_buf ? -EINVAL : flags_may_set(req, m);
 		if (r == 0) {
 			memcpy(&fx, in_buf, sizeof(fx));
-			if ((fx.fsx_xflags & ~(unsigned int)FS_XFLAG_IMMUTABLE) || fx.fsx_extsize ||
-			    fx.fsx_projid || fx.fsx_cowextsize)
+			if ((fx.fsx_xflags & ~(unsigned int)(FS_XFLAG_IMMUTABLE | FS_XFLAG_APPEND)) ||
+			    fx.fsx_extsize || fx.fsx_projid || fx.fsx_cowextsize)
 				r = -EOPNOTSUPP;
 			else
-				r = classfs_set_flags(m->tree, ino, fx.fsx_xflags ? CLASSFS_FL_IMMUTABLE
-										   : 0);
+				r = classfs_set_flags(m->tree, ino,
+						      ((fx.fsx_xflags & FS_XFLAG_IMMUTABLE)
+							       ? CLASSFS_FL_IMMUTABLE : 0) |
+						      ((fx.fsx_xflags & FS_XFLAG_APPEND)
+							       ? CLASSFS_FL_APPEND : 0));
 		}
 		flags_reply(req, r, NULL, 0);
 		return;

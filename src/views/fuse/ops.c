@@ -186,9 +186,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	unsigned int fl;
 
-	/* an immutable file (chattr +i) is written by no one, root neither: EPERM first */
+	/*
+	 * An immutable file (chattr +i) is written by no one, root neither,
+	 * an append-only one (chattr +a) only with O_APPEND: EPERM first
+	 */
 	if ((acc != O_RDONLY || (fi->flags & O_TRUNC)) &&
-	    classfs_get_flags(m->tree, ino, &fl) == 0 && (fl & CLASSFS_FL_IMMUTABLE)) {
+	    classfs_get_flags(m->tree, ino, &fl) == 0 &&
+	    ((fl & CLASSFS_FL_IMMUTABLE) ||
+	     ((fl & CLASSFS_FL_APPEND) && (!(fi->flags & O_APPEND) || (fi->flags & O_TRUNC))))) {
 		fuse_reply_err(req, EPERM);
 		return;
 	}
