@@ -294,6 +294,17 @@ static PyObject *client_device_remove(struct cfs_py_client *self, PyObject *args
 	return finish(self, classfs_client_device_remove(self->c, cls, name), name);
 }
 
+static PyObject *client_device_remove_path(struct cfs_py_client *self, PyObject *args)
+{
+	const char *syspath;
+
+	if (!PyArg_ParseTuple(args, "s", &syspath))
+		return NULL;
+	if (!claim(self))
+		return NULL;
+	return finish(self, classfs_client_device_remove_path(self->c, syspath), syspath);
+}
+
 static PyObject *client_class_remove(struct cfs_py_client *self, PyObject *args)
 {
 	const char *cls;
@@ -480,6 +491,9 @@ static PyMethodDef client_methods[] = {
 	  "trigger(cls, name, action, extra=None): send an event (extra: KEY=VALUE strings)" },
 	{ "device_remove", (PyCFunction)client_device_remove, METH_VARARGS,
 	  "device_remove(cls, name): remove a device and those depending on it" },
+	{ "device_remove_path", (PyCFunction)client_device_remove_path, METH_VARARGS,
+	  "device_remove_path(syspath): device_remove() of the device at syspath "
+	  "(\"/devices/...\")" },
 	{ "class_remove", (PyCFunction)client_class_remove, METH_VARARGS,
 	  "class_remove(cls): remove a class and its devices" },
 	{ "reset", (PyCFunction)client_reset, METH_NOARGS,

@@ -18,10 +18,11 @@ CLASSFS_DEMO_DEPS=(python3-dev python3-pyudev)
 # abidiff (the ABI check against abi/libclassfs.abi); Debian's python3
 # headers, pytest and pyudev (the Python package and its tests); PyGObject
 # with GUdev and dbus-daemon (a suite shaped as device daemons' umockdev
-# suites: GUdev, a private D-Bus)
+# suites: GUdev, a private D-Bus); e2fsprogs's chattr and lsattr (an
+# immutable file through the mount, test-fs-writable)
 CLASSFS_CHECK_DEPS=(clang libclang-rt-14-dev graphviz libudev-dev busybox-static
                     abigail-tools python3-dev python3-pytest python3-pyudev
-                    python3-gi gir1.2-gudev-1.0 dbus-daemon)
+                    python3-gi gir1.2-gudev-1.0 dbus-daemon e2fsprogs)
 
 # classfs_install_missing PKG... - apt-get install the PKGs not yet installed
 classfs_install_missing() {

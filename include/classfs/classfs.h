@@ -959,7 +959,8 @@ CLASSFS_PUBLIC ssize_t classfs_read(struct classfs_tree *tree, uint64_t ino, cha
 /**
  * classfs_write() - one store() with the whole buffer (-E2BIG over
  * CLASSFS_ATTR_MAX); binary attributes take @off.
- * Return: bytes consumed or -errno: -EACCES when not writable, -E2BIG,
+ * Return: bytes consumed or -errno: -EACCES when not writable, -EPERM
+ * (an immutable file: classfs_set_flags()), -E2BIG,
  * -EFBIG (a binary write past 2 GiB - 1), -EIO (the attribute has no
  * store() or write()), the store()'s error, or any of classfs_read()'s
  * other errors.
@@ -1106,8 +1107,10 @@ CLASSFS_PUBLIC int classfs_symlink(struct classfs_tree *tree, uint64_t dir, cons
  * classfs_unlink() - remove a stored value or link @name of directory
  * @dir; a device's computed entry (`dev`, `subsystem`, `device`,
  * class/CLASS/NAME, block/NAME, dev/TYPE/M:m, an attribute of its class's
- * or type's groups) is hidden for that device until it goes.  0 or
- * -errno (-EPERM: `uevent`, links and directories the tree makes).
+ * or type's groups) is hidden for that device until it goes; with its
+ * class/CLASS/NAME it leaves the class's name index, so that another
+ * device of that class may take the name.  0 or -errno (-EPERM:
+ * `uevent`, links and directories the tree makes, an immutable file).
  */
 CLASSFS_PUBLIC int classfs_unlink(struct classfs_tree *tree, uint64_t dir, const char *name);
 /** classfs_rmdir() - remove empty plain directory @name of @dir; 0, -ENOTEMPTY, -EBUSY (a device's), -EPERM, ... */
@@ -1128,6 +1131,24 @@ CLASSFS_PUBLIC int classfs_chmod(struct classfs_tree *tree, uint64_t ino, mode_t
  */
 CLASSFS_PUBLIC int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size,
 				    struct classfs_stat *st);
+/* the inode flags kept (FS_IOC_GETFLAGS/SETFLAGS, chattr and lsattr): Linux's values */
+#define CLASSFS_FL_IMMUTABLE 0x00000010u	/* FS_IMMUTABLE_FL */
+#define CLASSFS_FL_APPEND 0x00000020u		/* FS_APPEND_FL */
+/**
+ * classfs_get_flags() - the inode flags of entry @ino (CLASSFS_FL_*) in
+ * *@flags; 0 or -errno
+ */
+CLASSFS_PUBLIC int classfs_get_flags(struct classfs_tree *tree, uint64_t ino, unsigned int *flags);
+/**
+ * classfs_set_flags() - set the inode flags of a stored value @ino:
+ * CLASSFS_FL_IMMUTABLE, CLASSFS_FL_APPEND (a file made through the
+ * filesystem), or none.  An immutable entry is not written, truncated,
+ * chmod-ed, removed nor renamed (-EPERM) through the filesystem calls,
+ * whoever asks; an append-only one is written at its end only.  0,
+ * -EOPNOTSUPP (another flag, or a flag on an entry that cannot have it),
+ * -ENOENT, -EINVAL
+ */
+CLASSFS_PUBLIC int classfs_set_flags(struct classfs_tree *tree, uint64_t ino, unsigned int flags);
 /**
  * classfs_tree_remove_plain() - remove everything made through the
  * filesystem and show again the computed entries it hid; devices and

@@ -280,6 +280,16 @@ CLASSFS_PUBLIC int classfs_client_device_remove(struct classfs_client *c, const 
 						const char *name);
 
 /**
+ * classfs_client_device_remove_path() - classfs_client_device_remove() of
+ * the device at @syspath ("/devices/..."): also one that its class and
+ * name no longer find (its class link unlinked through the filesystem,
+ * the name another device's).
+ * Return: 0, -EINVAL, -ENOENT, -EPERM, -EBUSY.
+ */
+CLASSFS_PUBLIC int classfs_client_device_remove_path(struct classfs_client *c,
+						     const char *syspath);
+
+/**
  * classfs_client_reset() - return the daemon's tree to a new daemon's
  * state, for a testbed replaced by a new one in an environment that stays
  * (classfs-run --socket): every device removed (each after those below

@@ -65,21 +65,11 @@ static int match_name(struct classfs_device *dev, void *data)
 	return 0;
 }
 
-static int match_class_dev(struct classfs_device *dev, void *data)
-{
-	struct find_ctx *f = data;
-	const char *n = classfs_device_name(dev);
-
-	if (n && !strcmp(n, f->name)) {
-		f->found = classfs_device_get(dev);
-		return 1;
-	}
-	return 0;
-}
-
 /*
- * A device no client published (the record loader made it): found by a
- * walk, owned by root.  Returns it with a reference, or NULL.
+ * A device no client published (the record loader made it), owned by
+ * root: a class device by its class's name index (not one whose class
+ * link was unlinked through the filesystem: another may have its name
+ * now), a physical one by a walk.  Returns it with a reference, or NULL.
  */
 static struct classfs_device *foreign_find(const char *cls_name, const char *name)
 {
@@ -88,8 +78,12 @@ static struct classfs_device *foreign_find(const char *cls_name, const char *nam
 	if (cls_name) {
 		struct classfs_class *cls = classfs_class_find(cfsd.tree, cls_name);
 
-		if (cls)
-			classfs_class_for_each_device(cls, match_class_dev, &f);
+		/* by the class's name index: the device whose class link it is */
+		f.found = cls ? classfs_class_find_device(cls, name) : NULL;
+		if (f.found && !classfs_device_is_added(f.found)) {
+			classfs_device_put(f.found);
+			f.found = NULL;
+		}
 		classfs_class_put(cls);
 	} else {
 		classfs_tree_for_each_device(cfsd.tree, match_name, &f);
@@ -236,18 +230,36 @@ static int op_device_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct
 	struct cfsd_rdev *rd;
 	int r = 0;
 
-	snprintf(what, sizeof(what), "device %s%s%s", m->cls ? m->cls : "", m->cls ? "/" : "",
-		 m->name);
-	pthread_mutex_lock(&cfsd.lock);
-	rd = cfsd_dev_lookup(m->cls, m->name);
-	if (rd)
-		dev = classfs_device_get(&rd->dev);
-	else
-		dev = foreign_find(m->cls, m->name);	/* a record's: root's */
-	if (!dev)
-		r = not_found(rp, m);
+	if (m->syspath) {
+		/* by its path: also a device that left its class's name index */
+		snprintf(what, sizeof(what), "device %.580s", m->syspath);
+		dev = classfs_tree_find_device(cfsd.tree, m->syspath);
+		pthread_mutex_lock(&cfsd.lock);
+		rd = dev ? cfsd_dev_lookup(dev->cls ? dev->cls->name : NULL,
+					   classfs_device_name(dev)) : NULL;
+		if (rd && &rd->dev != dev)
+			rd = NULL;	/* the registry's of that name is another */
+		if (!dev) {
+			snprintf(rp->msg, sizeof(rp->msg), "no device at %.900s", m->syspath);
+			r = -ENOENT;
+		}
+	} else {
+		snprintf(what, sizeof(what), "device %s%s%s", m->cls ? m->cls : "",
+			 m->cls ? "/" : "", m->name);
+		pthread_mutex_lock(&cfsd.lock);
+		rd = cfsd_dev_lookup(m->cls, m->name);
+		if (rd)
+			dev = classfs_device_get(&rd->dev);
+		else
+			dev = foreign_find(m->cls, m->name);	/* a record's: root's */
+		if (!dev)
+			r = not_found(rp, m);
+	}
+	if (r < 0)
+		;
 	else if (rd ? !cfsd_may_change(&rd->o, c->uid) : c->uid != 0)
-		r = denied(rp, c, "device", rd ? rd->key : m->name, rd ? rd->o.owner : 0);
+		r = denied(rp, c, "device", rd ? rd->key : m->name ? m->name : m->syspath,
+			   rd ? rd->o.owner : 0);
 	else
 		r = cfsd_remove_with_dependents(c->uid, NULL, dev, what, rp->msg, sizeof(rp->msg));
 	classfs_device_put(dev);

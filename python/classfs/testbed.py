@@ -529,12 +529,25 @@ class Testbed:
                 d = os.path.dirname(d)
         return sorted(missing - set(paths))
 
+    def _remove_at(self, path):
+        """Remove the device at `path`: by its class and name, or by its
+        path when they find another device (its class link was unlinked
+        through /sys and a device of that name added since)."""
+        cls, name = self.identity(path)
+        rel = self._rel(path)
+        if cls is not None:
+            link = self._sys(f"/class/{cls}/{name}")
+            if not os.path.exists(link) or \
+                    os.path.realpath(link) != os.path.realpath(self._sys(rel)):
+                self._client.device_remove_path(rel)
+                return
+        self._client.device_remove(cls, name)
+
     def remove_device(self, path):
         """Remove a device, the devices below it first (REMOVE events);
         returns once their nodes and database entries are gone."""
-        cls, name = self.identity(path)
         left = self._made_for([path])
-        self._client.device_remove(cls, name)
+        self._remove_at(path)
         self._settle()
         self._wait_gone(left)
 
@@ -547,8 +560,7 @@ class Testbed:
         left = self._made_for(added)
         for devpath in sorted(added, key=lambda p: -p.count("/")):
             try:
-                cls, name = self.identity(devpath)
-                self._client.device_remove(cls, name)
+                self._remove_at(devpath)
             except FileNotFoundError:
                 pass
         self._added = []
@@ -583,11 +595,21 @@ class Testbed:
                         pass
                 try:
                     db = self._db_file(top)
-                    if os.path.exists(db):
+                    if os.path.exists(db) and not self._db_taken(db, top):
                         made.add((db, None))
                 except OSError:
                     pass
         return made
+
+    def _db_taken(self, db, top):
+        """Is "+SUBSYSTEM:NAME" database file `db` of the device at `top`
+        another device's: one that took the name after the class link of
+        `top` was unlinked (the environment gives it the file, as udev)?"""
+        base = os.path.basename(db)
+        if not base.startswith("+") or ":" not in base:
+            return False
+        link = self.sys_dir + "/class/" + base[1:].replace(":", "/", 1)
+        return os.path.lexists(link) and os.path.realpath(link) != os.path.realpath(top)
 
     def _wait_gone(self, made):
         """Wait until the environment removed what _made_for() found (a

@@ -377,6 +377,32 @@ int classfs_client_device_remove(struct classfs_client *c, const char *cls, cons
 	return r;
 }
 
+/**
+ * classfs_client_device_remove_path() - remove the device at @syspath
+ * and the devices that depend on it, as classfs_client_device_remove()
+ * @c: the client.
+ * @syspath: its path in Linux's devices layout ("/devices/..."), or its
+ *           DEVPATH in a class-layout tree: also a device that no class
+ *           and name find any more (its class link was unlinked through
+ *           the filesystem and another device took the name).
+ *
+ * Return: 0, -EINVAL (not starting with '/'), -ENOENT, -EPERM, -EBUSY.
+ */
+int classfs_client_device_remove_path(struct classfs_client *c, const char *syspath)
+{
+	struct cfs_buf b;
+	int r;
+
+	if (!c || !syspath || syspath[0] != '/')
+		return -EINVAL;
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_DEVICE_REMOVE, 0, 0);
+	cfs_buf_str(&b, CFS_T_SYSPATH, syspath);
+	r = cfs_client_transact(c, &b, NULL);
+	cfs_buf_free(&b);
+	return r;
+}
+
 /* the string value of field @tag of a stored request, or NULL */
 static const char *stored_field(const uint8_t *msg, size_t len, uint16_t tag)
 {

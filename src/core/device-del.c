@@ -235,7 +235,9 @@ static int device_del(struct classfs_device *dev, struct cfs_frame *caller, bool
 	}
 	/* a device that finds its tree by its directory's parents keeps them readable */
 	cfs_made_put_locked(t, dir, !dev->cls && !dev->bus && !dev->parent, &freelist);
-	cfs_dev_state_clear(dev, CFS_DS_ADDED | CFS_DS_REMOVING | CFS_DS_LISTED);
+	/* what was unlinked through the filesystem shows again if it is added again */
+	cfs_dev_state_clear(dev, CFS_DS_ADDED | CFS_DS_REMOVING | CFS_DS_LISTED | CFS_DS_HIDE_ALL |
+				 CFS_DS_UNINDEXED);
 	t->ndevices--;
 	/* a parent's removal may be waiting for this one (remove_dependents()) */
 	pthread_cond_broadcast(&t->removed);

@@ -193,6 +193,16 @@ void classfs_device_put(struct classfs_device *dev)
 		device_release(dev);
 }
 
+/**
+ * cfs_class_lookup_locked() - the device of class @cls named @name (under L)
+ * @cls: the class
+ * @name: the name
+ *
+ * A device whose class link was unlinked through the filesystem
+ * (CFS_DS_UNINDEXED) is in the table still but has left the name index:
+ * it is skipped, and another device of that name may be found instead.
+ * Return: the device (no reference taken) or NULL.
+ */
 struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const char *name)
 {
 	uint32_t h = cfs_hash_name(name);
@@ -201,7 +211,8 @@ struct classfs_device *cfs_class_lookup_locked(struct classfs_class *cls, const 
 	for (struct classfs_device *d = cfs_htab_chain(&cls->p.names, h); d; d = d->p.name_next) {
 		if (d->p.node.hash > h)
 			break;
-		if (d->p.node.hash == h && !strcmp(d->p.node.name, name))
+		if (d->p.node.hash == h && !strcmp(d->p.node.name, name) &&
+		    !cfs_dev_state(d, CFS_DS_UNINDEXED))
 			return d;
 	}
 	return NULL;

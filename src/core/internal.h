@@ -140,6 +140,13 @@ enum {
 	CFS_NF_MADE_DIR = 0x1000,	/* a plain directory made for a device's path: goes with
 					 * the last device below it, when nothing else is in it */
 	CFS_NF_PLAIN = 0x2000,		/* made through the filesystem (plain.c) */
+	CFS_NF_IMMUTABLE = 0x4000,	/* a stored value made immutable (chattr +i): not
+					 * written, truncated, chmod-ed, removed nor renamed
+					 * through the filesystem (plain.c) */
+	CFS_NF_APPEND = 0x8000,		/* a file made through the filesystem made
+					 * append-only (chattr +a): written at its end only,
+					 * not truncated, chmod-ed, removed nor renamed */
+	CFS_NF_PINNED = CFS_NF_IMMUTABLE | CFS_NF_APPEND,
 };
 
 #define CFS_ACTIVE_BIAS (INT_MIN + 1)	/* kernfs's KN_DEACTIVATED_BIAS */
@@ -396,6 +403,15 @@ enum {
 	CFS_DS_ADD_SENT = 0x80,	/* its ADD was numbered: a REMOVE must follow */
 	CFS_DS_MARK = 0x100,	/* visited by a tree walk (under L) */
 	CFS_DS_VIRTUAL = 0x200,	/* a physical device in devices/virtual (add_virtual) */
+	/*
+	 * out of its class's name index: its class/CLASS/NAME was unlinked
+	 * through the filesystem (plain.c), so another device may take the
+	 * name.  It stays in the names table (the class's device list:
+	 * iteration, interfaces, class unregister, its own removal and
+	 * rename), but lookups by name (cfs_class_lookup_locked()) skip it
+	 * and it shows no class/CLASS/NAME nor block/NAME.
+	 */
+	CFS_DS_UNINDEXED = 0x400,
 	/* computed entries unlinked through the filesystem (plain.c): hidden */
 	CFS_DS_HIDE_DEV = 0x10000,
 	CFS_DS_HIDE_SUBSYSTEM = 0x20000,
@@ -522,7 +538,7 @@ struct classfs_node *cfs_value_node_new(const char *name, mode_t mode, const voi
 struct classfs_node *cfs_link_node_new(const char *name, const char *text);
 ssize_t cfs_value_read(struct classfs_node *n, char *buf, size_t size, off_t off);
 ssize_t cfs_value_write(struct classfs_tree *t, struct classfs_node *n, const char *buf,
-			size_t size, off_t off);
+			size_t size, off_t off, bool append);
 int cfs_value_truncate(struct classfs_tree *t, struct classfs_node *n, off_t size);
 void cfs_value_set_name_mode(struct classfs_node *n);
 void cfs_value_free(const void *attr);

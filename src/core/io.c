@@ -24,6 +24,8 @@ struct call {
 	const void *attr;
 	mode_t mode;
 	dev_t devt;
+	bool immutable;		/* a stored value made immutable (plain.c) */
+	bool append;		/* a file made append-only (plain.c) */
 };
 
 static struct classfs_node *owner_of(struct classfs_node *n, uint8_t flag)
@@ -73,6 +75,8 @@ static int call_prepare_locked(const struct cfs_entry *e, struct call *c)
 			c->kind = CALL_TREE;
 		} else if (e->n->flags & CFS_NF_VALUE) {
 			c->kind = CALL_VALUE;	/* bytes, not code: no owner needed */
+			c->immutable = e->n->flags & CFS_NF_IMMUTABLE;
+			c->append = e->n->flags & CFS_NF_APPEND;
 		} else if ((o = owner_of(e->n, CFS_NF_DEVICE | CFS_NF_CLASS)) &&
 			   (o->flags & CFS_NF_DEVICE)) {
 			c->kind = e->n->type == CFS_NT_BIN ? CALL_DEV_BIN : CALL_DEV_TEXT;
@@ -285,12 +289,16 @@ ssize_t classfs_write_offer(struct classfs_tree *t, uint64_t ino, const char *bu
 	r = call_begin(t, ino, &c, &f);
 	if (r < 0)
 		return r;
+	if (c.immutable) {
+		r = -EPERM;	/* before the mode, as Linux's inode_permission() */
+		goto out;
+	}
 	if (!(c.mode & 0222) || c.kind == CALL_DEVNUM) {
 		r = -EACCES;
 		goto out;
 	}
 	if (c.kind == CALL_VALUE) {
-		r = cfs_value_write(t, c.active, buf, size, off);
+		r = cfs_value_write(t, c.active, buf, size, off, c.append);
 		goto out;
 	}
 	if (c.kind == CALL_DEV_BIN) {

@@ -63,6 +63,8 @@ static int rename_check_locked(struct classfs_tree *t, const struct rename_req *
 	r = cfs_plain_movable(e.n);
 	if (r)
 		return r;
+	if (e.n->flags & CFS_NF_PINNED)
+		return -EPERM;
 	/* devices/virtual taken over, a directory a device was placed in: the devices' */
 	if (e.n == t->virtual_dir || !cfs_plain_only_data(e.n))
 		return -EBUSY;
@@ -86,6 +88,8 @@ static int rename_check_locked(struct classfs_tree *t, const struct rename_req *
 	r = cfs_plain_movable(o.n);
 	if (r)
 		return r;
+	if (o.n->flags & CFS_NF_PINNED)
+		return -EPERM;
 	if (o.n == t->virtual_dir)
 		return -EBUSY;
 	if (o.n->type == CFS_NT_DIR && e.n->type != CFS_NT_DIR)
@@ -138,7 +142,9 @@ static const char *rename_move_locked(struct rename_req *rq, struct classfs_node
  * Return: 0, -EINVAL (NULL, bad name, unknown @flags, RENAME_EXCHANGE, a
  * directory into itself), -ENOENT, -ENOTDIR, -EISDIR, -ENOTEMPTY,
  * -EEXIST, -EBUSY (a device's directory), -EPERM (code, computed
- * entries, directories the tree makes), -ENOMEM, -EDEADLK.
+ * entries, directories the tree makes, an immutable or append-only file
+ * either side),
+ * -ENOMEM, -EDEADLK.
  */
 int classfs_rename(struct classfs_tree *tree, uint64_t dir, const char *name, uint64_t newdir,
 		   const char *newname, unsigned int flags)

@@ -25,7 +25,15 @@
  * among them) is unlinked by hiding it for that device (a CFS_DS_HIDE_*
  * state bit, or hide.c's table, under L): the device, its `uevent` and
  * its events are unchanged, and the entry stays hidden until the device
- * goes; a file of the same name may then be made in its place.
+ * goes; a file of the same name may then be made in its place.  An
+ * unlinked class/CLASS/NAME also takes the device out of its class's
+ * name index (CFS_DS_UNINDEXED): a later device of that class and name
+ * may be added and owns class/CLASS/NAME (and block/NAME), and a lookup
+ * by class and name finds that one.
+ *
+ * An entry may be made immutable (classfs_set_flags()): it is then not
+ * written, truncated, chmod-ed, removed, renamed nor replaced (-EPERM),
+ * whoever asks, until the flag is cleared.
  *
  * Who may do what is the caller's to decide (the FUSE view: the kernel,
  * from the modes and the tree owner's uid it reports).  All under L, as
@@ -194,6 +202,20 @@ static bool dir_empty(const struct classfs_node *n)
 	return !n->u.dir || !n->u.dir->count;
 }
 
+/*
+ * Under L: class/CLASS/NAME of @dev unlinked.  The device leaves its
+ * class's name index (CFS_DS_UNINDEXED; its block/NAME goes with it), so
+ * that a later device of the class may take the name, as a kernel whose
+ * class link went would let it (upower's test emulates that bug).  It
+ * stays where it is, in the class's device list, with its uevents.
+ */
+static void alias_unlink_locked(struct classfs_tree *t, struct classfs_device *dev)
+{
+	cfs_assert_held(t);
+	cfs_dev_state_set(dev, CFS_DS_HIDE_ALIAS | CFS_DS_UNINDEXED);
+	cfs_watch_device_locked(t, dev);
+}
+
 /* remove entry @name of @dir: a directory (@rmdir) or anything else */
 static int plain_remove(struct classfs_tree *t, uint64_t dir, const char *name, bool rmdir)
 {
@@ -225,6 +247,8 @@ static int plain_remove(struct classfs_tree *t, uint64_t dir, const char *name, 
 			r = -EISDIR;
 		else if (group && !isdir)
 			r = cfs_hide_locked(t, e.n, e.slot);
+		else if (hide == CFS_DS_HIDE_ALIAS)
+			alias_unlink_locked(t, cfs_node_device(e.n));
 		else if (hide)
 			cfs_dev_state_set(cfs_node_device(e.n), hide);
 		else
@@ -241,6 +265,8 @@ static int plain_remove(struct classfs_tree *t, uint64_t dir, const char *name, 
 		r = -EISDIR;
 	else if ((r = cfs_plain_movable(e.n)) < 0)
 		;
+	else if (e.n->flags & CFS_NF_PINNED)
+		r = -EPERM;
 	else if (rmdir && !dir_empty(e.n))
 		r = -ENOTEMPTY;
 	else if (e.n == t->virtual_dir)
@@ -267,8 +293,9 @@ out:
  * groups (in a named group's directory too), is hidden for that device
  * until it goes.
  * Return: 0, -EINVAL (NULL), -ENOENT, -ENOTDIR, -EISDIR, -EPERM
- * (`uevent`, links and directories the tree makes), -ENOMEM, -EDEADLK
- * (called from the entry's own callback).
+ * (`uevent`, links and directories the tree makes, an immutable or
+ * append-only file),
+ * -ENOMEM, -EDEADLK (called from the entry's own callback).
  */
 int classfs_unlink(struct classfs_tree *tree, uint64_t dir, const char *name)
 {
@@ -298,7 +325,7 @@ int classfs_rmdir(struct classfs_tree *tree, uint64_t dir, const char *name)
  * @st: receives its stat, or NULL
  *
  * Return: 0, -EINVAL (NULL, bad @mode), -ENOENT, -EPERM (code, computed
- * entries, directories the tree makes).
+ * entries, directories the tree makes, an immutable or append-only file).
  */
 int classfs_chmod(struct classfs_tree *tree, uint64_t ino, mode_t mode, struct classfs_stat *st)
 {
@@ -309,7 +336,7 @@ int classfs_chmod(struct classfs_tree *tree, uint64_t ino, mode_t mode, struct c
 		return -EINVAL;
 	cfs_lock(tree);
 	r = cfs_resolve_locked(tree, ino, &e);
-	if (!r && (e.slot || cfs_plain_movable(e.n) < 0))
+	if (!r && (e.slot || cfs_plain_movable(e.n) < 0 || (e.n->flags & CFS_NF_PINNED)))
 		r = -EPERM;
 	if (!r) {
 		e.n->mode = (uint16_t)mode;
@@ -332,7 +359,8 @@ int classfs_chmod(struct classfs_tree *tree, uint64_t ino, mode_t mode, struct c
  * @st: receives its stat after, or NULL
  *
  * Return: 0, -EINVAL (NULL, negative @size, a link), -ENOENT, -EISDIR,
- * -EACCES (not writable: no write bit), -EFBIG, -ENOMEM.
+ * -EACCES (not writable: no write bit), -EPERM (immutable, append-only),
+ * -EFBIG, -ENOMEM.
  */
 int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size, struct classfs_stat *st)
 {
@@ -347,7 +375,9 @@ int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size, struct
 	r = cfs_resolve_locked(tree, ino, &e);
 	if (!r) {
 		cfs_entry_stat(&e, &cs);
-		if (cs.type == CLASSFS_FT_DIR)
+		if (!e.slot && (e.n->flags & CFS_NF_PINNED))
+			r = -EPERM;
+		else if (cs.type == CLASSFS_FT_DIR)
 			r = -EISDIR;
 		else if (cs.type == CLASSFS_FT_LNK)
 			r = -EINVAL;
@@ -366,6 +396,91 @@ int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size, struct
 			return r;
 	}
 	return st ? classfs_getattr(tree, ino, st) : 0;
+}
+
+/* ---- inode flags (chattr, lsattr) ---- */
+
+/**
+ * classfs_get_flags() - the inode flags of entry @ino
+ * @tree: the tree
+ * @ino: the entry
+ * @flags: receives its CLASSFS_FL_* flags (0: none; computed entries,
+ *         code and directories have none)
+ *
+ * Return: 0, -EINVAL (NULL), -ENOENT.
+ */
+int classfs_get_flags(struct classfs_tree *tree, uint64_t ino, unsigned int *flags)
+{
+	struct cfs_entry e;
+	int r;
+
+	if (!tree || !flags)
+		return -EINVAL;
+	cfs_lock(tree);
+	r = cfs_resolve_locked(tree, ino, &e);
+	*flags = 0;
+	if (!r && !e.slot && (e.n->flags & CFS_NF_IMMUTABLE))
+		*flags |= CLASSFS_FL_IMMUTABLE;
+	if (!r && !e.slot && (e.n->flags & CFS_NF_APPEND))
+		*flags |= CLASSFS_FL_APPEND;
+	cfs_unlock(tree);
+	return r;
+}
+
+/**
+ * classfs_set_flags() - set the inode flags of entry @ino, as chattr does
+ * @tree: the tree
+ * @ino: the entry: a stored value (a file made through the filesystem, a
+ *       loaded or published attribute value) for CLASSFS_FL_IMMUTABLE, a
+ *       file made through the filesystem for CLASSFS_FL_APPEND; any entry
+ *       for none
+ * @flags: CLASSFS_FL_IMMUTABLE, CLASSFS_FL_APPEND, both, or 0
+ *
+ * An immutable file is not written, truncated, chmod-ed, removed nor
+ * renamed, nor replaced by a rename, through the filesystem calls
+ * (classfs_write(), classfs_truncate(), classfs_chmod(),
+ * classfs_unlink(), classfs_rename(): -EPERM), whoever asks, as on
+ * Linux; an append-only one is the same but for classfs_write(), which
+ * writes at its end whatever the offset.  Its device's removal, the
+ * publisher's calls and classfs_tree_remove_plain() still remove or
+ * change it.  Who may set the flags is the caller's to decide (the FUSE
+ * view: the tree's owner or root, the kernel having checked
+ * CAP_LINUX_IMMUTABLE).
+ * Return: 0, -EINVAL (NULL), -ENOENT, -EOPNOTSUPP (another flag, or a
+ * flag on an entry that cannot have it).
+ */
+int classfs_set_flags(struct classfs_tree *tree, uint64_t ino, unsigned int flags)
+{
+	struct cfs_entry e;
+	int r;
+
+	if (!tree)
+		return -EINVAL;
+	if (flags & ~(CLASSFS_FL_IMMUTABLE | CLASSFS_FL_APPEND))
+		return -EOPNOTSUPP;
+	cfs_lock(tree);
+	r = cfs_resolve_locked(tree, ino, &e);
+	if (r)
+		goto out;
+	if (!flags) {
+		if (!e.slot)
+			e.n->flags &= (uint16_t)~CFS_NF_PINNED;
+	} else if (e.slot || !(e.n->flags & CFS_NF_VALUE) ||
+		   ((flags & CLASSFS_FL_APPEND) &&
+		    (!(e.n->flags & CFS_NF_PLAIN) || e.n->type != CFS_NT_BIN))) {
+		r = -EOPNOTSUPP;	/* append: a file's, not an attribute replaced whole */
+	} else if (cfs_node_going(e.n)) {
+		r = -ENOENT;
+	} else {
+		e.n->flags &= (uint16_t)~CFS_NF_PINNED;
+		if (flags & CLASSFS_FL_IMMUTABLE)
+			e.n->flags |= CFS_NF_IMMUTABLE;
+		if (flags & CLASSFS_FL_APPEND)
+			e.n->flags |= CFS_NF_APPEND;
+	}
+out:
+	cfs_unlock(tree);
+	return r;
 }
 
 /* ---- a device placed where a directory was made: it takes it over (exact.c) ---- */
@@ -461,7 +576,13 @@ static void plain_unhide_locked(struct classfs_tree *t, const struct classfs_nod
 			struct classfs_device *dev = cfs_node_device(c);
 
 			if (cfs_dev_state(dev, CFS_DS_HIDE_ALL)) {
-				cfs_dev_state_clear(dev, CFS_DS_HIDE_ALL);
+				unsigned int bits = CFS_DS_HIDE_ALL | CFS_DS_UNINDEXED;
+
+				/* its name taken meanwhile: it stays out of the index */
+				if (cfs_dev_state(dev, CFS_DS_UNINDEXED) &&
+				    cfs_class_lookup_locked(dev->cls, c->name))
+					bits &= ~(unsigned int)(CFS_DS_HIDE_ALIAS | CFS_DS_UNINDEXED);
+				cfs_dev_state_clear(dev, bits);
 				for (size_t i = 0; i < CFS_ARRAY_SIZE(names); i++)
 					cfs_watch_entry_locked(t, c, 0, names[i]);
 				cfs_watch_device_locked(t, dev);
@@ -479,7 +600,9 @@ static void plain_unhide_locked(struct classfs_tree *t, const struct classfs_nod
  * (classfs_create(), classfs_mkdir(), classfs_symlink()) that holds
  * nothing but data (values, publishers' links, plain directories: a
  * directory a device was since placed in stays, its plain contents go),
- * and shows again every computed entry classfs_unlink() hid.  Devices,
+ * and shows again every computed entry classfs_unlink() hid (a class
+ * link too, its device back in the name index, unless another device of
+ * the class took the name meanwhile).  Devices,
  * classes and what their publishers added are left alone.
  * Return: 0, -EINVAL (NULL), -ENOMEM (nothing changed).
  */

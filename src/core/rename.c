@@ -79,7 +79,9 @@ static int rename_check_locked(struct rename *rn)
 		return -EINVAL;
 	if (!strcmp(dev->p.node.name, name))
 		return 1;
-	if ((dev->cls && (cfs_class_lookup_locked(dev->cls, name) ||
+	/* out of the name index (its class link unlinked), it claims no name there */
+	if ((dev->cls && ((!cfs_dev_state(dev, CFS_DS_UNINDEXED) &&
+			   cfs_class_lookup_locked(dev->cls, name)) ||
 			  cfs_dir_lookup(&dev->cls->p.node, name))) ||
 	    cfs_dir_lookup(dir, name) ||
 	    (dir->flags & CFS_NF_DEVICE && cfs_name_is_virtual(cfs_node_device(dir), name)) ||

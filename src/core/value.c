@@ -131,11 +131,12 @@ ssize_t cfs_value_read(struct classfs_node *n, char *buf, size_t size, off_t off
  * takes the bytes at @off within its size, as a sysfs binary attribute
  * does (-EFBIG at or past its end, unless it is empty); a file made
  * through the filesystem (CFS_NF_PLAIN) as a regular file does, growing
- * (a gap before @off reads as zeros).
+ * (a gap before @off reads as zeros); @append (such a file made
+ * append-only): at its end, whatever @off.
  * Return: bytes taken, -E2BIG, -EFBIG, -ENOMEM.
  */
 ssize_t cfs_value_write(struct classfs_tree *t, struct classfs_node *n, const char *buf,
-			size_t size, off_t off)
+			size_t size, off_t off, bool append)
 {
 	struct cfs_value *v = (struct cfs_value *)n->u.attr;
 	int r;
@@ -154,6 +155,8 @@ ssize_t cfs_value_write(struct classfs_tree *t, struct classfs_node *n, const ch
 		if (len && size > len - (size_t)off)
 			size = len - (size_t)off;
 	}
+	if (append)
+		off = (off_t)cfs_bytes_len(&v->bytes);
 	r = cfs_bytes_put(&v->bytes, buf, size, (size_t)off, false);
 	if (r < 0)
 		return r;

@@ -123,9 +123,12 @@ static bool slot_exists(struct classfs_tree *t, const struct classfs_device *dev
 	case CFS_SLOT_DEVICE:
 		return dev->cls && dev->phys;
 	case CFS_SLOT_ALIAS:
-		return dev->cls && (t->layout == CLASSFS_LAYOUT_DEVICES || dev->parent);
+		return dev->cls && (t->layout == CLASSFS_LAYOUT_DEVICES || dev->parent) &&
+		       !cfs_dev_state(dev, CFS_DS_UNINDEXED);
 	case CFS_SLOT_BLOCK:
-		return dev->cls && dev->cls->p.block && !dev->parent;
+		/* block/NAME lists the block class by name, as class/block/NAME does */
+		return dev->cls && dev->cls->p.block && !dev->parent &&
+		       !cfs_dev_state(dev, CFS_DS_UNINDEXED);
 	case CFS_SLOT_DEVNUM:
 		return major(dev->devt) && is_first_devt(t, dev);
 	}

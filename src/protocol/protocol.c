@@ -57,7 +57,7 @@ static const struct schema schemas[CFS_OP_COUNT] = {
 	[CFS_OP_DEVICE_ADD] = { B(CFS_T_NAME), B(CFS_T_CLASS) | B(CFS_T_PARENT) | B(CFS_T_DEVT) |
 					   B(CFS_T_PHYS) | B(CFS_T_PHYS_CLASS) | B(CFS_T_BUS) |
 					   B(CFS_T_DEVTYPE) | B(CFS_T_ATTR), CFS_F_BIND },
-	[CFS_OP_DEVICE_REMOVE] = { B(CFS_T_NAME), B(CFS_T_CLASS), 0 },
+	[CFS_OP_DEVICE_REMOVE] = { 0, B(CFS_T_CLASS) | B(CFS_T_NAME) | B(CFS_T_SYSPATH), 0 },
 	[CFS_OP_RENAME] = { B(CFS_T_CLASS) | B(CFS_T_NAME) | B(CFS_T_NEW_NAME), 0, 0 },
 	[CFS_OP_ATTR_GET] = { B(CFS_T_ATTR_NAME), B(CFS_T_CLASS) | B(CFS_T_NAME) | B(CFS_T_SYSPATH), 0 },
 	[CFS_OP_ATTR_SET] = { B(CFS_T_NAME) | B(CFS_T_ATTR_NAME) | B(CFS_T_VALUE), B(CFS_T_CLASS),
@@ -409,8 +409,8 @@ static int cfs_msg_decode_depth(const void *buf, size_t len, struct cfs_msg *m, 
 	}
 	if ((m->present & sc->required) != sc->required)
 		return -EBADMSG;
-	/* ATTR_GET names its device by CLASS and NAME, or by SYSPATH */
-	if (m->op == CFS_OP_ATTR_GET &&
+	/* ATTR_GET and DEVICE_REMOVE name their device by CLASS and NAME, or by SYSPATH */
+	if ((m->op == CFS_OP_ATTR_GET || m->op == CFS_OP_DEVICE_REMOVE) &&
 	    (CFS_HAS(m, CFS_T_NAME) == CFS_HAS(m, CFS_T_SYSPATH) ||
 	     (CFS_HAS(m, CFS_T_CLASS) && !CFS_HAS(m, CFS_T_NAME))))
 		return -EBADMSG;

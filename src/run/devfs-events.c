@@ -248,7 +248,13 @@ static int event_add(struct cfs_devfs *d, const struct classfs_uevent *ev,
 	/* a device that already has its entry (the snapshot's) keeps it */
 	if (e->db && !strcmp(e->db, name))
 		return 0;
-	if (faccessat(d->db_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+	/*
+	 * Another device's: a "+SUBSYSTEM:NAME" goes to the device added last,
+	 * as udev writes it (a class device whose class link was unlinked
+	 * left its name to another, upower's test); a number's stays.
+	 */
+	if (faccessat(d->db_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (name[0] != '+' || !cfs_devfs_take_db(d, e, name))) {
 		cfs_run_log(d->verbose, "%s: /run/udev/data/%s is another device's: left alone",
 			    ev->devpath, name);
 		return 0;

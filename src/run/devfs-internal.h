@@ -61,6 +61,7 @@ int cfs_devfs_make_node(struct cfs_devfs *d, struct devent *e, const char *devna
 			dev_t devt, mode_t mode, const unsigned char *contents, size_t len);
 void cfs_devfs_remove_node(struct cfs_devfs *d, struct devent *e);
 bool cfs_devfs_claim_db(struct cfs_devfs *d, struct devent *e, const char *name);
+bool cfs_devfs_take_db(struct cfs_devfs *d, struct devent *e, const char *name);
 void cfs_devfs_remove_db(struct cfs_devfs *d, struct devent *e);
 int cfs_devfs_rename_db(struct cfs_devfs *d, struct devent *e, const char *name);
 

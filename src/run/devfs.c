@@ -313,6 +313,26 @@ bool cfs_devfs_claim_db(struct cfs_devfs *d, struct devent *e, const char *name)
 	return true;
 }
 
+/**
+ * cfs_devfs_take_db() - give the database file @name, another device's,
+ * to @e (holding none): the other forgets it, the file stays to be
+ * written again
+ * Return: true when it is @e's now; false when no other device holds it
+ * or memory ran out.
+ */
+bool cfs_devfs_take_db(struct cfs_devfs *d, struct devent *e, const char *name)
+{
+	struct devent key = { .db = (char *)name }, **found = tfind(&key, &d->by_db, cmp_db);
+	struct devent *other = found ? *found : NULL;	/* @found goes with tdelete() */
+
+	if (e->db || !other || other == e)
+		return false;
+	tdelete(other, &d->by_db, cmp_db);
+	free(other->db);
+	other->db = NULL;
+	return cfs_devfs_claim_db(d, e, name);
+}
+
 /** cfs_devfs_remove_db() - remove @e's database file */
 void cfs_devfs_remove_db(struct cfs_devfs *d, struct devent *e)
 {

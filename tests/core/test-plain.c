@@ -4,7 +4,8 @@
  * plain-rename.c): files that hold what was written, directories,
  * symlinks, unlink and rmdir, computed entries hidden on their device,
  * rename over an existing file, chmod and truncate, what may not be
- * changed, and classfs_tree_remove_plain().
+ * changed, a class link unlinked freeing its name, immutable files, and
+ * classfs_tree_remove_plain().
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,17 +15,27 @@
 #include "../harness.h"
 #include "../native-util.h"
 
-static struct classfs_device *mkdev(struct classfs_tree *t, struct classfs_class *cls,
-				    struct classfs_device *parent, const char *name, dev_t devt)
+/* a device named @name, not added yet */
+static struct classfs_device *newdev(struct classfs_class *cls, struct classfs_device *parent,
+				     struct classfs_device *phys, const char *name, dev_t devt)
 {
 	struct classfs_device *d = calloc(1, sizeof(*d));
 
 	classfs_device_initialize(d);
 	d->cls = cls;
 	d->parent = parent;
+	d->phys = phys;
 	d->devt = devt;
 	d->release = (void (*)(struct classfs_device *))free;
 	CHECK_INT(classfs_device_set_name(d, "%s", name), 0);
+	return d;
+}
+
+static struct classfs_device *mkdev(struct classfs_tree *t, struct classfs_class *cls,
+				    struct classfs_device *parent, const char *name, dev_t devt)
+{
+	struct classfs_device *d = newdev(cls, parent, NULL, name, devt);
+
 	CHECK_INT(classfs_device_add_to(t, d), 0);
 	return d;
 }
@@ -195,10 +206,13 @@ TEST(device_entries)
 	CHECK_INT(classfs_unlink(t, dir, "subsystem"), 0);
 	CHECK_INT(stat_rc(t, "devices/virtual/block/sda/subsystem"), -ENOENT);
 	CHECK_INT(classfs_unlink(t, dir, "subsystem"), -ENOENT);
-	CHECK_INT(classfs_unlink(t, ino_of(t, "class/block"), "sda"), 0);
-	CHECK_INT(stat_rc(t, "class/block/sda"), -ENOENT);
 	CHECK_INT(classfs_unlink(t, ino_of(t, "block"), "sda"), 0);
 	CHECK_INT(stat_rc(t, "block/sda"), -ENOENT);
+	CHECK_INT(stat_rc(t, "class/block/sda"), 0);
+	/* the class link: the device leaves the name index */
+	CHECK_INT(classfs_unlink(t, ino_of(t, "class/block"), "sda"), 0);
+	CHECK_INT(stat_rc(t, "class/block/sda"), -ENOENT);
+	CHECK(classfs_class_find_device(c, "sda") == NULL);
 	CHECK_INT(classfs_unlink(t, ino_of(t, "dev/block"), "8:0"), 0);
 	CHECK_INT(stat_rc(t, "dev/block/8:0"), -ENOENT);
 	/* the device and its uevent still work */
@@ -220,6 +234,203 @@ TEST(device_entries)
 	classfs_device_unregister(sda);
 	CHECK_INT(stat_rc(t, "devices/virtual/block/sda/extra"), -ENOENT);
 	CHECK_INT(classfs_create(t, dir, "extra", 0644, NULL), -ENOENT);
+	classfs_class_destroy(c);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+/* a device of class @cls (or a physical one, NULL) on physical device @phys */
+static struct classfs_device *mkphys(struct classfs_tree *t, struct classfs_class *cls,
+				     struct classfs_device *phys, const char *name)
+{
+	struct classfs_device *d = newdev(cls, NULL, phys, name, 0);
+
+	CHECK_INT(classfs_device_add_to(t, d), 0);
+	return d;
+}
+
+static int count_dev(struct classfs_device *dev, void *data)
+{
+	(void)dev;
+	++*(int *)data;
+	return 0;
+}
+
+static int count_name(void *ctx, const char *name, const struct classfs_stat *cs, uint64_t next)
+{
+	(void)cs;
+	(void)next;
+	if (!strcmp(name, "hid-bat"))
+		++*(int *)ctx;
+	return 0;
+}
+
+/*
+ * upower's test: a class link unlinked (a kernel bug emulated), then a
+ * device of the same class and name elsewhere; the name is the new one's.
+ */
+TEST(class_link_frees_name)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_class *c = classfs_class_create(t, "power_supply");
+	struct classfs_device *p1 = mkphys(t, NULL, NULL, "p1");
+	struct classfs_device *p2 = mkphys(t, NULL, NULL, "p2");
+	struct classfs_device *b1 = mkphys(t, c, p1, "hid-bat"), *b2, *f;
+	uint64_t cdir = ino_of(t, "class/power_supply");
+	int n = 0;
+
+	CHECK_STR(lnk(t, "class/power_supply/hid-bat"), "../../devices/p1/power_supply/hid-bat");
+	/* a second device of that name is refused while the first has it */
+	f = newdev(c, NULL, p2, "hid-bat", 0);
+	CHECK_INT(classfs_device_add_to(t, f), -EEXIST);
+	classfs_device_put(f);
+
+	CHECK_INT(classfs_unlink(t, cdir, "hid-bat"), 0);
+	CHECK_INT(stat_rc(t, "class/power_supply/hid-bat"), -ENOENT);
+	CHECK_INT(classfs_unlink(t, cdir, "hid-bat"), -ENOENT);
+	CHECK(classfs_class_find_device(c, "hid-bat") == NULL);
+	/* still there, at its path, with its uevents */
+	CHECK_INT(stat_rc(t, "devices/p1/power_supply/hid-bat/uevent"), 0);
+	CHECK_INT(classfs_path_write(t, "devices/p1/power_supply/hid-bat/uevent", "change", 6), 6);
+	CHECK_INT(classfs_device_uevent(b1, CLASSFS_ACTION_CHANGE, NULL), 0);
+	CHECK_STR(lnk(t, "devices/p1/power_supply/hid-bat/subsystem"),
+		  "../../../../class/power_supply");
+
+	/* the name is free: the new device owns class/power_supply/hid-bat */
+	b2 = mkphys(t, c, p2, "hid-bat");
+	CHECK_STR(lnk(t, "class/power_supply/hid-bat"), "../../devices/p2/power_supply/hid-bat");
+	f = classfs_class_find_device(c, "hid-bat");
+	CHECK(f == b2);
+	classfs_device_put(f);
+	CHECK_INT(classfs_readdir(t, cdir, 0, count_name, &n), 0);
+	CHECK_INT(n, 1);
+	/* both in the class's device list */
+	n = 0;
+	CHECK_INT(classfs_class_for_each_device(c, count_dev, &n), 0);
+	CHECK_INT(n, 2);
+	/* the hidden one is renamed, to the name another has too: it claims none */
+	CHECK_INT(classfs_device_rename(b1, "hid-old"), 0);
+	CHECK_INT(stat_rc(t, "class/power_supply/hid-old"), -ENOENT);
+	CHECK_INT(stat_rc(t, "devices/p1/power_supply/hid-old/uevent"), 0);
+	CHECK(classfs_class_find_device(c, "hid-old") == NULL);
+	CHECK_INT(classfs_device_rename(b1, "hid-bat"), 0);
+	/* a reset keeps it out while the name is another's */
+	CHECK_INT(classfs_tree_remove_plain(t), 0);
+	CHECK_STR(lnk(t, "class/power_supply/hid-bat"), "../../devices/p2/power_supply/hid-bat");
+	/* removing its parent removes it */
+	classfs_device_unregister(p1);
+	CHECK_INT(stat_rc(t, "devices/p1"), -ENOENT);
+	n = 0;
+	CHECK_INT(classfs_class_for_each_device(c, count_dev, &n), 0);
+	CHECK_INT(n, 1);
+	f = classfs_class_find_device(c, "hid-bat");
+	CHECK(f == b2);
+	classfs_device_put(f);
+	/* unlinked again, then reset with the name free: back in the index */
+	CHECK_INT(classfs_unlink(t, cdir, "hid-bat"), 0);
+	CHECK(classfs_class_find_device(c, "hid-bat") == NULL);
+	CHECK_INT(classfs_tree_remove_plain(t), 0);
+	f = classfs_class_find_device(c, "hid-bat");
+	CHECK(f == b2);
+	classfs_device_put(f);
+	CHECK_STR(lnk(t, "class/power_supply/hid-bat"), "../../devices/p2/power_supply/hid-bat");
+	/* removed and added again, a device is back in the index, its link shown */
+	f = mkphys(t, c, NULL, "re");
+	CHECK_INT(classfs_unlink(t, cdir, "re"), 0);
+	CHECK_INT(classfs_device_del(f), 0);
+	CHECK_INT(classfs_device_add_to(t, f), 0);
+	CHECK(classfs_class_find_device(c, "re") == f);
+	classfs_device_put(f);
+	CHECK_STR(lnk(t, "class/power_supply/re"), "../../devices/virtual/power_supply/re");
+	classfs_device_unregister(f);
+	classfs_device_unregister(p2);
+	CHECK_INT(stat_rc(t, "devices/p2"), -ENOENT);
+	classfs_class_destroy(c);
+	CHECK_INT(classfs_tree_free(t), 0);
+}
+
+/* power-profiles-daemon's test: chattr +i on a file it made */
+TEST(immutable)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
+	struct classfs_class *c = classfs_class_create(t, "block");
+	struct classfs_device *sda = mkdev(t, c, NULL, "sda", makedev(8, 0));
+	uint64_t root = classfs_root_ino(), dir, ino;
+	struct classfs_stat st;
+	unsigned int fl = 99;
+
+	CHECK_INT(classfs_mkdir(t, root, "cpu", 0755, &st), 0);
+	dir = st.ino;
+	CHECK_INT(classfs_create(t, dir, "epp", 0644, &st), 0);
+	ino = st.ino;
+	CHECK_INT(classfs_write(t, ino, "balance\n", 8, 0), 8);
+	CHECK_INT(classfs_get_flags(t, ino, &fl), 0);
+	CHECK_INT(fl, 0);
+	/* only the immutable and append-only flags, only on stored values */
+	CHECK_INT(classfs_set_flags(t, ino, 0x80), -EOPNOTSUPP);	/* FS_NOATIME_FL */
+	CHECK_INT(classfs_set_flags(t, dir, CLASSFS_FL_IMMUTABLE), -EOPNOTSUPP);
+	CHECK_INT(classfs_set_flags(t, dir, CLASSFS_FL_APPEND), -EOPNOTSUPP);
+	CHECK_INT(classfs_set_flags(t, ino_of(t, "class/block/sda/uevent"), CLASSFS_FL_IMMUTABLE),
+		  -EOPNOTSUPP);
+	CHECK_INT(classfs_set_flags(t, dir, 0), 0);
+	CHECK_INT(classfs_set_flags(NULL, ino, 0), -EINVAL);
+	CHECK_INT(classfs_get_flags(t, ino, NULL), -EINVAL);
+	CHECK_INT(classfs_set_flags(t, ino, CLASSFS_FL_IMMUTABLE), 0);
+	CHECK_INT(classfs_get_flags(t, ino, &fl), 0);
+	CHECK_INT(fl, CLASSFS_FL_IMMUTABLE);
+	/* refused whoever asks: write, truncate, chmod, unlink, rename either side */
+	CHECK_INT(classfs_write(t, ino, "power\n", 6, 0), -EPERM);
+	CHECK_INT(classfs_truncate(t, ino, 0, NULL), -EPERM);
+	CHECK_INT(classfs_chmod(t, ino, 0600, NULL), -EPERM);
+	CHECK_INT(classfs_unlink(t, dir, "epp"), -EPERM);
+	CHECK_INT(classfs_rename(t, dir, "epp", dir, "epp2", 0), -EPERM);
+	CHECK_INT(classfs_create(t, dir, "tmp", 0644, NULL), 0);
+	CHECK_INT(classfs_rename(t, dir, "tmp", dir, "epp", 0), -EPERM);
+	CHECK_INT(classfs_rmdir(t, root, "cpu"), -ENOTEMPTY);
+	/* read as before */
+	CHECK_STR(rd(t, "cpu/epp"), "balance\n");
+	CHECK_INT(classfs_getattr(t, ino, &st), 0);
+	CHECK_INT(st.mode, 0644);
+	/* a stored attribute of a device too */
+	CHECK_INT(classfs_device_add_value(sda, "size", 0644, "100\n", 4, 0), 0);
+	CHECK_INT(classfs_set_flags(t, ino_of(t, "class/block/sda/size"), CLASSFS_FL_IMMUTABLE), 0);
+	CHECK_INT(classfs_path_write(t, "class/block/sda/size", "7\n", 2), -EPERM);
+	CHECK_STR(rd(t, "class/block/sda/size"), "100\n");
+	/* append-only: a file's, not an attribute's (replaced whole) */
+	CHECK_INT(classfs_set_flags(t, ino_of(t, "class/block/sda/size"), CLASSFS_FL_APPEND),
+		  -EOPNOTSUPP);
+	CHECK_INT(classfs_set_flags(t, ino_of(t, "class/block/sda/size"), 0), 0);
+	/* cleared: everything works again */
+	CHECK_INT(classfs_set_flags(t, ino, 0), 0);
+	CHECK_INT(classfs_truncate(t, ino, 0, NULL), 0);
+	CHECK_INT(classfs_write(t, ino, "power\n", 6, 0), 6);
+	CHECK_STR(rd(t, "cpu/epp"), "power\n");
+	CHECK_INT(classfs_chmod(t, ino, 0600, NULL), 0);
+	CHECK_INT(classfs_rename(t, dir, "tmp", dir, "epp", 0), 0);
+	/* append-only: written at its end, whatever the offset; else as immutable */
+	ino = ino_of(t, "cpu/epp");
+	CHECK_INT(classfs_write(t, ino, "mine\n", 5, 0), 5);
+	CHECK_INT(classfs_set_flags(t, ino, CLASSFS_FL_APPEND), 0);
+	CHECK_INT(classfs_get_flags(t, ino, &fl), 0);
+	CHECK_INT(fl, CLASSFS_FL_APPEND);
+	CHECK_INT(classfs_write(t, ino, "more\n", 5, 0), 5);
+	CHECK_STR(rd(t, "cpu/epp"), "mine\nmore\n");
+	CHECK_INT(classfs_truncate(t, ino, 0, NULL), -EPERM);
+	CHECK_INT(classfs_chmod(t, ino, 0644, NULL), -EPERM);
+	CHECK_INT(classfs_unlink(t, dir, "epp"), -EPERM);
+	CHECK_INT(classfs_rename(t, dir, "epp", dir, "epp2", 0), -EPERM);
+	CHECK_INT(classfs_set_flags(t, ino, CLASSFS_FL_APPEND | CLASSFS_FL_IMMUTABLE), 0);
+	CHECK_INT(classfs_get_flags(t, ino, &fl), 0);
+	CHECK_INT(fl, CLASSFS_FL_APPEND | CLASSFS_FL_IMMUTABLE);
+	CHECK_INT(classfs_write(t, ino, "x", 1, 0), -EPERM);
+	CHECK_INT(classfs_set_flags(t, ino, 0), 0);
+	CHECK_INT(classfs_unlink(t, dir, "epp"), 0);
+	/* a reset removes an immutable file as any other; its device's removal too */
+	CHECK_INT(classfs_create(t, dir, "epp", 0644, NULL), 0);
+	CHECK_INT(classfs_set_flags(t, ino_of(t, "cpu/epp"), CLASSFS_FL_IMMUTABLE), 0);
+	CHECK_INT(classfs_tree_remove_plain(t), 0);
+	CHECK_INT(stat_rc(t, "cpu"), -ENOENT);
+	classfs_device_unregister(sda);
+	CHECK_INT(stat_rc(t, "class/block/sda"), -ENOENT);
 	classfs_class_destroy(c);
 	CHECK_INT(classfs_tree_free(t), 0);
 }

@@ -125,3 +125,32 @@ def test_set_attribute_makes_missing_attributes(umockdev_testbed):
                               "E: SUBSYSTEM=misc\nA: dev=10:223\n")
     tb.set_attribute(f"{tb.get_sys_dir()}/devices/virtual/misc/uinput", "version", "5")
     assert tb.get_attribute("/sys/devices/virtual/misc/uinput", "version") == "5"
+
+
+def test_class_link_unlinked_leaves_the_name(umockdev_testbed):
+    """upower's test: a battery's class link unlinked (a kernel bug
+    emulated), then a battery of the same name elsewhere owns
+    /sys/class/power_supply/NAME; each is removed as itself."""
+    tb = umockdev_testbed
+    bat = "hid-00:11:22:33:44:55-battery"
+    link = "/sys/class/power_supply/" + bat
+    p1 = tb.add_device("bluetooth", "usb1/bluetooth/hci0/hci0:01/1", None, [], [])
+    b1 = tb.add_device("power_supply", "power_supply/" + bat, p1,
+                       ["type", "Battery", "capacity", "10"], [])
+    assert os.path.realpath(link) == b1
+    os.unlink(link)
+    assert not os.path.exists(link) and os.path.exists(b1 + "/uevent")
+    p2 = tb.add_device("bluetooth", "usb1/bluetooth/hci0/hci0:01/2", None, [], [])
+    b2 = tb.add_device("power_supply", "power_supply/" + bat, p2,
+                       ["type", "Battery", "capacity", "20"], [])
+    tb.uevent(b2, "add")
+    assert os.path.realpath(link) == b2
+    ctx = pyudev.Context()
+    assert pyudev.Devices.from_path(ctx, link).attributes.asstring("capacity") == "20"
+    assert [d.sys_path for d in ctx.list_devices(subsystem="power_supply")
+            if d.sys_name == bat] == [b2]
+    # the first one by its path, not the second by their name
+    tb.remove_device(b1)
+    assert not os.path.exists(b1) and os.path.realpath(link) == b2
+    tb.remove_device(b2)
+    assert not os.path.exists(b2) and not os.path.exists(link)

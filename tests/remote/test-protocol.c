@@ -203,7 +203,7 @@ TEST(decode_malformed)
 	cfs_buf_str(&b, CFS_T_NAME, "c");
 	CHECK_INT(DEC(&b, &m), -EBADMSG);
 	cfs_buf_free(&b);
-	/* ATTR_GET: CLASS and NAME, or SYSPATH alone; neither, or both, is refused */
+	/* ATTR_GET, DEVICE_REMOVE: CLASS and NAME, or SYSPATH alone; neither, or both, is refused */
 	{
 		static const struct {
 			const char *cls, *name, *syspath;
@@ -218,14 +218,18 @@ TEST(decode_malformed)
 			{ NULL, NULL, "devices/virtual/c/n", -EINVAL },
 		};
 
-		for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+		for (size_t i = 0; i < 2 * sizeof(g) / sizeof(g[0]); i++) {
+			size_t k = i % (sizeof(g) / sizeof(g[0]));
+			bool get = i == k;
+
 			cfs_buf_init(&b);
-			cfs_buf_hdr(&b, CFS_OP_ATTR_GET, 1, 0);
-			cfs_buf_str(&b, CFS_T_CLASS, g[i].cls);
-			cfs_buf_str(&b, CFS_T_NAME, g[i].name);
-			cfs_buf_str(&b, CFS_T_SYSPATH, g[i].syspath);
-			cfs_buf_str(&b, CFS_T_ATTR_NAME, "uevent");
-			CHECK_INT(DEC(&b, &m), g[i].want);
+			cfs_buf_hdr(&b, get ? CFS_OP_ATTR_GET : CFS_OP_DEVICE_REMOVE, 1, 0);
+			cfs_buf_str(&b, CFS_T_CLASS, g[k].cls);
+			cfs_buf_str(&b, CFS_T_NAME, g[k].name);
+			cfs_buf_str(&b, CFS_T_SYSPATH, g[k].syspath);
+			if (get)
+				cfs_buf_str(&b, CFS_T_ATTR_NAME, "uevent");
+			CHECK_INT(DEC(&b, &m), g[k].want);
 			cfs_buf_free(&b);
 		}
 	}

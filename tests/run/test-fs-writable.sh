@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# test-fs-writable.sh CLASSFS-RUN CLASSFSD - /sys is writable as
+# test-fs-writable.sh CLASSFS-RUN CLASSFSD [CLASSCTL] - /sys is writable as
 # umockdev's is: under classfs-run (the sample machine), plain file calls
 # through the kernel make, write, rename and remove files, directories
 # and symlinks that are no devices (/sys/firmware/acpi/platform_profile,
@@ -9,7 +9,15 @@
 # too, hide a device's `subsystem` and class links, chmod and truncate;
 # a device's directory and code stay the tree's (EBUSY, EPERM); entries
 # belong to the testbed's uid (st_uid, st_gid) so it writes a 0644
-# attribute, and another uid follows the mode bits (EACCES).
+# attribute, and another uid follows the mode bits (EACCES).  As root,
+# `chattr +i` makes a file immutable (power-profiles-daemon's test): no
+# write, truncate, chmod, rm, mv, even for root, until `chattr -i`;
+# `chattr +a` lets it be appended to only
+# (skipped without chattr, and as uid U: the kernel wants
+# CAP_LINUX_IMMUTABLE).  With CLASSCTL, in the devices layout, upower's
+# test: a battery's class link unlinked, a record of a battery of the
+# same name elsewhere loaded, /sys/class/power_supply/NAME is the new one,
+# and the first one's parent is still removed with it.
 #
 # Run by root, and with CLASSFS_RUN_TEST_UID=U (meson's
 # test-fs-writable-unpriv: 65534) as uid U, whose classfs-run makes a user
@@ -17,14 +25,14 @@
 set -euo pipefail
 
 if (($# < 2)); then
-	echo "usage: $0 CLASSFS-RUN CLASSFSD" >&2
+	echo "usage: $0 CLASSFS-RUN CLASSFSD [CLASSCTL]" >&2
 	exit 2
 fi
 if ((EUID != 0)); then
 	echo "SKIP: test-fs-writable needs root (it switches uids)"
 	exit 77
 fi
-run=$(realpath "$1") classfsd=$(realpath "$2")
+run=$(realpath "$1") classfsd=$(realpath "$2") classctl=${3:+$(realpath "$3")}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 as_uid=${CLASSFS_RUN_TEST_UID:-}
 work=$(mktemp -d /tmp/fs-writable.XXXXXX)
@@ -35,7 +43,7 @@ mkdir -p "$TMPDIR"
 as=()
 . "$src/tests/stage.sh"
 if [[ -n $as_uid ]]; then
-	cfs_stage "$work/stage" classfsd >/dev/null ||
+	cfs_stage "$work/stage" classfsd ${classctl:+classctl} >/dev/null ||
 		{ echo "FAIL: cannot stage the programs for uid $as_uid"; exit 1; }
 	chown "$as_uid:$as_uid" "$work" "$TMPDIR"
 	cfs_stage_dir=$work/as-uid
@@ -65,6 +73,7 @@ refused() { # refused ERRTEXT COMMAND...: COMMAND fails saying ERRTEXT
 }
 me=$(id -u)
 other=$2
+chattr_ok=$3
 
 # firmware/acpi: made, written, read, rewritten (write tmp, rename over)
 mkdir -p /sys/firmware/acpi || fail "mkdir -p /sys/firmware/acpi"
@@ -87,6 +96,53 @@ chmod 0600 /sys/firmware/acpi/platform_profile && expect 600 stat -c %a /sys/fir
 mkdir -p /sys/devices/system/cpu/cpufreq/policy0 || fail "mkdir cpufreq"
 echo powersave >/sys/devices/system/cpu/cpufreq/policy0/scaling_governor
 expect powersave cat /sys/devices/system/cpu/cpufreq/policy0/scaling_governor
+# power-profiles-daemon: chattr +i, and the daemon (root) may not write it
+epp=/sys/devices/system/cpu/cpufreq/policy0/energy_performance_preference
+echo balance_performance >$epp || fail "write $epp"
+if [[ $chattr_ok == yes ]]; then
+	expect "---------------------- $epp" lsattr $epp
+	chattr +i $epp || fail "chattr +i"
+	expect "----i----------------- $epp" lsattr $epp
+	refused "not permitted" sh -c "echo power >$epp"
+	refused "PermissionError" python3 -c "open('$epp', 'w').write('power')"
+	refused "not permitted" truncate -s 0 $epp
+	refused "not permitted" chmod 0600 $epp
+	refused "not permitted" rm -f $epp
+	refused "not permitted" mv $epp $epp.old
+	echo x >$epp.new && refused "not permitted" mv $epp.new $epp
+	rm -f $epp.new
+	refused "not permitted" touch $epp
+	expect balance_performance cat $epp
+	expect "$me 644" stat -c '%u %a' $epp
+	refused "not supported" chattr +i /sys/devices/system/cpu/cpufreq
+	refused "not supported" chattr +a /sys/class/block/sda/removable
+	# another uid may not change the flags (the kernel refuses it first)
+	if [[ $other != - ]]; then
+		refused "not permitted" bash -c '. "$0" && cfs_as_uid "$@"' "$STAGE_SH" \
+			"$other:$other" chattr -i $epp
+	fi
+	chattr -i $epp || fail "chattr -i"
+	expect "---------------------- $epp" lsattr $epp
+	echo power >$epp || fail "write after chattr -i"
+	expect power cat $epp
+	chattr +i $epp || fail "chattr +i again"
+	refused "not permitted" rm -r /sys/devices/system
+	chattr -i $epp
+	# append-only: >> only, nothing else
+	log=${epp%/*}/log
+	echo one >$log && chattr +a $log || fail "chattr +a"
+	expect "-----a---------------- $log" lsattr $log
+	echo two >>$log || fail "append to an append-only file"
+	python3 -c "open('$log', 'a').write('three\n')" || fail "python append"
+	refused "not permitted" sh -c "echo x >$log"
+	refused "not permitted" truncate -s 0 $log
+	refused "not permitted" rm -f $log
+	refused "not permitted" mv $log $log.old
+	expect "$(printf 'one\ntwo\nthree')" cat $log
+	chattr -a $log && rm $log || fail "chattr -a, rm"
+fi
+# other ioctls: ENOTTY (isatty() of Python's open())
+expect False python3 -c "import os; print(os.isatty(os.open('$epp', os.O_RDONLY)))"
 # inside a device: a new attribute, a link; a stored attribute written back
 dev=/sys/class/block/sda
 echo 42 >$dev/new_attr && expect 42 cat $dev/new_attr
@@ -127,13 +183,86 @@ exit $((fails > 0))
 EOF
 chmod 0644 "$work/inside.sh"
 
+# upower's test (devices layout): a battery's class link unlinked, a battery
+# of the same name loaded elsewhere owns /sys/class/power_supply/NAME
+cat >"$work/inside-upower.sh" <<'EOF'
+set -u
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect() {
+	local want=$1 got
+	shift
+	got=$("$@" 2>&1) || true
+	[[ $got == "$want" ]] || fail "$*: got '$got', want '$want'"
+}
+ctl=$1 work=$2
+bat=hid-00:11:22:33:44:55-battery
+hci=devices/usb1/bluetooth/hci0/hci0:01
+"$ctl" load "$work/bat1.umockdev" || fail "load the first battery"
+expect "../../$hci/1/power_supply/$bat" readlink /sys/class/power_supply/$bat
+python3 -c "import os; os.unlink('/sys/class/power_supply/$bat')" || fail "unlink the class link"
+[[ ! -e /sys/class/power_supply/$bat ]] || fail "the class link is still there"
+[[ -f /sys/$hci/1/power_supply/$bat/uevent ]] || fail "the first battery went"
+"$ctl" load "$work/bat2.umockdev" || fail "load a battery of the same name"
+expect "../../$hci/2/power_supply/$bat" readlink /sys/class/power_supply/$bat
+expect 20 cat /sys/class/power_supply/$bat/capacity
+echo add >/sys/$hci/2/power_supply/$bat/uevent || fail "add uevent"
+expect 1 sh -c "ls /sys/class/power_supply | grep -cx -- '$bat'"
+expect "/$hci/2/power_supply/$bat" udevadm info -q path /sys/class/power_supply/$bat
+# its udev database entry (+power_supply:NAME) is the second one's now
+db=/run/udev/data/+power_supply:$bat
+for i in $(seq 50); do [[ -e $db ]] && break; sleep 0.1; done
+[[ -e $db ]] || fail "no database entry $db"
+# the first battery still goes with its parent; the second stays, with its entry
+"$ctl" rm bluetooth 1 || fail "remove the first battery's parent"
+[[ ! -e /sys/$hci/1 ]] || fail "the first battery's parent is still there"
+expect "../../$hci/2/power_supply/$bat" readlink /sys/class/power_supply/$bat
+for i in 1 2 3 4 5; do
+	sleep 0.2
+	[[ -e $db ]] || { fail "$db went with the first battery"; break; }
+done
+# by class and name, the second
+"$ctl" rm power_supply "$bat" || fail "remove the second battery by name"
+[[ ! -e /sys/$hci/2/power_supply/$bat ]] || fail "the second battery is still there"
+exit $((fails > 0))
+EOF
+for i in 1 2; do
+	printf '%s\n' "P: /devices/usb1/bluetooth/hci0/hci0:01/$i" "E: SUBSYSTEM=bluetooth" "" \
+		"P: /devices/usb1/bluetooth/hci0/hci0:01/$i/power_supply/hid-00:11:22:33:44:55-battery" \
+		"E: SUBSYSTEM=power_supply" "E: POWER_SUPPLY_NAME=hid-00:11:22:33:44:55-battery" \
+		"A: type=Battery" "A: capacity=${i}0" >"$work/bat$i.umockdev"
+done
+chmod 0644 "$work/inside-upower.sh" "$work"/bat*.umockdev
+
 rc=0
 # root: another uid (65534) checks the modes; uid U alone in its namespace has no other uid
 other=-
 [[ -z $as_uid ]] && other=65534
-(cd / && STAGE_SH=$src/tests/stage.sh "${as[@]}" "$run" --sample -- bash "$work/inside.sh" x "$other") || rc=$?
+# chattr +i needs CAP_LINUX_IMMUTABLE in the first user namespace: root's
+chattr_ok=no
+if [[ -n $as_uid ]]; then
+	echo "note: chattr skipped: uid $as_uid has no CAP_LINUX_IMMUTABLE"
+elif ! command -v chattr >/dev/null || ! command -v lsattr >/dev/null; then
+	echo "note: chattr skipped: chattr/lsattr not installed (e2fsprogs)"
+else
+	chattr_ok=yes
+fi
+(cd / && STAGE_SH=$src/tests/stage.sh "${as[@]}" "$run" --sample -- bash "$work/inside.sh" x \
+	"$other" "$chattr_ok") || rc=$?
 if ((rc != 0)); then
 	echo "FAIL: inside classfs-run${as_uid:+ as uid $as_uid} (exit $rc)"
 	exit 1
+fi
+if [[ -z $classctl ]]; then
+	echo "note: upower's case skipped: no CLASSCTL given"
+elif ! command -v udevadm >/dev/null; then
+	echo "note: upower's case skipped: udevadm not installed"
+else
+	(cd / && "${as[@]}" "$run" --layout devices -- bash "$work/inside-upower.sh" "$classctl" \
+		"$work") || rc=$?
+	if ((rc != 0)); then
+		echo "FAIL: upower's case inside classfs-run${as_uid:+ as uid $as_uid} (exit $rc)"
+		exit 1
+	fi
 fi
 echo "ok: /sys writable${as_uid:+ as uid $as_uid}"

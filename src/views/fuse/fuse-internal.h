@@ -171,6 +171,9 @@ void cfs_fuse_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
 void cfs_fuse_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
 void cfs_fuse_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
 		     const char *newname, unsigned int flags);
+void cfs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		    struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
+		    size_t in_bufsz, size_t out_bufsz);
 void cfs_fuse_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		      struct fuse_file_info *fi);
 #define CFS_FUSE_NS_OPS					\
@@ -181,7 +184,8 @@ void cfs_fuse_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_
 	.rmdir = cfs_fuse_rmdir,			\
 	.symlink = cfs_fuse_symlink,			\
 	.rename = cfs_fuse_rename,			\
-	.setattr = cfs_fuse_setattr
+	.setattr = cfs_fuse_setattr,			\
+	.ioctl = cfs_fuse_ioctl
 
 /* reply.c */
 void cfs_fuse_reply_io_err(fuse_req_t req, long err);

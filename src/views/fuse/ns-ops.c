@@ -2,7 +2,8 @@
 /*
  * ns-ops.c - the requests that change the sysfs view's names and
  * attributes: create (and mknod of a regular file), mkdir, symlink,
- * unlink, rmdir, rename, and setattr (mode, size).  The tree decides
+ * unlink, rmdir, rename, setattr (mode, size), and the inode flags
+ * ioctls (chattr +i).  The tree decides
  * what may change (src/core/plain.c); the kernel has checked the
  * caller's permissions against the modes and the owner that getattr
  * reports (default_permissions), so a test's uid makes, writes and
@@ -18,6 +19,7 @@
  */
 #include "fuse-internal.h"
 
+#include <linux/fs.h>
 #include <sys/stat.h>
 
 __thread struct classfs_mount *cfs_fuse_serving;
@@ -167,7 +169,13 @@ void cfs_fuse_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_
 	struct stat st;
 	int r = classfs_getattr(m->tree, ino, &cs);
 
+	unsigned int fl;
+
 	(void)fi;
+	/* times are not kept, but an immutable file refuses them too (touch) */
+	if (r == 0 && (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) &&
+	    classfs_get_flags(m->tree, ino, &fl) == 0 && (fl & CLASSFS_FL_IMMUTABLE))
+		r = -EPERM;
 	if (r == 0 && (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != m->uid) ||
 		       ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != m->gid)))
 		r = -EPERM;
@@ -181,4 +189,93 @@ void cfs_fuse_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_
 	}
 	cfs_fuse_fill_stat(m, &cs, &st);
 	fuse_reply_attr(req, &st, CFS_FUSE_TIMEOUT);
+}
+
+/* reply to a flags ioctl: @r (a classfs error) or, 0, @out of @size bytes */
+static void flags_reply(fuse_req_t req, int r, const void *out, size_t size)
+{
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_ioctl(req, 0, out, size);
+}
+
+/* may the caller of @req change inode flags?  The tree's owner or root */
+static int flags_may_set(fuse_req_t req, const struct classfs_mount *m)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	return ctx->uid == 0 || ctx->uid == m->uid ? 0 : -EPERM;
+}
+
+/*
+ * The inode flags, as lsattr and chattr read and set them.  The kernel
+ * sends them through its fileattr path, having checked that the caller
+ * owns the inode (or is root) and, to change the immutable flag, has
+ * CAP_LINUX_IMMUTABLE: FS_IOC_GETFLAGS and FS_IOC_SETFLAGS with a 4-byte
+ * int, and FS_IOC_FSGETXATTR (struct fsxattr) for the flags a set
+ * changes from.  Only the immutable flag (on stored values) and the
+ * append-only flag (on files made through the filesystem) are kept
+ * (classfs_set_flags()); changing flags is the tree owner's or root's.
+ * Any other ioctl is no file's here: ENOTTY at once (Python's open()
+ * asks TCGETS of every file it opens).
+ */
+void cfs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		    struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
+		    size_t in_bufsz, size_t out_bufsz)
+{
+	struct classfs_mount *m = fuse_req_userdata(req);
+	struct fsxattr fx;
+	unsigned int fl;
+	int v, r;
+
+	(void)arg;
+	(void)fi;
+	if (flags & FUSE_IOCTL_COMPAT) {
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	switch (cmd) {
+	case (unsigned int)FS_IOC_GETFLAGS:
+	case (unsigned int)FS_IOC32_GETFLAGS:
+		r = out_bufsz < sizeof(v) ? -EINVAL : classfs_get_flags(m->tree, ino, &fl);
+		v = r < 0 ? 0 : (int)fl;
+		flags_reply(req, r, &v, sizeof(v));
+		return;
+	case (unsigned int)FS_IOC_SETFLAGS:
+	case (unsigned int)FS_IOC32_SETFLAGS:
+		r = in_bufsz < sizeof(v) || !in_buf ? -EINVAL : flags_may_set(req, m);
+		if (r == 0) {
+			memcpy(&v, in_buf, sizeof(v));
+			r = classfs_set_flags(m->tree, ino, (unsigned int)v);
+		}
+		flags_reply(req, r, NULL, 0);
+		return;
+	case (unsigned int)FS_IOC_FSGETXATTR:
+		r = out_bufsz < sizeof(fx) ? -EINVAL : classfs_get_flags(m->tree, ino, &fl);
+		memset(&fx, 0, sizeof(fx));
+		if (r == 0 && (fl & CLASSFS_FL_IMMUTABLE))
+			fx.fsx_xflags |= FS_XFLAG_IMMUTABLE;
+		if (r == 0 && (fl & CLASSFS_FL_APPEND))
+			fx.fsx_xflags |= FS_XFLAG_APPEND;
+		flags_reply(req, r, &fx, sizeof(fx));
+		return;
+	case (unsigned int)FS_IOC_FSSETXATTR:
+		r = in_bufsz < sizeof(fx) || !in_buf ? -EINVAL : flags_may_set(req, m);
+		if (r == 0) {
+			memcpy(&fx, in_buf, sizeof(fx));
+			if ((fx.fsx_xflags & ~(unsigned int)(FS_XFLAG_IMMUTABLE | FS_XFLAG_APPEND)) ||
+			    fx.fsx_extsize || fx.fsx_projid || fx.fsx_cowextsize)
+				r = -EOPNOTSUPP;
+			else
+				r = classfs_set_flags(m->tree, ino,
+						      ((fx.fsx_xflags & FS_XFLAG_IMMUTABLE)
+							       ? CLASSFS_FL_IMMUTABLE : 0) |
+						      ((fx.fsx_xflags & FS_XFLAG_APPEND)
+							       ? CLASSFS_FL_APPEND : 0));
+		}
+		flags_reply(req, r, NULL, 0);
+		return;
+	}
+	fuse_reply_err(req, ENOTTY);
 }

@@ -184,6 +184,19 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
+	unsigned int fl;
+
+	/*
+	 * An immutable file (chattr +i) is written by no one, root neither,
+	 * an append-only one (chattr +a) only with O_APPEND: EPERM first
+	 */
+	if ((acc != O_RDONLY || (fi->flags & O_TRUNC)) &&
+	    classfs_get_flags(m->tree, ino, &fl) == 0 &&
+	    ((fl & CLASSFS_FL_IMMUTABLE) ||
+	     ((fl & CLASSFS_FL_APPEND) && (!(fi->flags & O_APPEND) || (fi->flags & O_TRUNC))))) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
 	/* sysfs enforces the mode bits even for root */
 	if ((acc != O_WRONLY && !(cs.mode & 0444)) || (acc != O_RDONLY && !(cs.mode & 0222))) {
 		fuse_reply_err(req, EACCES);
