@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 #include "classfs/classfs.h"
 
@@ -35,6 +36,29 @@ static NU_PRINTF(2, 0) void nu_vpath(char *out, const char *fmt, va_list ap)
 }
 
 /* the whole value at a path, or "ERR:-N" */
+/* a device named @name, not added yet, freed by its release; NULL when the name is refused */
+static NU_UNUSED struct classfs_device *nu_newdev(struct classfs_class *cls,
+						  struct classfs_device *parent,
+						  struct classfs_device *phys, const char *name,
+						  dev_t devt)
+{
+	struct classfs_device *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	classfs_device_initialize(d);
+	d->cls = cls;
+	d->parent = parent;
+	d->phys = phys;
+	d->devt = devt;
+	d->release = (void (*)(struct classfs_device *))free;
+	if (classfs_device_set_name(d, "%s", name) < 0) {
+		classfs_device_put(d);
+		return NULL;
+	}
+	return d;
+}
+
 static NU_UNUSED NU_PRINTF(2, 3) const char *rd(struct classfs_tree *t, const char *fmt, ...)
 {
 	char path[4096];

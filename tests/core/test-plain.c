@@ -19,15 +19,9 @@
 static struct classfs_device *newdev(struct classfs_class *cls, struct classfs_device *parent,
 				     struct classfs_device *phys, const char *name, dev_t devt)
 {
-	struct classfs_device *d = calloc(1, sizeof(*d));
+	struct classfs_device *d = nu_newdev(cls, parent, phys, name, devt);
 
-	classfs_device_initialize(d);
-	d->cls = cls;
-	d->parent = parent;
-	d->phys = phys;
-	d->devt = devt;
-	d->release = (void (*)(struct classfs_device *))free;
-	CHECK_INT(classfs_device_set_name(d, "%s", name), 0);
+	CHECK(d != NULL);
 	return d;
 }
 
