@@ -190,14 +190,10 @@ int main(void)
 	pid_t pid;
 	int status = 1;
 
-	if (geteuid() != 0) {
-		printf("SKIP: needs root (mount namespaces, FUSE)\n");
-		return 77;
-	}
-	if (system("command -v udevadm >/dev/null") != 0) {
-		printf("FAIL: udevadm missing (apt-get install udev)\n");
-		return 1;
-	}
+	int unavailable = udevadm_ns_unavailable();
+
+	if (unavailable >= 0)
+		return unavailable;
 	pid = fork();
 	if (pid == 0)
 		_exit(run());

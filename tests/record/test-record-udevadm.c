@@ -177,14 +177,10 @@ int main(void)
 	char record[PATH_MAX];
 	int failed = 0, ran = 0;
 
-	if (geteuid() != 0) {
-		printf("SKIP: needs root (mount namespaces, FUSE)\n");
-		return 77;
-	}
-	if (system("command -v udevadm >/dev/null") != 0) {
-		printf("FAIL: udevadm missing (apt-get install udev)\n");
-		return 1;
-	}
+	int unavailable = udevadm_ns_unavailable();
+
+	if (unavailable >= 0)
+		return unavailable;
 	for (size_t i = 0; i < sizeof(recordings) / sizeof(recordings[0]); i++) {
 		const struct recording *rec = &recordings[i];
 		const char *dir = getenv(rec->dir_env);

@@ -94,4 +94,21 @@ static char *ns_run(const char *cmd, int *status)
 	return out;
 }
 
+/*
+ * Whether a udevadm test can run here: -1 when it can, else the exit
+ * status main() returns (77, skipped, without root; 1 without udevadm).
+ */
+static inline int udevadm_ns_unavailable(void)
+{
+	if (geteuid() != 0) {
+		printf("SKIP: needs root (mount namespaces, FUSE)\n");
+		return 77;
+	}
+	if (system("command -v udevadm >/dev/null") != 0) {
+		printf("FAIL: udevadm missing (apt-get install udev)\n");
+		return 1;
+	}
+	return -1;
+}
+
 #endif
