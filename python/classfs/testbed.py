@@ -511,23 +511,10 @@ class Testbed:
 
     def _load(self, data, name):
         paths = record_paths(data)
-        made = self._missing_ancestors(paths)
         self._client.load(data, name)
-        self._added.extend(made)
         self._added.extend(paths)
         self._settle()
         return [self._path_of(p) for p in paths]
-
-    def _missing_ancestors(self, paths):
-        """Directories above `paths` not in the tree yet: the loader makes
-        them plain devices (/devices/pci0000:00), which clear() removes too."""
-        missing = set()
-        for p in paths:
-            d = os.path.dirname(p)
-            while d.count("/") > 1 and d not in missing and not os.path.isdir(self._sys(d)):
-                missing.add(d)
-                d = os.path.dirname(d)
-        return sorted(missing - set(paths))
 
     def _remove_at(self, path):
         """Remove the device at `path`: by its class and name, or by its
