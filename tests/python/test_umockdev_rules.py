@@ -135,6 +135,27 @@ def test_a_parent_added_after_its_child_fills_the_plain_directory_in():
         tb.add_from_string("P: /devices/pci0000:20/0000:20:08.1\nE: SUBSYSTEM=pci\n")
 
 
+def test_files_are_made_in_a_loaded_attribute_directory():
+    """iio-sensor-proxy's test loads a device with `buffer/enable` and
+    the daemon writes `buffer/length`, a file the record does not have:
+    a recorded attribute's directory takes new files as umockdev's
+    does, and its recorded values stay."""
+    tb = _new()
+    tb.add_from_string("P: /devices/iio:device1\nN: iio:device1\nE: SUBSYSTEM=iio\n"
+                       "A: name=accel_3d\nA: buffer/enable=0\n"
+                       "A: scan_elements/in_accel_x_en=0\n")
+    buf = "/sys/bus/iio/devices/iio:device1/buffer"
+    with open(buf + "/length", "w") as f:
+        f.write("128\n")
+    with open(buf + "/length") as f:
+        assert f.read() == "128\n"
+    with open(buf + "/enable", "w") as f:
+        f.write("1\n")
+    assert sorted(os.listdir(buf)) == ["enable", "length"]
+    assert tb.get_attribute("/sys/devices/iio:device1", "buffer/enable") == "1\n"
+    assert tb.get_attribute("/sys/devices/iio:device1", "name") == "accel_3d"
+
+
 def test_sys_is_writable_with_plain_file_calls():
     tb = _new()
     os.makedirs("/sys/firmware/acpi")

@@ -126,14 +126,17 @@ static bool computed_name(const struct rec_pdev *d, dev_t core_devt, const char 
 
 /*
  * The text attributes of @d for its shape (shape.c), in l->sattrs in
- * shape order.  Return: how many; 0 when it has none, or when they do not
- * fit a shape: paths deeper than "dir/name", a name the tree computes, a
- * link or binary attribute sharing a name or directory with them, more
- * than the core's slots.  Those devices' attributes are value nodes.
+ * shape order: the top-level ones (a "dir/name" attribute is a value
+ * node in a plain directory, which takes new files as any directory
+ * does: iio-sensor-proxy's test writes buffer/length beside a recorded
+ * buffer/enable).  Return: how many; 0 when it has none, or when they do
+ * not fit a shape: a name the tree computes, a link or binary attribute
+ * sharing a name with them, more than a group's slots.  Those devices'
+ * attributes are all value nodes.
  */
 static uint32_t shape_attrs(struct rec_load *l, const struct rec_pdev *d, dev_t core_devt)
 {
-	uint32_t n = 0, nother = 0, ngroups = 0, ingroup = 0;
+	uint32_t n = 0, nother = 0;
 	struct rec_shape_attr *v = grow(l->sattrs, &l->capsattrs, d->nlines, sizeof(*v));
 
 	if (!v)
@@ -142,7 +145,6 @@ static uint32_t shape_attrs(struct rec_load *l, const struct rec_pdev *d, dev_t 
 	for (uint32_t i = 0; i < d->nlines; i++) {
 		const struct rec_line *ln = &l->p.lines[d->first + i];
 		const char *key = cfs_rec_key(&l->p, ln), *slash;
-		size_t dirlen;
 
 		if (ln->tag == 'L' || ln->tag == 'H')
 			nother++;
@@ -150,14 +152,13 @@ static uint32_t shape_attrs(struct rec_load *l, const struct rec_pdev *d, dev_t 
 				       (ln->keylen != 3 || major(core_devt))))
 			continue;
 		slash = memchr(key, '/', ln->keylen);
-		dirlen = slash ? (size_t)(slash - key) : 0;
-		if ((slash && memchr(slash + 1, '/', ln->keylen - dirlen - 1)) ||
-		    computed_name(d, core_devt, key, slash ? dirlen : ln->keylen))
+		if (computed_name(d, core_devt, key, slash ? (size_t)(slash - key) : ln->keylen))
 			return 0;
+		if (slash)
+			continue;	/* a value node */
 		l->sattrs[n++] = (struct rec_shape_attr){
 			.name = key,
 			.len = ln->keylen,
-			.dirlen = (uint32_t)dirlen,
 			.mode = computed_attr(&l->p, ln) ? 0444 : 0644,
 			.line = d->first + i,
 		};
@@ -175,23 +176,13 @@ static uint32_t shape_attrs(struct rec_load *l, const struct rec_pdev *d, dev_t 
 		slash = memchr(key, '/', ln->keylen);
 		clen = slash ? (size_t)(slash - key) : ln->keylen;
 		for (uint32_t k = 0; k < n; k++) {
-			size_t alen = l->sattrs[k].dirlen ? l->sattrs[k].dirlen : l->sattrs[k].len;
-
-			if (alen == clen && !memcmp(l->sattrs[k].name, key, clen))
+			if (l->sattrs[k].len == clen && !memcmp(l->sattrs[k].name, key, clen))
 				return 0;
 		}
 	}
-	cfs_rec_shape_sort(l->sattrs, n);
-	for (uint32_t i = 0; i < n; i++) {
-		if (cfs_rec_shape_group_starts(l->sattrs, i)) {
-			ngroups++;
-			ingroup = 0;
-		}
-		if (++ingroup > REC_SHAPE_GROUP_ATTRS)
-			return 0;
-	}
-	if (ngroups > REC_SHAPE_GROUPS || n + ngroups > REC_SHAPE_SLOTS)
+	if (n > REC_SHAPE_ATTRS)
 		return 0;
+	cfs_rec_shape_sort(l->sattrs, n);
 	return n;
 }
 
@@ -322,8 +313,10 @@ static int add_values(struct rec_load *l, struct rec_pdev *d, struct rec_dev *rd
 		const struct rec_line *ln = &l->p.lines[d->first + i];
 		size_t n;
 
-		/* text attributes are the shape's, when the device has one */
-		if ((ln->tag != 'A' && ln->tag != 'H') || (ln->tag == 'A' && rd->nvals))
+		/* top-level text attributes are the shape's, when the device has one */
+		if ((ln->tag != 'A' && ln->tag != 'H') ||
+		    (ln->tag == 'A' && rd->nvals &&
+		     !memchr(cfs_rec_key(&l->p, ln), '/', ln->keylen)))
 			continue;
 		/*
 		 * Computed attributes stay as recorded in the blob; a `dev`

@@ -134,23 +134,13 @@ static inline struct cfs_bytes *cfs_rec_vals(const struct rec_dev *rd)
 
 /* an attribute of a shape being made: its path in the record */
 struct rec_shape_attr {
-	const char *name;		/* "name" or "dir/name" */
+	const char *name;		/* a top-level name: "dir/name" are value nodes */
 	uint32_t len;
-	uint32_t dirlen;		/* 0: top level */
 	mode_t mode;
 	uint32_t line;			/* its line (rec_parse.lines) */
 };
 
-/* does attribute @i of sorted @attrs start a group (a directory) of its shape? */
-static inline bool cfs_rec_shape_group_starts(const struct rec_shape_attr *attrs, uint32_t i)
-{
-	return !i || attrs[i].dirlen != attrs[i - 1].dirlen ||
-	       memcmp(attrs[i].name, attrs[i - 1].name, attrs[i].dirlen);
-}
-
-#define REC_SHAPE_GROUPS 12		/* directories of attributes a shape has, at most */
-#define REC_SHAPE_GROUP_ATTRS 254	/* attributes a group has (the core's slots) */
-#define REC_SHAPE_SLOTS 500		/* attributes and groups (the core computes 512) */
+#define REC_SHAPE_ATTRS 254		/* attributes a shape has: its one group's slots */
 
 struct rec_entry {
 	char tag;

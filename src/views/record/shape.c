@@ -2,8 +2,8 @@
 /*
  * shape.c - recorded attributes without a node each.
  *
- * Devices recorded with the same DEVTYPE and the same attribute names and
- * modes share one device type, their "shape", whose attribute groups show
+ * Devices recorded with the same DEVTYPE and the same top-level attribute
+ * names and modes share one device type, their "shape", whose group shows
  * and store each device's own bytes, kept with the device (struct
  * rec_dev: vals).  A million partitions with `partition`, `size` and
  * `start` are then one type and no attribute node: the core computes the
@@ -13,8 +13,9 @@
  *
  * Shapes are interned for the process in a hash table and counted: each
  * device holds a reference, dropped by its release.  Attributes that do
- * not fit a shape (binary ones, deeper paths, names the tree computes
- * itself, more than a few hundred) stay value nodes: load.c decides.
+ * not fit a shape (binary ones, those in directories, names the tree
+ * computes itself, more than a group's slots) stay value nodes: load.c
+ * decides.
  *
  * Locking: shape_lock guards the table and the counts; a device's bytes
  * are struct cfs_bytes (src/util/bytes.h), as a value node's.
@@ -35,10 +36,10 @@ struct rec_shape {
 	uint32_t hash;
 	uint32_t refs;				/* its devices (under shape_lock) */
 	size_t siglen;
-	const struct classfs_attribute_group *groupv[REC_SHAPE_GROUPS + 1];
-	struct classfs_attribute_group groups[REC_SHAPE_GROUPS];
+	const struct classfs_attribute_group *groupv[2];
+	struct classfs_attribute_group group;
 	struct rec_attr *attrs;
-	const struct classfs_device_attribute **attrv;	/* each group's, NULL-ended */
+	const struct classfs_device_attribute **attrv;	/* the group's, NULL-ended */
 	char *sig;					/* what the table compares */
 	char *names;					/* a copy cut into names */
 };
@@ -101,28 +102,24 @@ static int table_grow(void)
 }
 
 /*
- * A new shape from its signature: the type, its groups and attributes in
+ * A new shape from its signature: the type, its group and attributes in
  * one allocation.  The signature is (see cfs_rec_shape_get()) a DEVTYPE
- * entry, then per attribute, in group order, a mode byte and its path.
+ * entry, then per attribute, in name order, a mode byte and its path.
  */
 static struct rec_shape *shape_new(const char *sig, size_t siglen, uint32_t hash,
 				   const struct rec_shape_attr *attrs, uint32_t nattrs)
 {
-	uint32_t ngroups = 0;
-	size_t size;
+	size_t size = sizeof(struct rec_shape) + nattrs * sizeof(struct rec_attr) +
+		      (nattrs + 1) * sizeof(void *) + 2 * siglen;
 	struct rec_shape *s;
 	char *p;
 
-	for (uint32_t i = 0; i < nattrs; i++)
-		ngroups += cfs_rec_shape_group_starts(attrs, i);
-	size = sizeof(*s) + nattrs * sizeof(struct rec_attr) +
-	       (nattrs + ngroups) * sizeof(void *) + 2 * siglen;
 	s = calloc(1, size);
 	if (!s)
 		return NULL;
 	s->attrs = (struct rec_attr *)(s + 1);
 	s->attrv = (const struct classfs_device_attribute **)(s->attrs + nattrs);
-	s->sig = (char *)(s->attrv + nattrs + ngroups);
+	s->sig = (char *)(s->attrv + nattrs + 1);
 	s->names = s->sig + siglen;
 	memcpy(s->sig, sig, siglen);
 	memcpy(s->names, sig, siglen);
@@ -131,38 +128,28 @@ static struct rec_shape *shape_new(const char *sig, size_t siglen, uint32_t hash
 	s->type.uevent = cfs_rec_uevent;
 	s->type.devnode = cfs_rec_devnode;
 	s->type.groups = s->groupv;
+	s->groupv[0] = &s->group;
+	s->group.attrs = s->attrv;
 	/* the DEVTYPE entry: '-' for none, '+' then the name */
 	p = s->names;
 	if (*p++ == '+')
 		s->type.name = p;
 	p += strlen(p) + 1;
 
-	for (uint32_t i = 0, g = 0, k = 0; i < nattrs; i++) {
-		const char *path = p + 1, *leaf = path + attrs[i].dirlen + !!attrs[i].dirlen;
+	for (uint32_t i = 0; i < nattrs; i++) {
+		const char *name = p + 1;
 		mode_t mode = *p == 'w' ? 0644 : 0444;
-		if (cfs_rec_shape_group_starts(attrs, i)) {
-			if (i) {
-				s->attrv[k++] = NULL;
-				g++;
-			}
-			s->groups[g].attrs = &s->attrv[k];
-			s->groupv[g] = &s->groups[g];
-			if (attrs[i].dirlen) {
-				/* the directory's name: the path up to '/', cut in place */
-				p[1 + attrs[i].dirlen] = '\0';
-				s->groups[g].name = path;
-			}
-		}
+
 		s->attrs[i] = (struct rec_attr){
 			.def = {
-				.attr = { .name = leaf, .mode = mode },
+				.attr = { .name = name, .mode = mode },
 				.show = shape_show,
 				.store = (mode & 0200) ? shape_store : NULL,
 			},
 			.index = i,
 		};
-		s->attrv[k++] = &s->attrs[i].def;
-		p = (char *)leaf + strlen(leaf) + 1;
+		s->attrv[i] = &s->attrs[i].def;
+		p = (char *)name + strlen(name) + 1;
 	}
 	return s;
 }
@@ -238,21 +225,13 @@ size_t cfs_rec_shape_siglen(size_t devtypelen, const struct rec_shape_attr *attr
 	return n;
 }
 
-/* group order: top-level attributes first, then each directory's */
+/* by name: a shape's attributes are in one order whatever the record's */
 static int cmp_attr(const void *x, const void *y)
 {
 	const struct rec_shape_attr *a = x, *b = y;
-	size_t n;
-	int c;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->name, b->name, n);
 
-	if (!a->dirlen != !b->dirlen)
-		return a->dirlen ? 1 : -1;
-	n = a->dirlen < b->dirlen ? a->dirlen : b->dirlen;
-	if (a->dirlen && ((c = memcmp(a->name, b->name, n)) || (c = (a->dirlen > b->dirlen) -
-								      (a->dirlen < b->dirlen))))
-		return c;
-	n = a->len < b->len ? a->len : b->len;
-	c = memcmp(a->name, b->name, n);
 	return c ? c : (a->len > b->len) - (a->len < b->len);
 }
 
