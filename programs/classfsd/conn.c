@@ -7,10 +7,13 @@
  * blocking; what the socket does not take waits in the connection's
  * output queue, in order, and the loop sends it when the socket has room
  * again (EPOLLOUT).  While the queue holds more than OUT_MAX bytes the
- * loop reads no further request of the connection: a client that does
- * not read its replies stops being served, nobody else does.  One
- * request's own output (a TREE, a REPLAY) is queued whole, so a
- * connection holds at most OUT_MAX plus one request's output.
+ * loop reads no further request of the connection and the pool runs none
+ * of those it read (out_blocked): a client that does not read its
+ * replies stops being served, nobody else does.  A request's output is
+ * queued whole (a TREE, a SAVE) or, when it may be as large as the
+ * replay ring, made as the socket drains (a stream: REPLAY), so a
+ * connection holds at most OUT_MAX plus one request's output, and a
+ * stream's share of that is one message.
  *
  * Replies to remote calls (call.c) are taken by the loop as they are
  * read, never queued behind requests, so a request whose execution reads
@@ -64,6 +67,8 @@ void cfsd_conn_put(struct cfsd_conn *c)
 	if (!c || __atomic_fetch_sub(&c->refs, 1, __ATOMIC_SEQ_CST) != 1)
 		return;
 	pthread_mutex_destroy(&c->olock);
+	if (c->stream)
+		c->stream->free(c->stream_data);
 	while (c->out_head) {
 		struct cfsd_out *o = c->out_head;
 
@@ -72,6 +77,19 @@ void cfsd_conn_put(struct cfsd_conn *c)
 	}
 	free(c->load);
 	free(c);
+}
+
+/*
+ * under olock: whether the pool is to hold @c's requests back; true when
+ * that just ended (the caller tells the pool, outside the lock)
+ */
+static bool out_update(struct cfsd_conn *c)
+{
+	bool was = c->out_blocked;
+	bool now = c->stream || c->out_bytes > OUT_MAX(cfsd.cfg);
+
+	__atomic_store_n(&c->out_blocked, now, __ATOMIC_SEQ_CST);
+	return was && !now;
 }
 
 /* under olock: @len bytes at @data behind what waits; 0 or -ENOMEM */
@@ -91,6 +109,7 @@ static int out_append(struct cfsd_conn *c, const void *data, size_t len, uint64_
 		c->out_head = o;
 	c->out_tail = o;
 	c->out_bytes += len;
+	out_update(c);
 	return 0;
 }
 
@@ -170,7 +189,7 @@ int cfsd_conn_post(struct cfsd_conn *c, const struct cfs_buf *b, uint64_t call_i
 bool cfsd_conn_flush(struct cfsd_conn *c)
 {
 	struct cfsd_out *failed = NULL, *o;
-	bool empty;
+	bool empty, unblocked;
 
 	pthread_mutex_lock(&c->olock);
 	while ((o = c->out_head)) {
@@ -196,6 +215,7 @@ bool cfsd_conn_flush(struct cfsd_conn *c)
 		}
 	}
 	empty = !c->out_head;
+	unblocked = out_update(c);
 	pthread_mutex_unlock(&c->olock);
 	/* ended outside the lock: a call's end answers its reader */
 	while ((o = failed)) {
@@ -203,7 +223,92 @@ bool cfsd_conn_flush(struct cfsd_conn *c)
 		cfsd_call_failed(c, o->call_id);
 		free(o);
 	}
+	if (unblocked)
+		cfsd_pool_unblock(c);
 	return empty;
+}
+
+/* under olock: @c's stream is done (or failed): the pool may run its requests again */
+static void stream_end(struct cfsd_conn *c)
+{
+	c->stream->free(c->stream_data);
+	c->stream = NULL;
+	c->stream_data = NULL;
+}
+
+/**
+ * cfsd_conn_stream() - the rest of the output of request @serial, its
+ * final REPLY included, is made by @ops from @data as @c's socket takes
+ * it (a final error REPLY with @serial replaces what cannot be made).  @c runs no further request until it is done.  The worker that ran
+ * the request, once it replied nothing else.
+ *
+ * @ops->free(@data) is called when the stream ends, also when @c ends
+ * first.
+ */
+void cfsd_conn_stream(struct cfsd_conn *c, uint32_t serial, const struct cfsd_stream_ops *ops,
+		      void *data)
+{
+	pthread_mutex_lock(&c->olock);
+	if (__atomic_load_n(&c->dead, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_unlock(&c->olock);
+		ops->free(data);
+		return;
+	}
+	c->stream = ops;
+	c->stream_data = data;
+	c->stream_serial = serial;
+	out_update(c);
+	pthread_mutex_unlock(&c->olock);
+	cfsd_loop_kick(c);	/* the loop makes the output */
+}
+
+/**
+ * cfsd_conn_stream_fill() - the loop: more of @c's stream while its
+ * output is under its bound (sent at once while the socket takes it).
+ * A message that cannot be made ends the stream with an error REPLY in
+ * its place; one that cannot be sent (the connection ended) ends it.
+ */
+void cfsd_conn_stream_fill(struct cfsd_conn *c)
+{
+	struct cfs_buf b;
+	bool unblocked;
+
+	cfs_buf_init(&b);
+	pthread_mutex_lock(&c->olock);
+	while (c->stream && c->out_bytes <= OUT_MAX(cfsd.cfg)) {
+		bool more;
+		int r;
+
+		cfs_buf_truncate(&b, 0);
+		more = c->stream->next(c, &b, c->stream_data);
+		if (!b.err)
+			cfs_buf_seal(&b);
+		r = b.err ? b.err : b.len > cfsd.cfg.max_msg ? -EMSGSIZE : 0;
+		if (r == 0)
+			r = out_send(c, b.p, b.len, 0);
+		if (r == 0 && more)
+			continue;
+		if (r < 0 && r != -EPIPE) {
+			/* the request still gets its one final REPLY */
+			struct cfs_buf e;
+
+			log_warn("pid %d: cannot send a reply: %s", (int)c->pid, strerror(-r));
+			cfs_buf_init(&e);
+			cfs_buf_hdr(&e, CFS_OP_REPLY, c->stream_serial, 0);
+			cfs_buf_i32(&e, CFS_T_ERROR, r);
+			cfs_buf_str(&e, CFS_T_MESSAGE, strerror(-r));
+			cfs_buf_seal(&e);
+			if (!e.err)
+				out_send(c, e.p, e.len, 0);
+			cfs_buf_free(&e);
+		}
+		stream_end(c);
+	}
+	unblocked = out_update(c);
+	pthread_mutex_unlock(&c->olock);
+	cfs_buf_free(&b);
+	if (unblocked)
+		cfsd_pool_unblock(c);
 }
 
 /* an oversized message: answer it without reading its content */

@@ -45,6 +45,7 @@ struct cfsd_config {
 	size_t max_msg;
 	int call_timeout_ms;
 	size_t ring_size;
+	size_t ring_bytes;	/* memory the ring's events may take */
 	size_t sub_queue;
 	/* per-uid limits (root has none): quota.c */
 	size_t max_conns;
@@ -174,6 +175,7 @@ enum cfsd_quota {
 	CFSD_Q_COUNT
 };
 
+#define CFSD_RING_BYTES_DEFAULT	(64u << 20)
 #define CFSD_MAX_CONNS_DEFAULT	64
 #define CFSD_MAX_OBJS_DEFAULT	100000
 #define CFSD_MAX_SUBS_DEFAULT	16
@@ -206,11 +208,21 @@ struct cfsd_conn {
 	bool scheduled;			/* on the pool's run list or being run */
 	bool closing;			/* no more requests: tear down when idle */
 	bool read_paused;	/* the loop stopped reading: qlen reached its bound */
+	bool parked;		/* off the run list while its output is blocked (still scheduled) */
 	struct cfsd_conn *run_next;
 	/* output not yet taken by the socket, in order (olock) */
 	pthread_mutex_t olock;
 	struct cfsd_out *out_head, *out_tail;
 	size_t out_bytes;
+	/*
+	 * Set while out_bytes is over its bound or a stream runs: the pool
+	 * runs none of its requests meanwhile.  Written under olock, read
+	 * by the pool without it.
+	 */
+	bool out_blocked;
+	const struct cfsd_stream_ops *stream;	/* a request's output still to be made */
+	void *stream_data;
+	uint32_t stream_serial;
 	uint64_t sub_from;		/* a subscription to start from this SEQNUM (0: none) */
 	/* waiting for the loop's attention (loop.c's kick lock) */
 	bool kicked;
@@ -224,8 +236,26 @@ struct cfsd_conn {
 	bool sub_charged;		/* counted in its uid's subscriptions (quota.c) */
 };
 
+/*
+ * A request's output made as its client takes it (REPLAY): the loop asks
+ * for the next message whenever the connection's output is under its
+ * bound, so a connection never holds more than the bound plus one
+ * message of it.
+ */
+struct cfsd_stream_ops {
+	/*
+	 * the next message into @b (under the connection's olock): true when
+	 * more follow, false when @b holds the last (the final REPLY)
+	 */
+	bool (*next)(struct cfsd_conn *c, struct cfs_buf *b, void *data);
+	void (*free)(void *data);
+};
+
 /* conn.c */
 int cfsd_conn_start(int fd);
+void cfsd_conn_stream(struct cfsd_conn *c, uint32_t serial, const struct cfsd_stream_ops *ops,
+		      void *data);
+void cfsd_conn_stream_fill(struct cfsd_conn *c);
 struct cfsd_conn *cfsd_conn_get(struct cfsd_conn *c);
 void cfsd_conn_put(struct cfsd_conn *c);
 int cfsd_conn_send(struct cfsd_conn *c, struct cfs_buf *b);
@@ -252,6 +282,7 @@ void cfsd_loop_free(void);
 #define CFSD_MAX_REQS_DEFAULT 8	/* requests one uid (not root) runs at a time */
 bool cfsd_pool_queue(struct cfsd_conn *c, const uint8_t *msg, size_t len);
 void cfsd_pool_close(struct cfsd_conn *c);
+void cfsd_pool_unblock(struct cfsd_conn *c);
 void cfsd_pool_stop(void);
 unsigned int cfsd_pool_threads(void);
 

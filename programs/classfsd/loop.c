@@ -109,7 +109,10 @@ void cfsd_loop_del(struct cfsd_conn *c)
 	cfs_list_del(&c->loop_link);
 }
 
-/* output first, then events (they wait for replies queued before them), then requests */
+/*
+ * output first, then more of a streaming reply, then events (they wait
+ * for replies queued before them), then requests
+ */
 static void serve(struct cfsd_conn *c)
 {
 	if (c->ended)
@@ -124,7 +127,9 @@ static void serve(struct cfsd_conn *c)
 		if (from)
 			cfsd_events_start(c, from);
 	}
-	if (cfsd_conn_flush(c) && c->sub)
+	cfsd_conn_flush(c);
+	cfsd_conn_stream_fill(c);
+	if (c->sub)
 		cfsd_events_send(c);
 	cfsd_conn_read(c, L.rbuf);
 }

@@ -71,6 +71,8 @@ static void usage(FILE *out)
 		"      --max-message BYTES   size limit per message (default 65536)\n"
 		"      --call-timeout MS     remote show()/store() timeout (default 5000)\n"
 		"      --ring-size N         events kept for replay (default 262144)\n"
+		"      --ring-bytes BYTES    memory those events may take; the oldest go\n"
+		"                            first (default %u)\n"
 		"      --subscriber-queue N  events a subscriber may lag behind before a gap\n"
 		"                            notice (default 16384)\n"
 		"      --max-connections-per-uid N  connections one uid may hold (default %d)\n"
@@ -85,7 +87,7 @@ static void usage(FILE *out)
 		"                            (use only in a private network namespace)\n"
 		"  -v, --verbose             log debug messages\n"
 		"  -h, --help                show this help\n",
-		"/run/classfs/control", CFSD_MAX_CONNS_DEFAULT, CFSD_MAX_OBJS_DEFAULT,
+		"/run/classfs/control", CFSD_RING_BYTES_DEFAULT, CFSD_MAX_CONNS_DEFAULT, CFSD_MAX_OBJS_DEFAULT,
 		CFSD_MAX_SUBS_DEFAULT, CFSD_MAX_REQS_DEFAULT, CFSD_WORKERS_MAX);
 }
 
@@ -105,7 +107,7 @@ static int parse_size(const char *opt, const char *s, size_t min, size_t max, si
 	return 0;
 }
 
-enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_QUEUE, OPT_NETLINK, OPT_HELPER,
+enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_RING_BYTES, OPT_QUEUE, OPT_NETLINK, OPT_HELPER,
        OPT_MAX_CONNS, OPT_MAX_OBJS, OPT_MAX_SUBS, OPT_MAX_REQS, OPT_DEV_MOUNT };
 
 static int parse_args(int argc, char **argv, const char **helper)
@@ -122,6 +124,7 @@ static int parse_args(int argc, char **argv, const char **helper)
 		{ "max-message", required_argument, NULL, OPT_MAX_MSG },
 		{ "call-timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "ring-size", required_argument, NULL, OPT_RING },
+		{ "ring-bytes", required_argument, NULL, OPT_RING_BYTES },
 		{ "subscriber-queue", required_argument, NULL, OPT_QUEUE },
 		{ "max-connections-per-uid", required_argument, NULL, OPT_MAX_CONNS },
 		{ "max-objects-per-uid", required_argument, NULL, OPT_MAX_OBJS },
@@ -142,6 +145,7 @@ static int parse_args(int argc, char **argv, const char **helper)
 		.max_msg = CFS_MSG_MAX_DEFAULT,
 		.call_timeout_ms = 5000,
 		.ring_size = 262144,
+		.ring_bytes = CFSD_RING_BYTES_DEFAULT,
 		.sub_queue = 16384,
 		.max_conns = CFSD_MAX_CONNS_DEFAULT,
 		.max_objs = CFSD_MAX_OBJS_DEFAULT,
@@ -180,6 +184,11 @@ static int parse_args(int argc, char **argv, const char **helper)
 			break;
 		case OPT_RING:
 			if (parse_size("--ring-size", optarg, 16, 1u << 26, &cfsd.cfg.ring_size))
+				return -EINVAL;
+			break;
+		case OPT_RING_BYTES:
+			if (parse_size("--ring-bytes", optarg, 1u << 16, (size_t)1 << 40,
+				       &cfsd.cfg.ring_bytes))
 				return -EINVAL;
 			break;
 		case OPT_QUEUE:
