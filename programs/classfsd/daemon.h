@@ -46,6 +46,7 @@ struct cfsd_config {
 	int call_timeout_ms;
 	size_t ring_size;
 	size_t ring_bytes;	/* memory the ring's events may take */
+	size_t helper_queue;	/* memory the events waiting for the uevent helper may take */
 	size_t sub_queue;
 	/* per-uid limits (root has none): quota.c */
 	size_t max_conns;

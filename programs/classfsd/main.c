@@ -83,12 +83,16 @@ static void usage(FILE *out)
 		"      --max-requests-per-uid N     requests of one uid run at once (default %d,\n"
 		"                                   at most %d); root has no limits\n"
 		"      --uevent-helper PATH  run PATH for every event (/kernel/uevent_helper)\n"
+		"      --uevent-helper-queue BYTES  memory the events waiting for their\n"
+		"                            helper may take; past it events are dropped,\n"
+		"                            counted and logged (default %zu)\n"
 		"      --netlink             broadcast events in udev format on netlink group 2\n"
 		"                            (use only in a private network namespace)\n"
 		"  -v, --verbose             log debug messages\n"
 		"  -h, --help                show this help\n",
 		"/run/classfs/control", CFSD_RING_BYTES_DEFAULT, CFSD_MAX_CONNS_DEFAULT, CFSD_MAX_OBJS_DEFAULT,
-		CFSD_MAX_SUBS_DEFAULT, CFSD_MAX_REQS_DEFAULT, CFSD_WORKERS_MAX);
+		CFSD_MAX_SUBS_DEFAULT, CFSD_MAX_REQS_DEFAULT, CFSD_WORKERS_MAX,
+		CLASSFS_HELPER_QUEUE_DEFAULT);
 }
 
 static int parse_size(const char *opt, const char *s, size_t min, size_t max, size_t *out)
@@ -107,7 +111,7 @@ static int parse_size(const char *opt, const char *s, size_t min, size_t max, si
 	return 0;
 }
 
-enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_RING_BYTES, OPT_QUEUE, OPT_NETLINK, OPT_HELPER,
+enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_RING_BYTES, OPT_QUEUE, OPT_NETLINK, OPT_HELPER, OPT_HELPER_QUEUE,
        OPT_MAX_CONNS, OPT_MAX_OBJS, OPT_MAX_SUBS, OPT_MAX_REQS, OPT_DEV_MOUNT };
 
 static int parse_args(int argc, char **argv, const char **helper)
@@ -131,6 +135,7 @@ static int parse_args(int argc, char **argv, const char **helper)
 		{ "max-subscribers-per-uid", required_argument, NULL, OPT_MAX_SUBS },
 		{ "max-requests-per-uid", required_argument, NULL, OPT_MAX_REQS },
 		{ "uevent-helper", required_argument, NULL, OPT_HELPER },
+		{ "uevent-helper-queue", required_argument, NULL, OPT_HELPER_QUEUE },
 		{ "netlink", no_argument, NULL, OPT_NETLINK },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -146,6 +151,7 @@ static int parse_args(int argc, char **argv, const char **helper)
 		.call_timeout_ms = 5000,
 		.ring_size = 262144,
 		.ring_bytes = CFSD_RING_BYTES_DEFAULT,
+		.helper_queue = CLASSFS_HELPER_QUEUE_DEFAULT,
 		.sub_queue = 16384,
 		.max_conns = CFSD_MAX_CONNS_DEFAULT,
 		.max_objs = CFSD_MAX_OBJS_DEFAULT,
@@ -215,6 +221,11 @@ static int parse_args(int argc, char **argv, const char **helper)
 				return -EINVAL;
 			break;
 		case OPT_HELPER: *helper = optarg; break;
+		case OPT_HELPER_QUEUE:
+			if (parse_size("--uevent-helper-queue", optarg, 4096, (size_t)1 << 40,
+				       &cfsd.cfg.helper_queue))
+				return -EINVAL;
+			break;
 		case OPT_NETLINK: cfsd.cfg.netlink = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -EINVAL;
@@ -427,6 +438,31 @@ static void remove_rest(void)
 	classfs_tree_for_each_class(cfsd.tree, collect_class, NULL);
 }
 
+/* the uevent helper's queue is full: events are being dropped (at most once a second) */
+static void helper_overflow(const struct classfs_helper_stats *st, void *data)
+{
+	(void)data;
+	log_warn("uevent helper: %zu events (%zu bytes, --uevent-helper-queue %zu) wait for a "
+		 "helper: dropping events, %llu dropped so far", st->queued, st->queued_bytes,
+		 cfsd.cfg.helper_queue, (unsigned long long)st->dropped);
+}
+
+/*
+ * At shutdown: no helper starts any more (not for the shutdown's REMOVE
+ * events either); what waits is dropped, what still runs after the grace
+ * is killed.
+ */
+static void helper_stop(void)
+{
+	struct classfs_helper_stats st;
+
+	classfs_helper_stop(cfsd.tree, &st);
+	if (st.dropped || st.killed)
+		log_info("uevent helper stopped: %llu events dropped without their helper, %llu "
+			 "running helpers killed (%llu started)", (unsigned long long)st.dropped,
+			 (unsigned long long)st.killed, (unsigned long long)st.started);
+}
+
 int main(int argc, char **argv)
 {
 	const char *helper = NULL;
@@ -464,6 +500,7 @@ int main(int argc, char **argv)
 		log_err("cannot create the tree: %m");
 		return 1;
 	}
+	classfs_helper_set_queue(cfsd.tree, cfsd.cfg.helper_queue, helper_overflow, NULL);
 	cfsd_registry_init();
 	r = cfsd_loop_init();
 	if (r == 0)
@@ -512,6 +549,8 @@ int main(int argc, char **argv)
 		log_err("event loop: %s", strerror(-r));
 	else
 		status = 0;
+	/* first: whatever is queued, the stop takes its grace at most */
+	helper_stop();
 
 	close(cfsd.listen_fd);
 	unlink(cfsd.cfg.socket_path);

@@ -353,3 +353,76 @@ out:
 	classfs_client_disconnect(pub);
 	CHECK_INT(stop_daemon(&d), 0);
 }
+
+/* ---- a flood of events for a slow uevent helper: a bounded queue, a prompt SIGTERM ---- */
+
+TEST(uevent_helper_flood)
+{
+	char dir[] = "/tmp/classfsd-flood-XXXXXX", script[128], pids[128];
+	const char *args[] = { "--uevent-helper", script, NULL };
+	long rss0, hwm;
+	struct daemon d;
+	double t0, took = -1;
+	int fd, st, gone = 0, alive = 0;
+	char line[32];
+	FILE *f;
+
+	REQUIRE(mkdtemp(dir) != NULL);
+	snprintf(script, sizeof(script), "%s/hotplug", dir);
+	snprintf(pids, sizeof(pids), "%s/pids", dir);
+	f = fopen(script, "w");
+	REQUIRE(f != NULL);
+	/* 8 of them hold every helper slot until the stop kills them */
+	fprintf(f, "#!/bin/sh\necho $$ >> %s\nexec sleep 60\n", pids);
+	fclose(f);
+	chmod(script, 0755);
+	CHECK_INT(start_daemon(&d, false, args), 0);
+	rss0 = proc_status(d.pid, "VmRSS");
+	fd = raw_connect(d.sock);
+	CHECK(fd >= 0);
+	/* ~1 KiB per queued helper run: 150 MiB of them without a bound */
+	if (fd >= 0)
+		CHECK_INT(fill_ring(fd, 150000), 0);
+	hwm = proc_status(d.pid, "VmHWM");
+	fprintf(stderr, "# daemon RSS %ld KiB at start, peak %ld KiB (+%ld MiB) after 150,000 events "
+		"for a helper that never ends\n", rss0, hwm, (hwm - rss0) / 1024);
+	CHECK(hwm - rss0 < 128 * 1024);
+	if (fd >= 0)
+		close(fd);
+	/* SIGTERM stops it promptly: the queue dropped, the 8 running helpers killed */
+	t0 = now_s();
+	kill(d.pid, SIGTERM);
+	while (now_s() - t0 < 20) {
+		if (waitpid(d.pid, &st, WNOHANG) == d.pid) {
+			took = now_s() - t0;
+			break;
+		}
+		usleep(1000);
+	}
+	if (took < 0) {
+		kill(d.pid, SIGKILL);
+		waitpid(d.pid, &st, 0);
+	}
+	d.pid = 0;
+	fprintf(stderr, "# SIGTERM to exit: %.3f s\n", took);
+	CHECK(took >= 0 && took < 3.0);
+	CHECK(took >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* none of the helpers is left */
+	f = fopen(pids, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		pid_t pid = (pid_t)atoi(line);
+
+		if (pid > 0 && kill(pid, 0) < 0 && errno == ESRCH)
+			gone++;
+		else
+			alive++;
+	}
+	if (f)
+		fclose(f);
+	CHECK(gone >= 1);
+	CHECK_INT(alive, 0);
+	CHECK_INT(stop_daemon(&d), 0);
+	unlink(pids);
+	unlink(script);
+	rmdir(dir);
+}
