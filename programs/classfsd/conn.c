@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -54,6 +55,10 @@ struct cfsd_out {
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t conns_cond = PTHREAD_COND_INITIALIZER;
 static unsigned int nconns;
+
+/* the loop's: the connections it serves (cfsd_conn.loop_link), one message read */
+static struct cfs_list served = CFS_LIST_INIT(served);
+static uint8_t *rbuf;
 
 struct cfsd_conn *cfsd_conn_get(struct cfsd_conn *c)
 {
@@ -181,12 +186,12 @@ int cfsd_conn_post(struct cfsd_conn *c, const struct cfs_buf *b, uint64_t call_i
 	return 0;
 }
 
-/**
- * cfsd_conn_flush() - the loop: send what waits in @c's output queue, in
+/*
+ * conn_flush() - the loop: send what waits in @c's output queue, in
  * order, until the socket is full.  A CALL that cannot be sent ends its
  * call.  Return: true when the queue is empty.
  */
-bool cfsd_conn_flush(struct cfsd_conn *c)
+static bool conn_flush(struct cfsd_conn *c)
 {
 	struct cfsd_out *failed = NULL, *o;
 	bool empty, unblocked;
@@ -259,16 +264,16 @@ void cfsd_conn_stream(struct cfsd_conn *c, uint32_t serial, const struct cfsd_st
 	c->stream_serial = serial;
 	out_update(c);
 	pthread_mutex_unlock(&c->olock);
-	cfsd_loop_kick(c);	/* the loop makes the output */
+	cfsd_conn_kick(c);	/* the loop makes the output */
 }
 
-/**
- * cfsd_conn_stream_fill() - the loop: more of @c's stream while its
+/*
+ * conn_stream_fill() - the loop: more of @c's stream while its
  * output is under its bound (sent at once while the socket takes it).
  * A message that cannot be made ends the stream with an error REPLY in
  * its place; one that cannot be sent (the connection ended) ends it.
  */
-void cfsd_conn_stream_fill(struct cfsd_conn *c)
+static void conn_stream_fill(struct cfsd_conn *c)
 {
 	struct cfs_buf b;
 	bool unblocked;
@@ -342,13 +347,14 @@ static bool out_over_bound(struct cfsd_conn *c)
 	return over;
 }
 
-/**
- * cfsd_conn_read() - the loop: read @c's messages (into @buf, max_msg
- * bytes) until the socket is empty, its requests waiting reach their
- * bound, or its output queue is over its bound; a hangup ends @c.
+/*
+ * the loop: read @c's messages (into rbuf, max_msg bytes) until the
+ * socket is empty, its requests waiting reach their bound, or its output
+ * queue is over its bound; a hangup ends @c
  */
-void cfsd_conn_read(struct cfsd_conn *c, uint8_t *buf)
+static void conn_read(struct cfsd_conn *c)
 {
+	uint8_t *buf = rbuf;
 	uint16_t op;
 
 	while (c->readable && !c->ended) {
@@ -384,6 +390,62 @@ void cfsd_conn_read(struct cfsd_conn *c, uint8_t *buf)
 	}
 }
 
+/*
+ * the loop: @c's output first, then more of a streaming reply, then
+ * events (they wait for replies queued before them), then requests
+ */
+static void serve(struct cfsd_conn *c)
+{
+	if (c->ended)
+		return;
+	if (!c->sub) {
+		uint64_t from;
+
+		pthread_mutex_lock(&c->olock);
+		from = c->sub_from;
+		c->sub_from = 0;
+		pthread_mutex_unlock(&c->olock);
+		if (from)
+			cfsd_events_start(c, from);
+	}
+	conn_flush(c);
+	conn_stream_fill(c);
+	if (c->sub)
+		cfsd_events_send(c);
+	conn_read(c);
+}
+
+/* the loop: @c's socket is readable, writable or hung up, or @c was kicked (revents 0) */
+static void conn_dispatch(struct cfsd_source *s, uint32_t revents)
+{
+	struct cfsd_conn *c = s->userdata;
+
+	if (revents & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		c->readable = true;	/* a hangup shows as a read of 0 or an error */
+	if (revents & EPOLLOUT)
+		cfsd_events_writable(c);
+	serve(c);
+}
+
+static void conn_hold(void *userdata)
+{
+	cfsd_conn_get(userdata);
+}
+
+static void conn_release(void *userdata)
+{
+	cfsd_conn_put(userdata);
+}
+
+/**
+ * cfsd_conn_kick() - any thread: the loop is to serve @c again (read,
+ * flush, send events) at its next turn
+ */
+void cfsd_conn_kick(struct cfsd_conn *c)
+{
+	cfsd_loop_kick(&c->src);
+}
+
 /**
  * cfsd_conn_end() - the loop: @c hung up (or the daemon stops): no more
  * output to it, no more calls to it, no more requests from it; the pool
@@ -394,7 +456,8 @@ void cfsd_conn_end(struct cfsd_conn *c)
 	if (c->ended)
 		return;
 	c->ended = true;
-	cfsd_loop_del(c);
+	cfsd_source_del(&c->src);
+	cfs_list_del(&c->loop_link);
 	pthread_mutex_lock(&c->olock);
 	__atomic_store_n(&c->dead, true, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&c->olock);
@@ -419,7 +482,7 @@ void cfsd_conn_teardown(struct cfsd_conn *c)
 	nconns--;
 	pthread_cond_broadcast(&conns_cond);
 	pthread_mutex_unlock(&conns_lock);
-	cfsd_loop_wake();	/* a descriptor is free: accepting may resume */
+	cfsd_listen_fd_freed();	/* accepting may resume */
 	cfsd_conn_put(c);	/* the connection's own reference */
 }
 
@@ -435,6 +498,8 @@ int cfsd_conn_start(int fd)
 	struct cfsd_conn *c;
 	int r;
 
+	if (!rbuf && !(rbuf = malloc(cfsd.cfg.max_msg)))
+		return -ENOMEM;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return -errno;
 	r = cfsd_quota_conn_admit(fd, cred.uid);
@@ -446,6 +511,14 @@ int cfsd_conn_start(int fd)
 		return -ENOMEM;
 	}
 	c->fd = fd;
+	c->src = (struct cfsd_source){
+		.fd = fd,
+		.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+		.dispatch = conn_dispatch,
+		.userdata = c,
+		.hold = conn_hold,
+		.release = conn_release,
+	};
 	cfs_list_init(&c->bound);
 	cfs_list_init(&c->loop_link);
 	/*
@@ -461,23 +534,34 @@ int cfsd_conn_start(int fd)
 	nconns++;
 	pthread_mutex_unlock(&conns_lock);
 	log_debug("connection from pid %d uid %u", (int)c->pid, (unsigned int)c->uid);
-	/* last: it reads what came already, and a hangup there may free @c */
-	r = cfsd_loop_add(c);
+	r = cfsd_source_add(&c->src);
 	if (r < 0) {
 		pthread_mutex_lock(&conns_lock);
 		nconns--;
 		pthread_mutex_unlock(&conns_lock);
 		cfsd_quota_conn_end(c);
 		cfsd_conn_put(c);
+		return r;
 	}
-	return r;
+	cfs_list_add(&c->loop_link, &served);
+	/* last: what it sent before we listened is not an edge; a hangup there may free @c */
+	c->readable = true;
+	conn_read(c);
+	return 0;
 }
 
-/** cfsd_conn_wait_all() - wait until every connection ended was torn down */
-void cfsd_conn_wait_all(void)
+/**
+ * cfsd_conn_end_all() - the loop's thread, at shutdown: end every
+ * connection and wait until each was torn down
+ */
+void cfsd_conn_end_all(void)
 {
+	while (!cfs_list_empty(&served))
+		cfsd_conn_end(cfs_list_entry(served.next, struct cfsd_conn, loop_link));
 	pthread_mutex_lock(&conns_lock);
 	while (nconns)
 		pthread_cond_wait(&conns_cond, &conns_lock);
 	pthread_mutex_unlock(&conns_lock);
+	free(rbuf);
+	rbuf = NULL;
 }

@@ -57,6 +57,25 @@ struct cfsd_config {
 
 struct cfsd_conn;
 
+/*
+ * A thing the event loop (loop.c) serves: a descriptor, the epoll events
+ * it waits for, and what to do about them.  The loop knows nothing else
+ * of it.  dispatch() runs on the loop's thread with the events seen, or
+ * with none (revents 0) when another thread kicked it (cfsd_loop_kick()).
+ */
+struct cfsd_source {
+	int fd;
+	uint32_t events;		/* EPOLLIN, EPOLLOUT, EPOLLET ... */
+	void (*dispatch)(struct cfsd_source *s, uint32_t revents);
+	void *userdata;
+	/* NULL for a source that lives as long as the loop: else a kick holds its userdata */
+	void (*hold)(void *userdata);
+	void (*release)(void *userdata);
+	/* the loop's (its kick lock) */
+	bool kicked;
+	struct cfsd_source *kick_next;
+};
+
 /* every published object: its owner and, when bound, its connection */
 struct cfsd_obj {
 	uid_t owner;
@@ -113,8 +132,6 @@ struct cfsd {
 	struct classfs_mount *dev_mount;
 	int listen_fd;
 	int netlink_fd;
-	int epoll_fd;
-	int wake_fd;			/* eventfd: kicks and new events for the loop */
 	/* registry: classes and devices, their owners and bindings */
 	pthread_mutex_t lock;
 	/* values of stored attributes and the rdev -> conn links of remote ones */
@@ -194,6 +211,7 @@ void cfsd_quota_conn_end(struct cfsd_conn *c);
  */
 struct cfsd_conn {
 	int fd;
+	struct cfsd_source src;		/* its socket in the loop; userdata: the connection */
 	uid_t uid;
 	pid_t pid;
 	int refs;
@@ -202,7 +220,7 @@ struct cfsd_conn {
 	bool readable;			/* EPOLLIN seen, not yet read to EAGAIN */
 	bool ended;			/* hung up: its teardown is the pool's */
 	struct cfsd_sub *sub;		/* the subscription the loop serves (events.c) */
-	struct cfs_list loop_link;	/* in the loop's connections */
+	struct cfs_list loop_link;	/* in the connections served (conn.c) */
 	/* requests waiting for the pool (its lock: pool.c) */
 	struct cfsd_req *qhead, *qtail;
 	unsigned int qlen;
@@ -225,9 +243,6 @@ struct cfsd_conn {
 	void *stream_data;
 	uint32_t stream_serial;
 	uint64_t sub_from;		/* a subscription to start from this SEQNUM (0: none) */
-	/* waiting for the loop's attention (loop.c's kick lock) */
-	bool kicked;
-	struct cfsd_conn *kick_next;
 	/* bound objects (under cfsd.lock) */
 	struct cfs_list bound;		/* the objects bound to it (cfsd_obj.bound_link) */
 	/* the requests' own (one runs at a time) */
@@ -256,26 +271,30 @@ struct cfsd_stream_ops {
 int cfsd_conn_start(int fd);
 void cfsd_conn_stream(struct cfsd_conn *c, uint32_t serial, const struct cfsd_stream_ops *ops,
 		      void *data);
-void cfsd_conn_stream_fill(struct cfsd_conn *c);
 struct cfsd_conn *cfsd_conn_get(struct cfsd_conn *c);
 void cfsd_conn_put(struct cfsd_conn *c);
 int cfsd_conn_send(struct cfsd_conn *c, struct cfs_buf *b);
 int cfsd_conn_post(struct cfsd_conn *c, const struct cfs_buf *b, uint64_t call_id);
-bool cfsd_conn_flush(struct cfsd_conn *c);
-void cfsd_conn_read(struct cfsd_conn *c, uint8_t *buf);
+void cfsd_conn_kick(struct cfsd_conn *c);
 void cfsd_conn_end(struct cfsd_conn *c);
+void cfsd_conn_end_all(void);
 void cfsd_conn_teardown(struct cfsd_conn *c);
-void cfsd_conn_wait_all(void);
 
 /* loop.c */
 int cfsd_loop_init(void);
-int cfsd_loop_add(struct cfsd_conn *c);
-void cfsd_loop_del(struct cfsd_conn *c);
-void cfsd_loop_kick(struct cfsd_conn *c);
-void cfsd_loop_wake(void);
-int cfsd_loop_run(int signal_fd);
+int cfsd_source_add(struct cfsd_source *s);
+int cfsd_source_set_events(struct cfsd_source *s, uint32_t events);
+void cfsd_source_del(struct cfsd_source *s);
+void cfsd_loop_kick(struct cfsd_source *s);
+void cfsd_loop_exit(void);
+int cfsd_loop_run(void);
 void cfsd_loop_shutdown(void);
 void cfsd_loop_free(void);
+
+/* listen.c */
+int cfsd_listen_start(int fd);
+void cfsd_listen_stop(void);
+void cfsd_listen_fd_freed(void);
 
 /* pool.c */
 #define CFSD_QUEUE_MAX 64	/* requests of one connection read ahead of their execution */
@@ -304,11 +323,8 @@ int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from);
 void cfsd_events_start(struct cfsd_conn *c, uint64_t from);
 void cfsd_events_send(struct cfsd_conn *c);
 void cfsd_events_stop(struct cfsd_conn *c);
-void cfsd_events_notified(void);
 void cfsd_events_busy(bool busy);
-void cfsd_events_fanout(void);
 void cfsd_events_writable(struct cfsd_conn *c);
-int cfsd_events_timer_fd(void);
 int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
 		size_t msgsz);
 

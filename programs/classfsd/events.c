@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -81,9 +83,22 @@ static struct {
 	struct cfs_list subs;	/* struct cfsd_sub.link */
 	uint64_t sent_head;	/* R.head at the last fan-out */
 	bool armed;		/* the linger timer runs */
-	int timer_fd;
+	struct cfsd_source wake;	/* eventfd: events came, or the last busy request ended */
+	bool woken;		/* a wake is pending: no need to write the eventfd again (any thread) */
+	struct cfsd_source timer;	/* the linger timer (timerfd) */
 	struct cfs_buf b;	/* the message being sent */
-} S = { .subs = CFS_LIST_INIT(S.subs), .timer_fd = -1 };
+} S = { .subs = CFS_LIST_INIT(S.subs), .wake = { .fd = -1 }, .timer = { .fd = -1 } };
+
+/* any thread: the loop is to look at the ring (events_notified()) */
+static void events_wake(void)
+{
+	uint64_t one = 1;
+
+	if (__atomic_exchange_n(&S.woken, true, __ATOMIC_SEQ_CST))
+		return;
+	if (write(S.wake.fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_err("cannot wake the event loop: %m");
+}
 
 /* encode @ev as a CFS_T_EVENT field straight into @s (under R.lock) */
 static int slot_fill(struct slot *s, const struct classfs_uevent *ev)
@@ -161,7 +176,7 @@ static void on_event(const struct classfs_uevent *ev, void *data)
 	}
 	pthread_mutex_unlock(&R.lock);
 	if (__atomic_load_n(&R.nsubs, __ATOMIC_SEQ_CST) && !__atomic_load_n(&R.armed, __ATOMIC_SEQ_CST))
-		cfsd_loop_wake();
+		events_wake();
 }
 
 /*
@@ -294,8 +309,8 @@ void cfsd_events_stop(struct cfsd_conn *c)
 	__atomic_fetch_sub(&R.nsubs, 1, __ATOMIC_SEQ_CST);
 }
 
-/** cfsd_events_fanout() - the loop: every subscriber gets what came */
-void cfsd_events_fanout(void)
+/* the loop: every subscriber gets what came */
+static void events_fanout(void)
 {
 	/* cleared first: an event stored after the head is read wakes the loop */
 	S.armed = false;
@@ -320,12 +335,11 @@ void cfsd_events_writable(struct cfsd_conn *c)
 		c->sub->blocked = false;
 }
 
-/**
- * cfsd_events_notified() - the loop was woken: events came maybe.  Few
- * wait LINGER_NS for more, so that one message and one wakeup of each
- * subscriber carry many.
+/*
+ * the loop was woken: events came maybe.  Few wait LINGER_NS for more,
+ * so that one message and one wakeup of each subscriber carry many.
  */
-void cfsd_events_notified(void)
+static void events_notified(void)
 {
 	struct itimerspec its = { .it_value = { .tv_nsec = LINGER_NS } };
 	uint64_t head;
@@ -338,16 +352,16 @@ void cfsd_events_notified(void)
 		return;
 	}
 	if (head - S.sent_head >= LINGER_EVENTS || !__atomic_load_n(&R.busy, __ATOMIC_SEQ_CST)) {
-		cfsd_events_fanout();
+		events_fanout();
 		return;
 	}
 	if (S.armed)
 		return;
-	if (timerfd_settime(S.timer_fd, 0, &its, NULL) == 0) {
+	if (timerfd_settime(S.timer.fd, 0, &its, NULL) == 0) {
 		S.armed = true;
 		__atomic_store_n(&R.armed, true, __ATOMIC_SEQ_CST);
 	} else {
-		cfsd_events_fanout();
+		events_fanout();
 	}
 }
 
@@ -361,13 +375,31 @@ void cfsd_events_busy(bool busy)
 	if (busy)
 		__atomic_fetch_add(&R.busy, 1, __ATOMIC_SEQ_CST);
 	else if (__atomic_fetch_sub(&R.busy, 1, __ATOMIC_SEQ_CST) == 1 && __atomic_load_n(&R.nsubs, __ATOMIC_SEQ_CST))
-		cfsd_loop_wake();
+		events_wake();
 }
 
-/** cfsd_events_timer_fd() - the linger timer, for the loop's epoll */
-int cfsd_events_timer_fd(void)
+/* the loop: the wake eventfd (events came) */
+static void wake_dispatch(struct cfsd_source *s, uint32_t revents)
 {
-	return S.timer_fd;
+	uint64_t v;
+
+	(void)revents;
+	/* read, then clear: a wake that finds the flag set is covered by what follows */
+	if (read(s->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_err("event ring wake: %m");
+	__atomic_store_n(&S.woken, false, __ATOMIC_SEQ_CST);
+	events_notified();
+}
+
+/* the loop: the linger is over */
+static void timer_dispatch(struct cfsd_source *s, uint32_t revents)
+{
+	uint64_t v;
+
+	(void)revents;
+	if (read(s->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_err("event timer: %m");
+	events_fanout();
 }
 
 int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from)
@@ -407,7 +439,7 @@ int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from)
 	c->sub_from = cursor;
 	pthread_mutex_unlock(&c->olock);
 	c->subscribed = true;
-	cfsd_loop_kick(c);
+	cfsd_conn_kick(c);
 	return 1;	/* replied */
 }
 
@@ -527,7 +559,7 @@ int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t l
 int cfsd_events_init(void)
 {
 	size_t size = 1;
-	int id;
+	int id, r;
 
 	while (size < cfsd.cfg.ring_size)
 		size <<= 1;
@@ -536,9 +568,23 @@ int cfsd_events_init(void)
 	if (!R.slots)
 		return -ENOMEM;
 	cfs_buf_init(&S.b);
-	S.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (S.timer_fd < 0)
+	S.timer = (struct cfsd_source){
+		.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+		.events = EPOLLIN,
+		.dispatch = timer_dispatch,
+	};
+	S.wake = (struct cfsd_source){
+		.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
+		.events = EPOLLIN,
+		.dispatch = wake_dispatch,
+	};
+	if (S.timer.fd < 0 || S.wake.fd < 0)
 		return -errno;
+	r = cfsd_source_add(&S.timer);
+	if (r == 0)
+		r = cfsd_source_add(&S.wake);
+	if (r < 0)
+		return r;
 	cfsd.netlink_fd = -1;
 	if (cfsd.cfg.netlink) {
 #ifdef HAVE_WIRE
@@ -570,9 +616,12 @@ void cfsd_events_shutdown(void)
 	free(R.slots);
 	R.slots = NULL;
 	cfs_buf_free(&S.b);
-	if (S.timer_fd >= 0)
-		close(S.timer_fd);
-	S.timer_fd = -1;
+	/* the listener is gone: nothing writes the eventfd any more */
+	if (S.timer.fd >= 0)
+		close(S.timer.fd);
+	if (S.wake.fd >= 0)
+		close(S.wake.fd);
+	S.timer.fd = S.wake.fd = -1;
 	if (cfsd.netlink_fd >= 0)
 		close(cfsd.netlink_fd);
 	cfsd.netlink_fd = -1;

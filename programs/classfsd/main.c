@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -463,8 +464,20 @@ static void helper_stop(void)
 			 (unsigned long long)st.killed, (unsigned long long)st.started);
 }
 
+/* the loop: SIGTERM, SIGINT or SIGHUP came */
+static void signal_dispatch(struct cfsd_source *s, uint32_t revents)
+{
+	struct signalfd_siginfo si;
+
+	(void)revents;
+	if (read(s->fd, &si, sizeof(si)) == sizeof(si))
+		log_info("signal %u: shutting down", si.ssi_signo);
+	cfsd_loop_exit();
+}
+
 int main(int argc, char **argv)
 {
+	struct cfsd_source signals;
 	const char *helper = NULL;
 	sigset_t mask;
 	int sfd, r, status = 1;
@@ -493,8 +506,6 @@ int main(int argc, char **argv)
 	}
 	cfsd.listen_fd = -1;
 	cfsd.netlink_fd = -1;
-	cfsd.epoll_fd = -1;
-	cfsd.wake_fd = -1;
 	cfsd.tree = classfs_tree_new(cfsd.cfg.layout);
 	if (!cfsd.tree) {
 		log_err("cannot create the tree: %m");
@@ -505,6 +516,11 @@ int main(int argc, char **argv)
 	r = cfsd_loop_init();
 	if (r == 0)
 		r = cfsd_events_init();
+	if (r == 0) {
+		signals = (struct cfsd_source){ .fd = sfd, .events = EPOLLIN,
+						.dispatch = signal_dispatch };
+		r = cfsd_source_add(&signals);
+	}
 	if (r < 0) {
 		log_err("cannot start event delivery: %s", strerror(-r));
 		goto out_tree;
@@ -539,12 +555,19 @@ int main(int argc, char **argv)
 	cfsd.listen_fd = listen_socket();
 	if (cfsd.listen_fd < 0)
 		goto out_mount;
+	r = cfsd_listen_start(cfsd.listen_fd);
+	if (r < 0) {
+		log_err("cannot accept connections: %s", strerror(-r));
+		close(cfsd.listen_fd);
+		unlink(cfsd.cfg.socket_path);
+		goto out_mount;
+	}
 	log_info("listening on %s%s%s, layout %s", cfsd.cfg.socket_path,
 		 cfsd.mount ? ", tree mounted at " : "", cfsd.mount ? cfsd.cfg.mountpoint : "",
 		 cfsd.cfg.layout == CLASSFS_LAYOUT_CLASS ? "class" : "devices");
 	sd_notify_ready();
 
-	r = cfsd_loop_run(sfd);
+	r = cfsd_loop_run();
 	if (r < 0)
 		log_err("event loop: %s", strerror(-r));
 	else
@@ -552,8 +575,12 @@ int main(int argc, char **argv)
 	/* first: whatever is queued, the stop takes its grace at most */
 	helper_stop();
 
+	cfsd_listen_stop();
 	close(cfsd.listen_fd);
 	unlink(cfsd.cfg.socket_path);
+	/* every connection ends (what it bound goes), then the workers, then pending kicks */
+	cfsd_conn_end_all();
+	cfsd_pool_stop();
 	cfsd_loop_shutdown();
 out_mount:
 	/* REMOVE events for everything while the sinks still listen */

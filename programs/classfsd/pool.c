@@ -280,7 +280,7 @@ static void run_one(struct cfsd_conn *c)
 		count_running(c->uid, 1);
 	pthread_mutex_unlock(&P.lock);
 	if (resume)
-		cfsd_loop_kick(c);
+		cfsd_conn_kick(c);
 	if (q && !__atomic_load_n(&c->dead, __ATOMIC_SEQ_CST))
 		cfsd_handle(c, q->data, q->len);
 	free(q);
