@@ -244,8 +244,9 @@ static void stream_end(struct cfsd_conn *c)
 /**
  * cfsd_conn_stream() - the rest of the output of request @serial, its
  * final REPLY included, is made by @ops from @data as @c's socket takes
- * it (a final error REPLY with @serial replaces what cannot be made).  @c runs no further request until it is done.  The worker that ran
- * the request, once it replied nothing else.
+ * it (a final error REPLY with @serial replaces what cannot be made).
+ * @c runs no further request until it is done.  The worker that ran the
+ * request, which sent nothing else of its output.
  *
  * @ops->free(@data) is called when the stream ends, also when @c ends
  * first.
@@ -268,19 +269,24 @@ void cfsd_conn_stream(struct cfsd_conn *c, uint32_t serial, const struct cfsd_st
 }
 
 /*
- * conn_stream_fill() - the loop: more of @c's stream while its
- * output is under its bound (sent at once while the socket takes it).
- * A message that cannot be made ends the stream with an error REPLY in
- * its place; one that cannot be sent (the connection ended) ends it.
+ * conn_stream_fill() - the loop: more of @c's stream while its output is
+ * under its bound (sent at once while the socket takes it), at most
+ * STREAM_TURN messages a turn: a client that reads as fast as they come
+ * gets the rest at the loop's next turn (a kick), after the others.  A
+ * message that cannot be made ends the stream with an error REPLY in its
+ * place; one that cannot be sent (the connection ended) ends it.
  */
+#define STREAM_TURN 16
+
 static void conn_stream_fill(struct cfsd_conn *c)
 {
+	bool unblocked, again;
+	unsigned int turn = 0;
 	struct cfs_buf b;
-	bool unblocked;
 
 	cfs_buf_init(&b);
 	pthread_mutex_lock(&c->olock);
-	while (c->stream && c->out_bytes <= OUT_MAX(cfsd.cfg)) {
+	while (c->stream && c->out_bytes <= OUT_MAX(cfsd.cfg) && turn++ < STREAM_TURN) {
 		bool more;
 		int r;
 
@@ -309,11 +315,15 @@ static void conn_stream_fill(struct cfsd_conn *c)
 		}
 		stream_end(c);
 	}
+	/* its turn is over with room left: no EPOLLOUT edge will call again */
+	again = c->stream && c->out_bytes <= OUT_MAX(cfsd.cfg);
 	unblocked = out_update(c);
 	pthread_mutex_unlock(&c->olock);
 	cfs_buf_free(&b);
 	if (unblocked)
 		cfsd_pool_unblock(c);
+	if (again)
+		cfsd_conn_kick(c);
 }
 
 /* an oversized message: answer it without reading its content */
