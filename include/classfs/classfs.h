@@ -271,6 +271,64 @@ CLASSFS_PUBLIC int classfs_listener_add(struct classfs_tree *tree, classfs_liste
  */
 CLASSFS_PUBLIC int classfs_listener_remove(struct classfs_tree *tree, int id);
 
+/**
+ * struct classfs_helper_stats - what became of the events that were to
+ * run the uevent helper (/kernel/uevent_helper)
+ * @started: helpers started.
+ * @failed: helpers that could not be started (posix_spawn() failed).
+ * @dropped: events whose helper never started: the queue was full, or
+ *           the helper was stopped first.
+ * @killed: helpers still running when it was stopped, and killed.
+ * @queued: events waiting for their helper now.
+ * @queued_bytes: the memory they take.
+ */
+struct classfs_helper_stats {
+	uint64_t started;
+	uint64_t failed;
+	uint64_t dropped;
+	uint64_t killed;
+	size_t queued;
+	size_t queued_bytes;
+};
+
+/* the default of classfs_helper_set_queue()'s @max_bytes: 16 MiB */
+#define CLASSFS_HELPER_QUEUE_DEFAULT ((size_t)16 << 20)
+
+typedef void (*classfs_helper_overflow_fn)(const struct classfs_helper_stats *st, void *data);
+
+/**
+ * classfs_helper_set_queue() - bound the events waiting for the uevent helper
+ * @tree: the tree.
+ * @max_bytes: memory the waiting events may take (0: the default,
+ *             CLASSFS_HELPER_QUEUE_DEFAULT).
+ * @overflow: NULL, or told when events are dropped because the queue is
+ *            full: at the first drop, then at most once a second while
+ *            drops go on (from the thread delivering the event, no
+ *            library lock held).
+ * @data: passed to @overflow.
+ *
+ * At most 8 helpers run at once (as Linux's UMH_NO_WAIT helpers, none is
+ * waited for by the tree); the events that wait for one are queued, and
+ * an event that would take the queue past @max_bytes is dropped and
+ * counted (classfs_helper_stats.dropped).
+ * Return: 0, -EINVAL (NULL @tree).
+ */
+CLASSFS_PUBLIC int classfs_helper_set_queue(struct classfs_tree *tree, size_t max_bytes,
+					    classfs_helper_overflow_fn overflow, void *data);
+
+/**
+ * classfs_helper_stop() - run no more uevent helpers
+ * @tree: the tree.
+ * @st: NULL, or set to the helper's final counts.
+ *
+ * The events still queued are dropped (counted), helpers still running
+ * after 300 ms are killed with their process group (SIGKILL; counted),
+ * and no event of @tree runs the helper any more.  Returns within about
+ * 300 ms, whatever was queued.  classfs_tree_free() does the same.
+ * Return: 0, -EINVAL (NULL @tree).
+ */
+CLASSFS_PUBLIC int classfs_helper_stop(struct classfs_tree *tree, struct classfs_helper_stats *st);
+
 /* ------------------------------------------------------------------ */
 /* classes                                                             */
 /* ------------------------------------------------------------------ */

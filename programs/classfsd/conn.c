@@ -7,10 +7,13 @@
  * blocking; what the socket does not take waits in the connection's
  * output queue, in order, and the loop sends it when the socket has room
  * again (EPOLLOUT).  While the queue holds more than OUT_MAX bytes the
- * loop reads no further request of the connection: a client that does
- * not read its replies stops being served, nobody else does.  One
- * request's own output (a TREE, a REPLAY) is queued whole, so a
- * connection holds at most OUT_MAX plus one request's output.
+ * loop reads no further request of the connection and the pool runs none
+ * of those it read (out_blocked): a client that does not read its
+ * replies stops being served, nobody else does.  A request's output is
+ * queued whole (a TREE, a SAVE) or, when it may be as large as the
+ * replay ring, made as the socket drains (a stream: REPLAY), so a
+ * connection holds at most OUT_MAX plus one request's output, and a
+ * stream's share of that is one message.
  *
  * Replies to remote calls (call.c) are taken by the loop as they are
  * read, never queued behind requests, so a request whose execution reads
@@ -31,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -52,6 +56,10 @@ static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t conns_cond = PTHREAD_COND_INITIALIZER;
 static unsigned int nconns;
 
+/* the loop's: the connections it serves (cfsd_conn.loop_link), one message read */
+static struct cfs_list served = CFS_LIST_INIT(served);
+static uint8_t *rbuf;
+
 struct cfsd_conn *cfsd_conn_get(struct cfsd_conn *c)
 {
 	if (c)
@@ -64,6 +72,8 @@ void cfsd_conn_put(struct cfsd_conn *c)
 	if (!c || __atomic_fetch_sub(&c->refs, 1, __ATOMIC_SEQ_CST) != 1)
 		return;
 	pthread_mutex_destroy(&c->olock);
+	if (c->stream)
+		c->stream->free(c->stream_data);
 	while (c->out_head) {
 		struct cfsd_out *o = c->out_head;
 
@@ -72,6 +82,19 @@ void cfsd_conn_put(struct cfsd_conn *c)
 	}
 	free(c->load);
 	free(c);
+}
+
+/*
+ * under olock: whether the pool is to hold @c's requests back; true when
+ * that just ended (the caller tells the pool, outside the lock)
+ */
+static bool out_update(struct cfsd_conn *c)
+{
+	bool was = c->out_blocked;
+	bool now = c->stream || c->out_bytes > OUT_MAX(cfsd.cfg);
+
+	__atomic_store_n(&c->out_blocked, now, __ATOMIC_SEQ_CST);
+	return was && !now;
 }
 
 /* under olock: @len bytes at @data behind what waits; 0 or -ENOMEM */
@@ -91,6 +114,7 @@ static int out_append(struct cfsd_conn *c, const void *data, size_t len, uint64_
 		c->out_head = o;
 	c->out_tail = o;
 	c->out_bytes += len;
+	out_update(c);
 	return 0;
 }
 
@@ -162,15 +186,15 @@ int cfsd_conn_post(struct cfsd_conn *c, const struct cfs_buf *b, uint64_t call_i
 	return 0;
 }
 
-/**
- * cfsd_conn_flush() - the loop: send what waits in @c's output queue, in
+/*
+ * conn_flush() - the loop: send what waits in @c's output queue, in
  * order, until the socket is full.  A CALL that cannot be sent ends its
  * call.  Return: true when the queue is empty.
  */
-bool cfsd_conn_flush(struct cfsd_conn *c)
+static bool conn_flush(struct cfsd_conn *c)
 {
 	struct cfsd_out *failed = NULL, *o;
-	bool empty;
+	bool empty, unblocked;
 
 	pthread_mutex_lock(&c->olock);
 	while ((o = c->out_head)) {
@@ -196,6 +220,7 @@ bool cfsd_conn_flush(struct cfsd_conn *c)
 		}
 	}
 	empty = !c->out_head;
+	unblocked = out_update(c);
 	pthread_mutex_unlock(&c->olock);
 	/* ended outside the lock: a call's end answers its reader */
 	while ((o = failed)) {
@@ -203,7 +228,102 @@ bool cfsd_conn_flush(struct cfsd_conn *c)
 		cfsd_call_failed(c, o->call_id);
 		free(o);
 	}
+	if (unblocked)
+		cfsd_pool_unblock(c);
 	return empty;
+}
+
+/* under olock: @c's stream is done (or failed): the pool may run its requests again */
+static void stream_end(struct cfsd_conn *c)
+{
+	c->stream->free(c->stream_data);
+	c->stream = NULL;
+	c->stream_data = NULL;
+}
+
+/**
+ * cfsd_conn_stream() - the rest of the output of request @serial, its
+ * final REPLY included, is made by @ops from @data as @c's socket takes
+ * it (a final error REPLY with @serial replaces what cannot be made).
+ * @c runs no further request until it is done.  The worker that ran the
+ * request, which sent nothing else of its output.
+ *
+ * @ops->free(@data) is called when the stream ends, also when @c ends
+ * first.
+ */
+void cfsd_conn_stream(struct cfsd_conn *c, uint32_t serial, const struct cfsd_stream_ops *ops,
+		      void *data)
+{
+	pthread_mutex_lock(&c->olock);
+	if (__atomic_load_n(&c->dead, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_unlock(&c->olock);
+		ops->free(data);
+		return;
+	}
+	c->stream = ops;
+	c->stream_data = data;
+	c->stream_serial = serial;
+	out_update(c);
+	pthread_mutex_unlock(&c->olock);
+	cfsd_conn_kick(c);	/* the loop makes the output */
+}
+
+/*
+ * conn_stream_fill() - the loop: more of @c's stream while its output is
+ * under its bound (sent at once while the socket takes it), at most
+ * STREAM_TURN messages a turn: a client that reads as fast as they come
+ * gets the rest at the loop's next turn (a kick), after the others.  A
+ * message that cannot be made ends the stream with an error REPLY in its
+ * place; one that cannot be sent (the connection ended) ends it.
+ */
+#define STREAM_TURN 16
+
+static void conn_stream_fill(struct cfsd_conn *c)
+{
+	bool unblocked, again;
+	unsigned int turn = 0;
+	struct cfs_buf b;
+
+	cfs_buf_init(&b);
+	pthread_mutex_lock(&c->olock);
+	while (c->stream && c->out_bytes <= OUT_MAX(cfsd.cfg) && turn++ < STREAM_TURN) {
+		bool more;
+		int r;
+
+		cfs_buf_truncate(&b, 0);
+		more = c->stream->next(c, &b, c->stream_data);
+		if (!b.err)
+			cfs_buf_seal(&b);
+		r = b.err ? b.err : b.len > cfsd.cfg.max_msg ? -EMSGSIZE : 0;
+		if (r == 0)
+			r = out_send(c, b.p, b.len, 0);
+		if (r == 0 && more)
+			continue;
+		if (r < 0 && r != -EPIPE) {
+			/* the request still gets its one final REPLY */
+			struct cfs_buf e;
+
+			log_warn("pid %d: cannot send a reply: %s", (int)c->pid, strerror(-r));
+			cfs_buf_init(&e);
+			cfs_buf_hdr(&e, CFS_OP_REPLY, c->stream_serial, 0);
+			cfs_buf_i32(&e, CFS_T_ERROR, r);
+			cfs_buf_str(&e, CFS_T_MESSAGE, strerror(-r));
+			cfs_buf_seal(&e);
+			if (!e.err)
+				out_send(c, e.p, e.len, 0);
+			cfs_buf_free(&e);
+		}
+		stream_end(c);
+	}
+	/* its turn is over with room left: no EPOLLOUT edge will call again */
+	again = c->stream && c->out_bytes <= OUT_MAX(cfsd.cfg);
+	unblocked = out_update(c);
+	pthread_mutex_unlock(&c->olock);
+	cfs_buf_free(&b);
+	if (unblocked)
+		cfsd_pool_unblock(c);
+	if (again)
+		cfsd_conn_kick(c);
 }
 
 /* an oversized message: answer it without reading its content */
@@ -237,13 +357,14 @@ static bool out_over_bound(struct cfsd_conn *c)
 	return over;
 }
 
-/**
- * cfsd_conn_read() - the loop: read @c's messages (into @buf, max_msg
- * bytes) until the socket is empty, its requests waiting reach their
- * bound, or its output queue is over its bound; a hangup ends @c.
+/*
+ * the loop: read @c's messages (into rbuf, max_msg bytes) until the
+ * socket is empty, its requests waiting reach their bound, or its output
+ * queue is over its bound; a hangup ends @c
  */
-void cfsd_conn_read(struct cfsd_conn *c, uint8_t *buf)
+static void conn_read(struct cfsd_conn *c)
 {
+	uint8_t *buf = rbuf;
 	uint16_t op;
 
 	while (c->readable && !c->ended) {
@@ -279,6 +400,62 @@ void cfsd_conn_read(struct cfsd_conn *c, uint8_t *buf)
 	}
 }
 
+/*
+ * the loop: @c's output first, then more of a streaming reply, then
+ * events (they wait for replies queued before them), then requests
+ */
+static void serve(struct cfsd_conn *c)
+{
+	if (c->ended)
+		return;
+	if (!c->sub) {
+		uint64_t from;
+
+		pthread_mutex_lock(&c->olock);
+		from = c->sub_from;
+		c->sub_from = 0;
+		pthread_mutex_unlock(&c->olock);
+		if (from)
+			cfsd_events_start(c, from);
+	}
+	conn_flush(c);
+	conn_stream_fill(c);
+	if (c->sub)
+		cfsd_events_send(c);
+	conn_read(c);
+}
+
+/* the loop: @c's socket is readable, writable or hung up, or @c was kicked (revents 0) */
+static void conn_dispatch(struct cfsd_source *s, uint32_t revents)
+{
+	struct cfsd_conn *c = s->userdata;
+
+	if (revents & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		c->readable = true;	/* a hangup shows as a read of 0 or an error */
+	if (revents & EPOLLOUT)
+		cfsd_events_writable(c);
+	serve(c);
+}
+
+static void conn_hold(void *userdata)
+{
+	cfsd_conn_get(userdata);
+}
+
+static void conn_release(void *userdata)
+{
+	cfsd_conn_put(userdata);
+}
+
+/**
+ * cfsd_conn_kick() - any thread: the loop is to serve @c again (read,
+ * flush, send events) at its next turn
+ */
+void cfsd_conn_kick(struct cfsd_conn *c)
+{
+	cfsd_loop_kick(&c->src);
+}
+
 /**
  * cfsd_conn_end() - the loop: @c hung up (or the daemon stops): no more
  * output to it, no more calls to it, no more requests from it; the pool
@@ -289,7 +466,8 @@ void cfsd_conn_end(struct cfsd_conn *c)
 	if (c->ended)
 		return;
 	c->ended = true;
-	cfsd_loop_del(c);
+	cfsd_source_del(&c->src);
+	cfs_list_del(&c->loop_link);
 	pthread_mutex_lock(&c->olock);
 	__atomic_store_n(&c->dead, true, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&c->olock);
@@ -314,7 +492,7 @@ void cfsd_conn_teardown(struct cfsd_conn *c)
 	nconns--;
 	pthread_cond_broadcast(&conns_cond);
 	pthread_mutex_unlock(&conns_lock);
-	cfsd_loop_wake();	/* a descriptor is free: accepting may resume */
+	cfsd_listen_fd_freed();	/* accepting may resume */
 	cfsd_conn_put(c);	/* the connection's own reference */
 }
 
@@ -330,6 +508,8 @@ int cfsd_conn_start(int fd)
 	struct cfsd_conn *c;
 	int r;
 
+	if (!rbuf && !(rbuf = malloc(cfsd.cfg.max_msg)))
+		return -ENOMEM;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return -errno;
 	r = cfsd_quota_conn_admit(fd, cred.uid);
@@ -341,6 +521,14 @@ int cfsd_conn_start(int fd)
 		return -ENOMEM;
 	}
 	c->fd = fd;
+	c->src = (struct cfsd_source){
+		.fd = fd,
+		.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+		.dispatch = conn_dispatch,
+		.userdata = c,
+		.hold = conn_hold,
+		.release = conn_release,
+	};
 	cfs_list_init(&c->bound);
 	cfs_list_init(&c->loop_link);
 	/*
@@ -356,23 +544,34 @@ int cfsd_conn_start(int fd)
 	nconns++;
 	pthread_mutex_unlock(&conns_lock);
 	log_debug("connection from pid %d uid %u", (int)c->pid, (unsigned int)c->uid);
-	/* last: it reads what came already, and a hangup there may free @c */
-	r = cfsd_loop_add(c);
+	r = cfsd_source_add(&c->src);
 	if (r < 0) {
 		pthread_mutex_lock(&conns_lock);
 		nconns--;
 		pthread_mutex_unlock(&conns_lock);
 		cfsd_quota_conn_end(c);
 		cfsd_conn_put(c);
+		return r;
 	}
-	return r;
+	cfs_list_add(&c->loop_link, &served);
+	/* last: what it sent before we listened is not an edge; a hangup there may free @c */
+	c->readable = true;
+	conn_read(c);
+	return 0;
 }
 
-/** cfsd_conn_wait_all() - wait until every connection ended was torn down */
-void cfsd_conn_wait_all(void)
+/**
+ * cfsd_conn_end_all() - the loop's thread, at shutdown: end every
+ * connection and wait until each was torn down
+ */
+void cfsd_conn_end_all(void)
 {
+	while (!cfs_list_empty(&served))
+		cfsd_conn_end(cfs_list_entry(served.next, struct cfsd_conn, loop_link));
 	pthread_mutex_lock(&conns_lock);
 	while (nconns)
 		pthread_cond_wait(&conns_cond, &conns_lock);
 	pthread_mutex_unlock(&conns_lock);
+	free(rbuf);
+	rbuf = NULL;
 }

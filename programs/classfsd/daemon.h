@@ -45,6 +45,8 @@ struct cfsd_config {
 	size_t max_msg;
 	int call_timeout_ms;
 	size_t ring_size;
+	size_t ring_bytes;	/* memory the ring's events may take */
+	size_t helper_queue;	/* memory the events waiting for the uevent helper may take */
 	size_t sub_queue;
 	/* per-uid limits (root has none): quota.c */
 	size_t max_conns;
@@ -54,6 +56,25 @@ struct cfsd_config {
 };
 
 struct cfsd_conn;
+
+/*
+ * A thing the event loop (loop.c) serves: a descriptor, the epoll events
+ * it waits for, and what to do about them.  The loop knows nothing else
+ * of it.  dispatch() runs on the loop's thread with the events seen, or
+ * with none (revents 0) when another thread kicked it (cfsd_loop_kick()).
+ */
+struct cfsd_source {
+	int fd;
+	uint32_t events;		/* EPOLLIN, EPOLLOUT, EPOLLET ... */
+	void (*dispatch)(struct cfsd_source *s, uint32_t revents);
+	void *userdata;
+	/* NULL for a source that lives as long as the loop: else a kick holds its userdata */
+	void (*hold)(void *userdata);
+	void (*release)(void *userdata);
+	/* the loop's (its kick lock) */
+	bool kicked;
+	struct cfsd_source *kick_next;
+};
 
 /* every published object: its owner and, when bound, its connection */
 struct cfsd_obj {
@@ -111,8 +132,6 @@ struct cfsd {
 	struct classfs_mount *dev_mount;
 	int listen_fd;
 	int netlink_fd;
-	int epoll_fd;
-	int wake_fd;			/* eventfd: kicks and new events for the loop */
 	/* registry: classes and devices, their owners and bindings */
 	pthread_mutex_t lock;
 	/* values of stored attributes and the rdev -> conn links of remote ones */
@@ -174,6 +193,7 @@ enum cfsd_quota {
 	CFSD_Q_COUNT
 };
 
+#define CFSD_RING_BYTES_DEFAULT	(64u << 20)
 #define CFSD_MAX_CONNS_DEFAULT	64
 #define CFSD_MAX_OBJS_DEFAULT	100000
 #define CFSD_MAX_SUBS_DEFAULT	16
@@ -191,6 +211,7 @@ void cfsd_quota_conn_end(struct cfsd_conn *c);
  */
 struct cfsd_conn {
 	int fd;
+	struct cfsd_source src;		/* its socket in the loop; userdata: the connection */
 	uid_t uid;
 	pid_t pid;
 	int refs;
@@ -199,22 +220,29 @@ struct cfsd_conn {
 	bool readable;			/* EPOLLIN seen, not yet read to EAGAIN */
 	bool ended;			/* hung up: its teardown is the pool's */
 	struct cfsd_sub *sub;		/* the subscription the loop serves (events.c) */
-	struct cfs_list loop_link;	/* in the loop's connections */
+	struct cfs_list loop_link;	/* in the connections served (conn.c) */
 	/* requests waiting for the pool (its lock: pool.c) */
 	struct cfsd_req *qhead, *qtail;
 	unsigned int qlen;
 	bool scheduled;			/* on the pool's run list or being run */
 	bool closing;			/* no more requests: tear down when idle */
 	bool read_paused;	/* the loop stopped reading: qlen reached its bound */
+	bool parked;		/* off the run list while its output is blocked (still scheduled) */
 	struct cfsd_conn *run_next;
 	/* output not yet taken by the socket, in order (olock) */
 	pthread_mutex_t olock;
 	struct cfsd_out *out_head, *out_tail;
 	size_t out_bytes;
+	/*
+	 * Set while out_bytes is over its bound or a stream runs: the pool
+	 * runs none of its requests meanwhile.  Written under olock, read
+	 * by the pool without it.
+	 */
+	bool out_blocked;
+	const struct cfsd_stream_ops *stream;	/* a request's output still to be made */
+	void *stream_data;
+	uint32_t stream_serial;
 	uint64_t sub_from;		/* a subscription to start from this SEQNUM (0: none) */
-	/* waiting for the loop's attention (loop.c's kick lock) */
-	bool kicked;
-	struct cfsd_conn *kick_next;
 	/* bound objects (under cfsd.lock) */
 	struct cfs_list bound;		/* the objects bound to it (cfsd_obj.bound_link) */
 	/* the requests' own (one runs at a time) */
@@ -224,27 +252,49 @@ struct cfsd_conn {
 	bool sub_charged;		/* counted in its uid's subscriptions (quota.c) */
 };
 
+/*
+ * A request's output made as its client takes it (REPLAY): the loop asks
+ * for the next message whenever the connection's output is under its
+ * bound, so a connection never holds more than the bound plus one
+ * message of it.
+ */
+struct cfsd_stream_ops {
+	/*
+	 * the next message into @b (under the connection's olock): true when
+	 * more follow, false when @b holds the last (the final REPLY)
+	 */
+	bool (*next)(struct cfsd_conn *c, struct cfs_buf *b, void *data);
+	void (*free)(void *data);
+};
+
 /* conn.c */
 int cfsd_conn_start(int fd);
+void cfsd_conn_stream(struct cfsd_conn *c, uint32_t serial, const struct cfsd_stream_ops *ops,
+		      void *data);
 struct cfsd_conn *cfsd_conn_get(struct cfsd_conn *c);
 void cfsd_conn_put(struct cfsd_conn *c);
 int cfsd_conn_send(struct cfsd_conn *c, struct cfs_buf *b);
 int cfsd_conn_post(struct cfsd_conn *c, const struct cfs_buf *b, uint64_t call_id);
-bool cfsd_conn_flush(struct cfsd_conn *c);
-void cfsd_conn_read(struct cfsd_conn *c, uint8_t *buf);
+void cfsd_conn_kick(struct cfsd_conn *c);
 void cfsd_conn_end(struct cfsd_conn *c);
+void cfsd_conn_end_all(void);
 void cfsd_conn_teardown(struct cfsd_conn *c);
-void cfsd_conn_wait_all(void);
 
 /* loop.c */
 int cfsd_loop_init(void);
-int cfsd_loop_add(struct cfsd_conn *c);
-void cfsd_loop_del(struct cfsd_conn *c);
-void cfsd_loop_kick(struct cfsd_conn *c);
-void cfsd_loop_wake(void);
-int cfsd_loop_run(int signal_fd);
+int cfsd_source_add(struct cfsd_source *s);
+int cfsd_source_set_events(struct cfsd_source *s, uint32_t events);
+void cfsd_source_del(struct cfsd_source *s);
+void cfsd_loop_kick(struct cfsd_source *s);
+void cfsd_loop_exit(void);
+int cfsd_loop_run(void);
 void cfsd_loop_shutdown(void);
 void cfsd_loop_free(void);
+
+/* listen.c */
+int cfsd_listen_start(int fd);
+void cfsd_listen_stop(void);
+void cfsd_listen_fd_freed(void);
 
 /* pool.c */
 #define CFSD_QUEUE_MAX 64	/* requests of one connection read ahead of their execution */
@@ -252,6 +302,7 @@ void cfsd_loop_free(void);
 #define CFSD_MAX_REQS_DEFAULT 8	/* requests one uid (not root) runs at a time */
 bool cfsd_pool_queue(struct cfsd_conn *c, const uint8_t *msg, size_t len);
 void cfsd_pool_close(struct cfsd_conn *c);
+void cfsd_pool_unblock(struct cfsd_conn *c);
 void cfsd_pool_stop(void);
 unsigned int cfsd_pool_threads(void);
 
@@ -272,11 +323,8 @@ int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from);
 void cfsd_events_start(struct cfsd_conn *c, uint64_t from);
 void cfsd_events_send(struct cfsd_conn *c);
 void cfsd_events_stop(struct cfsd_conn *c);
-void cfsd_events_notified(void);
 void cfsd_events_busy(bool busy);
-void cfsd_events_fanout(void);
 void cfsd_events_writable(struct cfsd_conn *c);
-int cfsd_events_timer_fd(void);
 int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
 		size_t msgsz);
 

@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -59,6 +61,7 @@ static struct {
 	size_t size;		/* a power of two */
 	uint64_t head;		/* last SEQNUM stored, 0 when none */
 	uint64_t first;		/* oldest SEQNUM still stored */
+	size_t bytes;		/* allocated for the events stored (slot caps): --ring-bytes */
 	int listener;
 	/*
 	 * Whether an event needs to wake the loop: not without subscribers,
@@ -80,9 +83,22 @@ static struct {
 	struct cfs_list subs;	/* struct cfsd_sub.link */
 	uint64_t sent_head;	/* R.head at the last fan-out */
 	bool armed;		/* the linger timer runs */
-	int timer_fd;
+	struct cfsd_source wake;	/* eventfd: events came, or the last busy request ended */
+	bool woken;		/* a wake is pending: no need to write the eventfd again (any thread) */
+	struct cfsd_source timer;	/* the linger timer (timerfd) */
 	struct cfs_buf b;	/* the message being sent */
-} S = { .subs = CFS_LIST_INIT(S.subs), .timer_fd = -1 };
+} S = { .subs = CFS_LIST_INIT(S.subs), .wake = { .fd = -1 }, .timer = { .fd = -1 } };
+
+/* any thread: the loop is to look at the ring (events_notified()) */
+static void events_wake(void)
+{
+	uint64_t one = 1;
+
+	if (__atomic_exchange_n(&S.woken, true, __ATOMIC_SEQ_CST))
+		return;
+	if (write(S.wake.fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_err("cannot wake the event loop: %m");
+}
 
 /* encode @ev as a CFS_T_EVENT field straight into @s (under R.lock) */
 static int slot_fill(struct slot *s, const struct classfs_uevent *ev)
@@ -94,7 +110,7 @@ static int slot_fill(struct slot *s, const struct classfs_uevent *ev)
 	for (int i = 0; i < ev->envc; i++)
 		payload += (uint32_t)strlen(ev->envp[i]) + 1;
 	if (payload + CFS_FIELD_HDR_SIZE > s->cap) {
-		uint32_t cap = (payload + CFS_FIELD_HDR_SIZE + 255) & ~255u;
+		uint32_t cap = (payload + CFS_FIELD_HDR_SIZE + 63) & ~63u;
 		uint8_t *d = realloc(s->data, cap);
 
 		if (!d)
@@ -138,18 +154,29 @@ static void on_event(const struct classfs_uevent *ev, void *data)
 		return;
 	pthread_mutex_lock(&R.lock);
 	s = &R.slots[ev->seqnum & (R.size - 1)];
+	R.bytes -= s->cap;	/* the event it held, if any, was the oldest by count */
 	if (slot_fill(s, ev) < 0) {
 		s->seq = 0;	/* a hole: subscribers skip it */
 		log_err("out of memory storing event %llu", (unsigned long long)ev->seqnum);
 	}
+	R.bytes += s->cap;
 	R.head = ev->seqnum;
 	if (!R.first)
 		R.first = ev->seqnum;
 	if (ev->seqnum >= R.size && R.first < ev->seqnum - R.size + 1)
 		R.first = ev->seqnum - R.size + 1;
+	/* over its bytes: the oldest events go, their memory with them */
+	while (R.bytes > cfsd.cfg.ring_bytes && R.first < R.head) {
+		struct slot *old = &R.slots[R.first & (R.size - 1)];
+
+		R.bytes -= old->cap;
+		free(old->data);
+		*old = (struct slot){ 0 };
+		R.first++;
+	}
 	pthread_mutex_unlock(&R.lock);
 	if (__atomic_load_n(&R.nsubs, __ATOMIC_SEQ_CST) && !__atomic_load_n(&R.armed, __ATOMIC_SEQ_CST))
-		cfsd_loop_wake();
+		events_wake();
 }
 
 /*
@@ -282,8 +309,8 @@ void cfsd_events_stop(struct cfsd_conn *c)
 	__atomic_fetch_sub(&R.nsubs, 1, __ATOMIC_SEQ_CST);
 }
 
-/** cfsd_events_fanout() - the loop: every subscriber gets what came */
-void cfsd_events_fanout(void)
+/* the loop: every subscriber gets what came */
+static void events_fanout(void)
 {
 	/* cleared first: an event stored after the head is read wakes the loop */
 	S.armed = false;
@@ -308,12 +335,11 @@ void cfsd_events_writable(struct cfsd_conn *c)
 		c->sub->blocked = false;
 }
 
-/**
- * cfsd_events_notified() - the loop was woken: events came maybe.  Few
- * wait LINGER_NS for more, so that one message and one wakeup of each
- * subscriber carry many.
+/*
+ * the loop was woken: events came maybe.  Few wait LINGER_NS for more,
+ * so that one message and one wakeup of each subscriber carry many.
  */
-void cfsd_events_notified(void)
+static void events_notified(void)
 {
 	struct itimerspec its = { .it_value = { .tv_nsec = LINGER_NS } };
 	uint64_t head;
@@ -326,16 +352,16 @@ void cfsd_events_notified(void)
 		return;
 	}
 	if (head - S.sent_head >= LINGER_EVENTS || !__atomic_load_n(&R.busy, __ATOMIC_SEQ_CST)) {
-		cfsd_events_fanout();
+		events_fanout();
 		return;
 	}
 	if (S.armed)
 		return;
-	if (timerfd_settime(S.timer_fd, 0, &its, NULL) == 0) {
+	if (timerfd_settime(S.timer.fd, 0, &its, NULL) == 0) {
 		S.armed = true;
 		__atomic_store_n(&R.armed, true, __ATOMIC_SEQ_CST);
 	} else {
-		cfsd_events_fanout();
+		events_fanout();
 	}
 }
 
@@ -349,13 +375,31 @@ void cfsd_events_busy(bool busy)
 	if (busy)
 		__atomic_fetch_add(&R.busy, 1, __ATOMIC_SEQ_CST);
 	else if (__atomic_fetch_sub(&R.busy, 1, __ATOMIC_SEQ_CST) == 1 && __atomic_load_n(&R.nsubs, __ATOMIC_SEQ_CST))
-		cfsd_loop_wake();
+		events_wake();
 }
 
-/** cfsd_events_timer_fd() - the linger timer, for the loop's epoll */
-int cfsd_events_timer_fd(void)
+/* the loop: the wake eventfd (events came) */
+static void wake_dispatch(struct cfsd_source *s, uint32_t revents)
 {
-	return S.timer_fd;
+	uint64_t v;
+
+	(void)revents;
+	/* read, then clear: a wake that finds the flag set is covered by what follows */
+	if (read(s->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_err("event ring wake: %m");
+	__atomic_store_n(&S.woken, false, __ATOMIC_SEQ_CST);
+	events_notified();
+}
+
+/* the loop: the linger is over */
+static void timer_dispatch(struct cfsd_source *s, uint32_t revents)
+{
+	uint64_t v;
+
+	(void)revents;
+	if (read(s->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_err("event timer: %m");
+	events_fanout();
 }
 
 int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from)
@@ -395,67 +439,127 @@ int cfsd_subscribe(struct cfsd_conn *c, uint32_t serial, uint64_t from)
 	c->sub_from = cursor;
 	pthread_mutex_unlock(&c->olock);
 	c->subscribed = true;
-	cfsd_loop_kick(c);
+	cfsd_conn_kick(c);
 	return 1;	/* replied */
 }
 
+/* a REPLAY streaming its range (the connection's stream; its olock) */
+struct replay {
+	uint32_t serial;
+	uint64_t cursor;	/* next SEQNUM to send */
+	uint64_t last;		/* last SEQNUM to send: the range's end, or the head when it started */
+	uint64_t count;		/* events sent */
+	uint64_t first;		/* the range asked for, for the message of an empty replay */
+	uint64_t asked_last;
+};
+
+/*
+ * The next message of a replay: the part of the range that left the ring
+ * (REPLY+MORE with SEQNUM and SEQNUM_LAST, as a subscriber's GAP), as
+ * many events as fit (REPLY+MORE with EVENT fields), or the final REPLY
+ * with COUNT (-ENOENT when no event of the range was sent).
+ */
+static bool replay_next(struct cfsd_conn *c, struct cfs_buf *b, void *data)
+{
+	struct replay *rp = data;
+	uint64_t ring_first, ring_head;
+	char msg[160];
+
+	(void)c;
+	pthread_mutex_lock(&R.lock);
+	if (rp->cursor <= rp->last && rp->cursor < R.first) {
+		uint64_t gap_last = R.first - 1 < rp->last ? R.first - 1 : rp->last;
+
+		cfs_buf_hdr(b, CFS_OP_REPLY, rp->serial, CFS_F_MORE);
+		cfs_buf_u64(b, CFS_T_SEQNUM, rp->cursor);
+		cfs_buf_u64(b, CFS_T_SEQNUM_LAST, gap_last);
+		rp->cursor = gap_last + 1;
+		pthread_mutex_unlock(&R.lock);
+		return true;
+	}
+	if (rp->cursor <= rp->last) {
+		unsigned int n;
+
+		cfs_buf_hdr(b, CFS_OP_REPLY, rp->serial, CFS_F_MORE);
+		n = take_events(b, &rp->cursor, rp->last);
+		rp->count += n;
+		if (n) {
+			pthread_mutex_unlock(&R.lock);
+			return true;
+		}
+		/* holes only, to the end of the range: the final reply follows */
+		cfs_buf_truncate(b, 0);
+	}
+	ring_first = R.first;
+	ring_head = R.head;
+	pthread_mutex_unlock(&R.lock);
+	cfs_buf_hdr(b, CFS_OP_REPLY, rp->serial, 0);
+	if (!rp->count) {
+		snprintf(msg, sizeof(msg),
+			 "none of SEQNUM %llu-%llu is in the replay ring (it holds %llu-%llu)",
+			 (unsigned long long)rp->first, (unsigned long long)rp->asked_last,
+			 (unsigned long long)ring_first, (unsigned long long)ring_head);
+		cfs_buf_i32(b, CFS_T_ERROR, -ENOENT);
+		cfs_buf_str(b, CFS_T_MESSAGE, msg);
+		return false;
+	}
+	cfs_buf_i32(b, CFS_T_ERROR, 0);
+	cfs_buf_str(b, CFS_T_MESSAGE, "ok");
+	cfs_buf_u64(b, CFS_T_COUNT, rp->count);
+	return false;
+}
+
+static const struct cfsd_stream_ops replay_ops = {
+	.next = replay_next,
+	.free = free,
+};
+
+/**
+ * cfsd_replay() - REPLAY @first..@last on @c: a stream of the ring's
+ * events of the range that existed when it started, made as the client
+ * reads it (the loop refills it while @c's output is under its bound),
+ * so unread replays cost the daemon no more than its bound.
+ * Return: 1 (the stream replies), or -errno with @msg set.
+ */
 int cfsd_replay(struct cfsd_conn *c, uint32_t serial, uint64_t first, uint64_t last, char *msg,
 		size_t msgsz)
 {
-	struct cfs_buf b;
-	uint64_t cursor, count = 0, ring_first, ring_head;
-	int r = 0;
+	uint64_t ring_first, ring_head;
+	struct replay *rp;
 
 	if (first > last || first == 0) {
 		snprintf(msg, msgsz, "bad SEQNUM range %llu-%llu", (unsigned long long)first,
 			 (unsigned long long)last);
 		return -EINVAL;
 	}
-	cfs_buf_init(&b);
 	pthread_mutex_lock(&R.lock);
 	ring_first = R.first;
 	ring_head = R.head;
-	cursor = first < R.first ? R.first : first;
-	while (R.head && cursor <= last && cursor <= R.head && r == 0) {
-		unsigned int n;
-
-		if (cursor < R.first)
-			cursor = R.first;	/* overwritten while we sent */
-		cfs_buf_truncate(&b, 0);
-		cfs_buf_hdr(&b, CFS_OP_REPLY, serial, CFS_F_MORE);
-		n = take_events(&b, &cursor, last < R.head ? last : R.head);
-		pthread_mutex_unlock(&R.lock);
-		if (n)
-			r = cfsd_conn_send(c, &b);
-		count += n;
-		pthread_mutex_lock(&R.lock);
-	}
 	pthread_mutex_unlock(&R.lock);
-	if (r < 0) {
-		cfs_buf_free(&b);
-		return r;
-	}
-	if (!count) {
-		cfs_buf_free(&b);
+	if (!ring_head || last < ring_first || first > ring_head) {
 		snprintf(msg, msgsz, "none of SEQNUM %llu-%llu is in the replay ring (it holds %llu-%llu)",
 			 (unsigned long long)first, (unsigned long long)last,
 			 (unsigned long long)ring_first, (unsigned long long)ring_head);
 		return -ENOENT;
 	}
-	cfs_buf_truncate(&b, 0);
-	cfs_buf_hdr(&b, CFS_OP_REPLY, serial, 0);
-	cfs_buf_i32(&b, CFS_T_ERROR, 0);
-	cfs_buf_str(&b, CFS_T_MESSAGE, "ok");
-	cfs_buf_u64(&b, CFS_T_COUNT, count);
-	r = cfsd_conn_send(c, &b);
-	cfs_buf_free(&b);
-	return r < 0 ? r : 1;
+	rp = malloc(sizeof(*rp));
+	if (!rp)
+		return -ENOMEM;
+	*rp = (struct replay){
+		.serial = serial,
+		.cursor = first,
+		.last = last < ring_head ? last : ring_head,
+		.first = first,
+		.asked_last = last,
+	};
+	cfsd_conn_stream(c, serial, &replay_ops, rp);
+	return 1;	/* replied: the stream's final REPLY */
 }
 
 int cfsd_events_init(void)
 {
 	size_t size = 1;
-	int id;
+	int id, r;
 
 	while (size < cfsd.cfg.ring_size)
 		size <<= 1;
@@ -464,9 +568,23 @@ int cfsd_events_init(void)
 	if (!R.slots)
 		return -ENOMEM;
 	cfs_buf_init(&S.b);
-	S.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (S.timer_fd < 0)
+	S.timer = (struct cfsd_source){
+		.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC),
+		.events = EPOLLIN,
+		.dispatch = timer_dispatch,
+	};
+	S.wake = (struct cfsd_source){
+		.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
+		.events = EPOLLIN,
+		.dispatch = wake_dispatch,
+	};
+	if (S.timer.fd < 0 || S.wake.fd < 0)
 		return -errno;
+	r = cfsd_source_add(&S.timer);
+	if (r == 0)
+		r = cfsd_source_add(&S.wake);
+	if (r < 0)
+		return r;
 	cfsd.netlink_fd = -1;
 	if (cfsd.cfg.netlink) {
 #ifdef HAVE_WIRE
@@ -498,9 +616,12 @@ void cfsd_events_shutdown(void)
 	free(R.slots);
 	R.slots = NULL;
 	cfs_buf_free(&S.b);
-	if (S.timer_fd >= 0)
-		close(S.timer_fd);
-	S.timer_fd = -1;
+	/* the listener is gone: nothing writes the eventfd any more */
+	if (S.timer.fd >= 0)
+		close(S.timer.fd);
+	if (S.wake.fd >= 0)
+		close(S.wake.fd);
+	S.timer.fd = S.wake.fd = -1;
 	if (cfsd.netlink_fd >= 0)
 		close(cfsd.netlink_fd);
 	cfsd.netlink_fd = -1;

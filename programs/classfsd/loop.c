@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * loop.c - the event loop: one thread that accepts connections, reads
- * every connection's messages, writes what their sockets did not take,
- * sends subscribers their events, and stops the daemon on a signal.
+ * loop.c - the event loop: one thread that waits in epoll and dispatches
+ * event sources (struct cfsd_source), each with its own callback and
+ * userdata.  It knows nothing of what they are: the listening socket
+ * (listen.c), the connections (conn.c), the event ring's wakeup and
+ * linger timer (events.c), the signalfd (main.c) are sources alike.
  *
- * It never waits for anything but epoll: requests run on the pool
- * (pool.c), output that does not fit waits in its connection's queue
- * (conn.c), events in the ring (events.c).  Other threads ask for its
- * attention through the wake eventfd: a connection on the kick list (its
- * reading may resume, its subscription starts), or new events.
- *
- * Sockets are edge-triggered: a connection remembers that it is readable
- * until a read says EAGAIN, and its output is retried on every EPOLLOUT.
+ * It never waits for anything but epoll.  Other threads ask for a
+ * source's attention by kicking it (cfsd_loop_kick()): the source goes on
+ * the kick list, the wake eventfd is written, and the loop dispatches it
+ * with no events (revents 0) at its next turn.  A kicked source's userdata
+ * is held (its hold callback) until that dispatch, so a connection kicked
+ * by a worker outlives its hangup until the loop has seen the kick.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,287 +19,190 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "daemon.h"
 
-/* epoll's data for the loop's own descriptors; a connection's is its pointer */
-enum { TAG_LISTEN = 1, TAG_WAKE, TAG_SIGNAL, TAG_TIMER, TAG_LAST = 16 };
-
 static struct {
+	int epoll_fd;
+	struct cfsd_source wake;	/* the eventfd other threads write to kick */
+	bool woken;			/* a wake is pending: no need to write the eventfd again */
 	pthread_mutex_t kick_lock;
-	struct cfsd_conn *kick_head, *kick_tail;
-	bool woken;		/* a wake is pending: no need to write the eventfd again */
-	struct cfs_list conns;		/* connections served (loop only; cfsd_conn.loop_link) */
-	bool accept_paused;		/* out of descriptors: until a connection ends */
-	uint8_t *rbuf;			/* one message read (max_msg bytes) */
-} L = { .kick_lock = PTHREAD_MUTEX_INITIALIZER, .conns = CFS_LIST_INIT(L.conns) };
+	struct cfsd_source *kick_head, *kick_tail;
+	bool exit;			/* cfsd_loop_exit(): return after this turn */
+} L = { .epoll_fd = -1, .wake = { .fd = -1 }, .kick_lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* the kicked sources, each dispatched once with no events, its hold released after */
+static void dispatch_kicked(struct cfsd_source *wake, uint32_t revents)
+{
+	uint64_t v;
+
+	(void)revents;
+	/* read, then clear: a wake that finds the flag set is covered by what follows */
+	if (read(wake->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_err("event loop wake: %m");
+	__atomic_store_n(&L.woken, false, __ATOMIC_SEQ_CST);
+	for (;;) {
+		struct cfsd_source *s;
+
+		pthread_mutex_lock(&L.kick_lock);
+		s = L.kick_head;
+		if (s) {
+			L.kick_head = s->kick_next;
+			if (!L.kick_head)
+				L.kick_tail = NULL;
+			s->kicked = false;
+		}
+		pthread_mutex_unlock(&L.kick_lock);
+		if (!s)
+			return;
+		s->dispatch(s, 0);
+		if (s->release)
+			s->release(s->userdata);
+	}
+}
 
 /** cfsd_loop_init() - the epoll instance and the wake eventfd; 0 or -errno */
 int cfsd_loop_init(void)
 {
-	cfsd.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (cfsd.epoll_fd < 0)
+	L.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (L.epoll_fd < 0)
 		return -errno;
-	cfsd.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (cfsd.wake_fd < 0)
+	L.wake = (struct cfsd_source){
+		.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
+		.events = EPOLLIN,
+		.dispatch = dispatch_kicked,
+	};
+	if (L.wake.fd < 0)
 		return -errno;
-	L.rbuf = malloc(cfsd.cfg.max_msg);
-	return L.rbuf ? 0 : -ENOMEM;
+	return cfsd_source_add(&L.wake);
 }
 
-/** cfsd_loop_wake() - any thread: make the loop look at its kick list and the ring */
-void cfsd_loop_wake(void)
+/**
+ * cfsd_source_add() - the loop: dispatch @s when its descriptor has one
+ * of @s->events.  @s stays the caller's and must outlive its removal.
+ * Return: 0 or -errno.
+ */
+int cfsd_source_add(struct cfsd_source *s)
+{
+	struct epoll_event ev = { .events = s->events, .data.ptr = s };
+
+	return epoll_ctl(L.epoll_fd, EPOLL_CTL_ADD, s->fd, &ev) < 0 ? -errno : 0;
+}
+
+/** cfsd_source_set_events() - the loop: wait for @events of @s from now on; 0 or -errno */
+int cfsd_source_set_events(struct cfsd_source *s, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = s };
+
+	if (epoll_ctl(L.epoll_fd, EPOLL_CTL_MOD, s->fd, &ev) < 0)
+		return -errno;
+	s->events = events;
+	return 0;
+}
+
+/**
+ * cfsd_source_del() - the loop: no more events of @s's descriptor (a kick
+ * pending still dispatches it: its userdata is held until then)
+ */
+void cfsd_source_del(struct cfsd_source *s)
+{
+	epoll_ctl(L.epoll_fd, EPOLL_CTL_DEL, s->fd, NULL);
+}
+
+/* any thread: the loop is to look at its kick list */
+static void loop_wake(void)
 {
 	uint64_t one = 1;
 
 	if (__atomic_exchange_n(&L.woken, true, __ATOMIC_SEQ_CST))
 		return;
-	if (write(cfsd.wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+	if (write(L.wake.fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		log_err("cannot wake the event loop: %m");
 }
 
 /**
- * cfsd_loop_kick() - any thread: the loop is to serve @c again (read,
- * flush, send events) at its next turn
+ * cfsd_loop_kick() - any thread: dispatch @s with no events (revents 0)
+ * at the loop's next turn, once however often it is kicked meanwhile;
+ * its userdata is held until then
  */
-void cfsd_loop_kick(struct cfsd_conn *c)
+void cfsd_loop_kick(struct cfsd_source *s)
 {
 	pthread_mutex_lock(&L.kick_lock);
-	if (!c->kicked) {
-		c->kicked = true;
-		c->kick_next = NULL;
+	if (!s->kicked) {
+		s->kicked = true;
+		s->kick_next = NULL;
+		if (s->hold)
+			s->hold(s->userdata);
 		if (L.kick_tail)
-			L.kick_tail->kick_next = cfsd_conn_get(c);
+			L.kick_tail->kick_next = s;
 		else
-			L.kick_head = cfsd_conn_get(c);
-		L.kick_tail = c;
+			L.kick_head = s;
+		L.kick_tail = s;
 	}
 	pthread_mutex_unlock(&L.kick_lock);
-	cfsd_loop_wake();
+	loop_wake();
 }
 
-static int add_fd(int fd, uint32_t events, void *ptr)
+/** cfsd_loop_exit() - the loop: cfsd_loop_run() returns after the sources of this turn */
+void cfsd_loop_exit(void)
 {
-	struct epoll_event ev = { .events = events, .data.ptr = ptr };
-
-	return epoll_ctl(cfsd.epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
-}
-
-/** cfsd_loop_add() - the loop: serve @c (its reference is the connection's own) */
-int cfsd_loop_add(struct cfsd_conn *c)
-{
-	int r = add_fd(c->fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, c);
-
-	if (r < 0)
-		return r;
-	cfs_list_add(&c->loop_link, &L.conns);
-	/* what it sent before we listened is not an edge: read it now */
-	c->readable = true;
-	cfsd_conn_read(c, L.rbuf);
-	return 0;
-}
-
-/** cfsd_loop_del() - the loop: @c ended; no more events of its socket */
-void cfsd_loop_del(struct cfsd_conn *c)
-{
-	epoll_ctl(cfsd.epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
-	cfs_list_del(&c->loop_link);
-}
-
-/* output first, then events (they wait for replies queued before them), then requests */
-static void serve(struct cfsd_conn *c)
-{
-	if (c->ended)
-		return;
-	if (!c->sub) {
-		uint64_t from;
-
-		pthread_mutex_lock(&c->olock);
-		from = c->sub_from;
-		c->sub_from = 0;
-		pthread_mutex_unlock(&c->olock);
-		if (from)
-			cfsd_events_start(c, from);
-	}
-	if (cfsd_conn_flush(c) && c->sub)
-		cfsd_events_send(c);
-	cfsd_conn_read(c, L.rbuf);
-}
-
-static void serve_kicked(void)
-{
-	struct cfsd_conn *c;
-
-	for (;;) {
-		pthread_mutex_lock(&L.kick_lock);
-		c = L.kick_head;
-		if (c) {
-			L.kick_head = c->kick_next;
-			if (!L.kick_head)
-				L.kick_tail = NULL;
-			c->kicked = false;
-		}
-		pthread_mutex_unlock(&L.kick_lock);
-		if (!c)
-			return;
-		serve(c);
-		cfsd_conn_put(c);
-	}
-}
-
-/*
- * Out of descriptors: the listening socket would stay readable and spin
- * the loop.  It is left out until a connection's teardown wakes the loop
- * (cfsd_conn_teardown()); meanwhile clients wait in the backlog.
- */
-static void pause_accept(void)
-{
-	struct epoll_event ev = { .events = 0, .data.ptr = (void *)(uintptr_t)TAG_LISTEN };
-
-	if (L.accept_paused)
-		return;
-	log_warn("accept: %m: no new connection until one ends");
-	if (epoll_ctl(cfsd.epoll_fd, EPOLL_CTL_MOD, cfsd.listen_fd, &ev) == 0)
-		L.accept_paused = true;
-}
-
-static void resume_accept(void)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = (void *)(uintptr_t)TAG_LISTEN };
-
-	if (L.accept_paused && epoll_ctl(cfsd.epoll_fd, EPOLL_CTL_MOD, cfsd.listen_fd, &ev) == 0)
-		L.accept_paused = false;
-}
-
-static void accept_all(void)
-{
-	for (;;) {
-		int fd = accept4(cfsd.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), r;
-
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			if (errno == EMFILE || errno == ENFILE)
-				pause_accept();
-			else if (errno != EAGAIN)
-				log_warn("accept: %m");
-			return;
-		}
-		r = cfsd_conn_start(fd);
-		if (r < 0) {
-			if (r != -EMFILE)	/* over its uid's limit: logged, client told */
-				log_warn("cannot serve a connection: %s", strerror(-r));
-			close(fd);
-		}
-	}
+	L.exit = true;
 }
 
 /**
- * cfsd_loop_run() - serve until a signal comes through @signal_fd.
- * Return: 0 (a signal), or -errno when epoll fails.
+ * cfsd_loop_run() - dispatch sources until one calls cfsd_loop_exit().
+ * Return: 0, or -errno when epoll fails.
  */
-int cfsd_loop_run(int signal_fd)
+int cfsd_loop_run(void)
 {
 	struct epoll_event evs[64];
-	int r;
 
-	r = add_fd(cfsd.listen_fd, EPOLLIN, (void *)(uintptr_t)TAG_LISTEN);
-	if (r == 0)
-		r = add_fd(cfsd.wake_fd, EPOLLIN, (void *)(uintptr_t)TAG_WAKE);
-	if (r == 0)
-		r = add_fd(signal_fd, EPOLLIN, (void *)(uintptr_t)TAG_SIGNAL);
-	if (r == 0)
-		r = add_fd(cfsd_events_timer_fd(), EPOLLIN, (void *)(uintptr_t)TAG_TIMER);
-	if (r < 0)
-		return r;
-	for (;;) {
-		int n = epoll_wait(cfsd.epoll_fd, evs, 64, -1);
+	while (!L.exit) {
+		int n = epoll_wait(L.epoll_fd, evs, 64, -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
 		for (int i = 0; i < n; i++) {
-			uintptr_t tag = (uintptr_t)evs[i].data.ptr;
-			struct cfsd_conn *c;
-			uint64_t v;
+			struct cfsd_source *s = evs[i].data.ptr;
 
-			switch (tag) {
-			case TAG_LISTEN:
-				accept_all();
-				continue;
-			case TAG_SIGNAL: {
-				struct signalfd_siginfo si;
-
-				if (read(signal_fd, &si, sizeof(si)) == sizeof(si))
-					log_info("signal %u: shutting down", si.ssi_signo);
-				return 0;
-			}
-			case TAG_WAKE:
-				/*
-				 * Read, then clear: a wake that finds the flag set
-				 * is covered by what follows; one after it writes.
-				 */
-				if (read(cfsd.wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-					log_err("event loop wake: %m");
-				__atomic_store_n(&L.woken, false, __ATOMIC_SEQ_CST);
-				resume_accept();	/* a descriptor may be free again */
-				cfsd_events_notified();
-				serve_kicked();
-				continue;
-			case TAG_TIMER:
-				if (read(cfsd_events_timer_fd(), &v, sizeof(v)) < 0 && errno != EAGAIN)
-					log_err("event timer: %m");
-				cfsd_events_fanout();
-				continue;
-			}
-			c = evs[i].data.ptr;
-			if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
-				c->readable = true;	/* a hangup shows as a read of 0 or an error */
-			if (evs[i].events & EPOLLOUT)
-				cfsd_events_writable(c);
-			serve(c);
+			s->dispatch(s, evs[i].events);
 		}
 	}
+	return 0;
 }
 
 /**
- * cfsd_loop_shutdown() - after cfsd_loop_run(): end every connection,
- * wait for their teardown, stop the pool, drop what waits for the loop.
- * The wake eventfd stays until cfsd_loop_free(): events still come.
+ * cfsd_loop_shutdown() - after cfsd_loop_run(), every source ended: the
+ * kicks still pending are dropped, their holds released.  The wake
+ * eventfd stays until cfsd_loop_free(): kicks may still come.
  */
 void cfsd_loop_shutdown(void)
 {
-	struct cfsd_conn *c;
+	struct cfsd_source *s;
 
-	while (!cfs_list_empty(&L.conns))
-		cfsd_conn_end(cfs_list_entry(L.conns.next, struct cfsd_conn, loop_link));
-	cfsd_conn_wait_all();
-	cfsd_pool_stop();
 	pthread_mutex_lock(&L.kick_lock);
-	c = L.kick_head;
+	s = L.kick_head;
 	L.kick_head = L.kick_tail = NULL;
 	pthread_mutex_unlock(&L.kick_lock);
-	while (c) {
-		struct cfsd_conn *next = c->kick_next;
+	while (s) {
+		struct cfsd_source *next = s->kick_next;
 
-		c->kicked = false;
-		cfsd_conn_put(c);
-		c = next;
+		s->kicked = false;
+		if (s->release)
+			s->release(s->userdata);
+		s = next;
 	}
 }
 
-/** cfsd_loop_free() - at exit, nothing left to wake the loop: its descriptors */
+/** cfsd_loop_free() - at exit, nothing left to kick the loop: its descriptors */
 void cfsd_loop_free(void)
 {
-	free(L.rbuf);
-	L.rbuf = NULL;
-	if (cfsd.wake_fd >= 0)
-		close(cfsd.wake_fd);
-	if (cfsd.epoll_fd >= 0)
-		close(cfsd.epoll_fd);
-	cfsd.wake_fd = cfsd.epoll_fd = -1;
+	if (L.wake.fd >= 0)
+		close(L.wake.fd);
+	if (L.epoll_fd >= 0)
+		close(L.epoll_fd);
+	L.wake.fd = L.epoll_fd = -1;
 }

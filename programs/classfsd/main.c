@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -71,6 +72,8 @@ static void usage(FILE *out)
 		"      --max-message BYTES   size limit per message (default 65536)\n"
 		"      --call-timeout MS     remote show()/store() timeout (default 5000)\n"
 		"      --ring-size N         events kept for replay (default 262144)\n"
+		"      --ring-bytes BYTES    memory those events may take; the oldest go\n"
+		"                            first (default %u)\n"
 		"      --subscriber-queue N  events a subscriber may lag behind before a gap\n"
 		"                            notice (default 16384)\n"
 		"      --max-connections-per-uid N  connections one uid may hold (default %d)\n"
@@ -81,12 +84,16 @@ static void usage(FILE *out)
 		"      --max-requests-per-uid N     requests of one uid run at once (default %d,\n"
 		"                                   at most %d); root has no limits\n"
 		"      --uevent-helper PATH  run PATH for every event (/kernel/uevent_helper)\n"
+		"      --uevent-helper-queue BYTES  memory the events waiting for their\n"
+		"                            helper may take; past it events are dropped,\n"
+		"                            counted and logged (default %zu)\n"
 		"      --netlink             broadcast events in udev format on netlink group 2\n"
 		"                            (use only in a private network namespace)\n"
 		"  -v, --verbose             log debug messages\n"
 		"  -h, --help                show this help\n",
-		"/run/classfs/control", CFSD_MAX_CONNS_DEFAULT, CFSD_MAX_OBJS_DEFAULT,
-		CFSD_MAX_SUBS_DEFAULT, CFSD_MAX_REQS_DEFAULT, CFSD_WORKERS_MAX);
+		"/run/classfs/control", CFSD_RING_BYTES_DEFAULT, CFSD_MAX_CONNS_DEFAULT, CFSD_MAX_OBJS_DEFAULT,
+		CFSD_MAX_SUBS_DEFAULT, CFSD_MAX_REQS_DEFAULT, CFSD_WORKERS_MAX,
+		CLASSFS_HELPER_QUEUE_DEFAULT);
 }
 
 static int parse_size(const char *opt, const char *s, size_t min, size_t max, size_t *out)
@@ -105,7 +112,7 @@ static int parse_size(const char *opt, const char *s, size_t min, size_t max, si
 	return 0;
 }
 
-enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_QUEUE, OPT_NETLINK, OPT_HELPER,
+enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_RING_BYTES, OPT_QUEUE, OPT_NETLINK, OPT_HELPER, OPT_HELPER_QUEUE,
        OPT_MAX_CONNS, OPT_MAX_OBJS, OPT_MAX_SUBS, OPT_MAX_REQS, OPT_DEV_MOUNT };
 
 static int parse_args(int argc, char **argv, const char **helper)
@@ -122,12 +129,14 @@ static int parse_args(int argc, char **argv, const char **helper)
 		{ "max-message", required_argument, NULL, OPT_MAX_MSG },
 		{ "call-timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "ring-size", required_argument, NULL, OPT_RING },
+		{ "ring-bytes", required_argument, NULL, OPT_RING_BYTES },
 		{ "subscriber-queue", required_argument, NULL, OPT_QUEUE },
 		{ "max-connections-per-uid", required_argument, NULL, OPT_MAX_CONNS },
 		{ "max-objects-per-uid", required_argument, NULL, OPT_MAX_OBJS },
 		{ "max-subscribers-per-uid", required_argument, NULL, OPT_MAX_SUBS },
 		{ "max-requests-per-uid", required_argument, NULL, OPT_MAX_REQS },
 		{ "uevent-helper", required_argument, NULL, OPT_HELPER },
+		{ "uevent-helper-queue", required_argument, NULL, OPT_HELPER_QUEUE },
 		{ "netlink", no_argument, NULL, OPT_NETLINK },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -142,6 +151,8 @@ static int parse_args(int argc, char **argv, const char **helper)
 		.max_msg = CFS_MSG_MAX_DEFAULT,
 		.call_timeout_ms = 5000,
 		.ring_size = 262144,
+		.ring_bytes = CFSD_RING_BYTES_DEFAULT,
+		.helper_queue = CLASSFS_HELPER_QUEUE_DEFAULT,
 		.sub_queue = 16384,
 		.max_conns = CFSD_MAX_CONNS_DEFAULT,
 		.max_objs = CFSD_MAX_OBJS_DEFAULT,
@@ -182,6 +193,11 @@ static int parse_args(int argc, char **argv, const char **helper)
 			if (parse_size("--ring-size", optarg, 16, 1u << 26, &cfsd.cfg.ring_size))
 				return -EINVAL;
 			break;
+		case OPT_RING_BYTES:
+			if (parse_size("--ring-bytes", optarg, 1u << 16, (size_t)1 << 40,
+				       &cfsd.cfg.ring_bytes))
+				return -EINVAL;
+			break;
 		case OPT_QUEUE:
 			if (parse_size("--subscriber-queue", optarg, 1, 1u << 26, &cfsd.cfg.sub_queue))
 				return -EINVAL;
@@ -206,6 +222,11 @@ static int parse_args(int argc, char **argv, const char **helper)
 				return -EINVAL;
 			break;
 		case OPT_HELPER: *helper = optarg; break;
+		case OPT_HELPER_QUEUE:
+			if (parse_size("--uevent-helper-queue", optarg, 4096, (size_t)1 << 40,
+				       &cfsd.cfg.helper_queue))
+				return -EINVAL;
+			break;
 		case OPT_NETLINK: cfsd.cfg.netlink = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -EINVAL;
@@ -418,8 +439,45 @@ static void remove_rest(void)
 	classfs_tree_for_each_class(cfsd.tree, collect_class, NULL);
 }
 
+/* the uevent helper's queue is full: events are being dropped (at most once a second) */
+static void helper_overflow(const struct classfs_helper_stats *st, void *data)
+{
+	(void)data;
+	log_warn("uevent helper: %zu events (%zu bytes, --uevent-helper-queue %zu) wait for a "
+		 "helper: dropping events, %llu dropped so far", st->queued, st->queued_bytes,
+		 cfsd.cfg.helper_queue, (unsigned long long)st->dropped);
+}
+
+/*
+ * At shutdown: no helper starts any more (not for the shutdown's REMOVE
+ * events either); what waits is dropped, what still runs after the grace
+ * is killed.
+ */
+static void helper_stop(void)
+{
+	struct classfs_helper_stats st;
+
+	classfs_helper_stop(cfsd.tree, &st);
+	if (st.dropped || st.killed)
+		log_info("uevent helper stopped: %llu events dropped without their helper, %llu "
+			 "running helpers killed (%llu started)", (unsigned long long)st.dropped,
+			 (unsigned long long)st.killed, (unsigned long long)st.started);
+}
+
+/* the loop: SIGTERM, SIGINT or SIGHUP came */
+static void signal_dispatch(struct cfsd_source *s, uint32_t revents)
+{
+	struct signalfd_siginfo si;
+
+	(void)revents;
+	if (read(s->fd, &si, sizeof(si)) == sizeof(si))
+		log_info("signal %u: shutting down", si.ssi_signo);
+	cfsd_loop_exit();
+}
+
 int main(int argc, char **argv)
 {
+	struct cfsd_source signals;
 	const char *helper = NULL;
 	sigset_t mask;
 	int sfd, r, status = 1;
@@ -448,17 +506,21 @@ int main(int argc, char **argv)
 	}
 	cfsd.listen_fd = -1;
 	cfsd.netlink_fd = -1;
-	cfsd.epoll_fd = -1;
-	cfsd.wake_fd = -1;
 	cfsd.tree = classfs_tree_new(cfsd.cfg.layout);
 	if (!cfsd.tree) {
 		log_err("cannot create the tree: %m");
 		return 1;
 	}
+	classfs_helper_set_queue(cfsd.tree, cfsd.cfg.helper_queue, helper_overflow, NULL);
 	cfsd_registry_init();
 	r = cfsd_loop_init();
 	if (r == 0)
 		r = cfsd_events_init();
+	if (r == 0) {
+		signals = (struct cfsd_source){ .fd = sfd, .events = EPOLLIN,
+						.dispatch = signal_dispatch };
+		r = cfsd_source_add(&signals);
+	}
 	if (r < 0) {
 		log_err("cannot start event delivery: %s", strerror(-r));
 		goto out_tree;
@@ -493,19 +555,32 @@ int main(int argc, char **argv)
 	cfsd.listen_fd = listen_socket();
 	if (cfsd.listen_fd < 0)
 		goto out_mount;
+	r = cfsd_listen_start(cfsd.listen_fd);
+	if (r < 0) {
+		log_err("cannot accept connections: %s", strerror(-r));
+		close(cfsd.listen_fd);
+		unlink(cfsd.cfg.socket_path);
+		goto out_mount;
+	}
 	log_info("listening on %s%s%s, layout %s", cfsd.cfg.socket_path,
 		 cfsd.mount ? ", tree mounted at " : "", cfsd.mount ? cfsd.cfg.mountpoint : "",
 		 cfsd.cfg.layout == CLASSFS_LAYOUT_CLASS ? "class" : "devices");
 	sd_notify_ready();
 
-	r = cfsd_loop_run(sfd);
+	r = cfsd_loop_run();
 	if (r < 0)
 		log_err("event loop: %s", strerror(-r));
 	else
 		status = 0;
+	/* first: whatever is queued, the stop takes its grace at most */
+	helper_stop();
 
+	cfsd_listen_stop();
 	close(cfsd.listen_fd);
 	unlink(cfsd.cfg.socket_path);
+	/* every connection ends (what it bound goes), then the workers, then pending kicks */
+	cfsd_conn_end_all();
+	cfsd_pool_stop();
 	cfsd_loop_shutdown();
 out_mount:
 	/* REMOVE events for everything while the sinks still listen */

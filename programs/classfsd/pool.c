@@ -18,6 +18,13 @@
  * answer, say), the next requests wait their turn: the answers they wait
  * for come through the loop, never through a worker, so they come.
  *
+ * A connection whose output is blocked (over its bound, or a REPLAY
+ * still streaming: conn.c) runs no request: a worker that finds it at
+ * the head parks it off the run list, and the loop puts it back when the
+ * client has read enough (cfsd_pool_unblock()).  So a client that sends
+ * requests and never reads their answers costs its bound of output and
+ * its CFSD_QUEUE_MAX requests read ahead, whatever they would answer.
+ *
  * One uid other than root runs at most --max-requests-per-uid requests
  * (cfsd.cfg.max_reqs, CFSD_MAX_REQS_DEFAULT) at a time: a worker passes
  * over the connections of a uid that has its share running.  Requests
@@ -144,16 +151,27 @@ static struct cfsd_conn *take_runnable(void)
 {
 	struct cfsd_conn *prev = NULL;
 
-	for (struct cfsd_conn *c = P.head; c; prev = c, c = c->run_next) {
-		if (!may_run(c))
+	struct cfsd_conn *c = P.head, *next;
+
+	for (; c; c = next) {
+		/* its teardown (no request left) is never held back */
+		bool park = c->qhead && __atomic_load_n(&c->out_blocked, __ATOMIC_SEQ_CST);
+
+		next = c->run_next;
+		if (!park && !may_run(c)) {
+			prev = c;
 			continue;
+		}
 		if (prev)
-			prev->run_next = c->run_next;
+			prev->run_next = next;
 		else
-			P.head = c->run_next;
+			P.head = next;
 		if (P.tail == c)
 			P.tail = prev;
-		return c;
+		if (!park)
+			return c;
+		/* still scheduled, with the run list's reference: cfsd_pool_unblock() */
+		c->parked = true;
 	}
 	return NULL;
 }
@@ -212,7 +230,12 @@ void cfsd_pool_close(struct cfsd_conn *c)
 	q = c->qhead;
 	c->qhead = c->qtail = NULL;
 	c->qlen = 0;
-	schedule_locked(c);
+	if (c->parked) {
+		c->parked = false;
+		run_locked(c);	/* its teardown */
+	} else {
+		schedule_locked(c);
+	}
 	pthread_mutex_unlock(&P.lock);
 	while (q) {
 		struct cfsd_req *next = q->next;
@@ -220,6 +243,20 @@ void cfsd_pool_close(struct cfsd_conn *c)
 		free(q);
 		q = next;
 	}
+}
+
+/**
+ * cfsd_pool_unblock() - the loop: @c's output is no longer blocked; its
+ * requests may run again if a worker parked it
+ */
+void cfsd_pool_unblock(struct cfsd_conn *c)
+{
+	pthread_mutex_lock(&P.lock);
+	if (c->parked) {
+		c->parked = false;
+		run_locked(c);
+	}
+	pthread_mutex_unlock(&P.lock);
 }
 
 /* one turn of @c: its next request, or its teardown; under P.lock, dropped meanwhile */
@@ -243,7 +280,7 @@ static void run_one(struct cfsd_conn *c)
 		count_running(c->uid, 1);
 	pthread_mutex_unlock(&P.lock);
 	if (resume)
-		cfsd_loop_kick(c);
+		cfsd_conn_kick(c);
 	if (q && !__atomic_load_n(&c->dead, __ATOMIC_SEQ_CST))
 		cfsd_handle(c, q->data, q->len);
 	free(q);

@@ -274,6 +274,10 @@ struct classfs_tree {
 	int next_listener_id;
 	bool default_tree;
 	struct cfs_helper *helper;	/* kernel/uevent_helper, NULL until set */
+	/* (L) classfs_helper_set_queue()'s, for a helper started later */
+	size_t helper_queue_max;
+	classfs_helper_overflow_fn helper_overflow;
+	void *helper_overflow_data;
 	struct cfs_watch watches[CFS_MAX_WATCHES];
 	int nwatches;
 	int watch_ids;

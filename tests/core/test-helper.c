@@ -2,13 +2,15 @@
 /*
  * test-helper.c - kernel/uevent_helper: runs once per event with the
  * event's variables in its environment and SUBSYSTEM as argv[1]; empty
- * disables it; a helper that hangs does not hold the tree up; its
+ * disables it; a helper that hangs does not hold the tree up, nor its
+ * stop (a bounded queue, the running ones killed after a grace); its
  * environment is the event's variables and a fixed HOME and PATH, nothing
  * of the process's own and nothing a writer names (only SYNTH_ARG_KEY).
  */
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -250,6 +252,80 @@ TEST(helper_environment)
 	CHECK_INT(classfs_path_write(t, "kernel/uevent_helper", "\n", 1), 1);
 	classfs_class_unregister(&hooked);
 	classfs_class_destroy(blk);
+	CHECK_INT(classfs_tree_free(t), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_INT(system(cmd), 0);
+}
+
+static unsigned int overflows;
+static uint64_t overflow_dropped;
+
+static void on_overflow(const struct classfs_helper_stats *st, void *data)
+{
+	(void)data;
+	overflows++;
+	overflow_dropped = st->dropped;
+}
+
+/*
+ * A helper that never ends: 8 run, the queue holds what its bound allows,
+ * the rest is dropped and told; the stop drops the queue and kills the 8
+ * within its grace; the process's own child is not reaped by the library.
+ */
+TEST(helper_queue_bounded)
+{
+	struct classfs_tree *t = classfs_tree_new(CLASSFS_LAYOUT_CLASS);
+	struct classfs_class *cls = classfs_class_create(t, "q");
+	struct classfs_device *dev;
+	struct classfs_helper_stats st;
+	struct timespec a, b;
+	char cmd[600];
+	double took;
+	pid_t own;
+	int ws;
+
+	snprintf(dir, sizeof(dir), "/tmp/classfs-helper-XXXXXX");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(script, sizeof(script), "%s/hotplug", dir);
+	write_script("exec sleep 60");
+	own = fork();
+	if (own == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK_INT(classfs_helper_set_queue(NULL, 0, NULL, NULL), -EINVAL);
+	CHECK_INT(classfs_helper_set_queue(t, 8192, on_overflow, NULL), 0);
+	CHECK_INT(classfs_path_write(t, "kernel/uevent_helper", script, strlen(script)),
+		  (long long)strlen(script));
+	dev = classfs_device_create(cls, NULL, 0, NULL, NULL, "q0");
+	CHECK(dev != NULL);
+	for (int i = 0; dev && i < 2000; i++)
+		classfs_device_uevent(dev, CLASSFS_ACTION_CHANGE, NULL);
+	/* what is delivered by now: the 8 running, the queue at its bound, the rest dropped */
+	usleep(300 * 1000);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	CHECK_INT(classfs_helper_stop(t, &st), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	took = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	fprintf(stderr, "# started %llu, dropped %llu, killed %llu; stop took %.3f s\n",
+		(unsigned long long)st.started, (unsigned long long)st.dropped,
+		(unsigned long long)st.killed, took);
+	CHECK_INT(st.started, 8);
+	CHECK_INT(st.killed, 8);
+	CHECK_INT(st.queued, 0);
+	CHECK(st.dropped > 1900);
+	CHECK(overflows >= 1 && overflow_dropped >= 1);
+	CHECK(took < 1.0);
+	/* stopped for good: later events run nothing */
+	if (dev)
+		classfs_device_uevent(dev, CLASSFS_ACTION_CHANGE, NULL);
+	CHECK_INT(classfs_helper_stop(t, &st), 0);
+	CHECK_INT(st.started, 8);
+	/* the test's own child is still its to reap */
+	kill(own, SIGTERM);
+	CHECK(waitpid(own, &ws, 0) == own);
+	classfs_device_unregister(dev);
+	classfs_class_destroy(cls);
 	CHECK_INT(classfs_tree_free(t), 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK_INT(system(cmd), 0);

@@ -495,3 +495,46 @@ TEST(uevent_helper)
 	unlink(script);
 	unlink(out);
 }
+
+/*
+ * The helper starts as a fresh program: classfsd blocks SIGTERM, SIGINT
+ * and SIGHUP (its signalfd) and ignores SIGPIPE, none of which the helper
+ * inherits.
+ */
+TEST(uevent_helper_signals)
+{
+	char script[128], out[128], buf[4096];
+	const char *args[] = { "--uevent-helper", script, NULL };
+	struct daemon d;
+	struct classfs_client *c;
+	FILE *f;
+
+	snprintf(out, sizeof(out), "/tmp/classfsd-helper-sig-%d.out", (int)getpid());
+	snprintf(script, sizeof(script), "/tmp/classfsd-helper-sig-%d.sh", (int)getpid());
+	f = fopen(script, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	/* the shell's builtins read its own status: a child it forks would see it mid-fork */
+	fprintf(f, "#!/bin/sh\nwhile read -r k v; do case $k in SigBlk:|SigIgn:) echo \"$k $v\";; "
+		"esac; done < /proc/self/status > %s.tmp\nmv %s.tmp %s\n", out, out, out);
+	fclose(f);
+	chmod(script, 0755);
+	unlink(out);
+	CHECK_INT(start_daemon(&d, false, args), 0);
+	c = classfs_client_connect(d.sock, 0);
+	CHECK(c != NULL);
+	if (c)
+		CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
+			.cls = "hs", .name = "hs0" }), 0);
+	buf[0] = '\0';
+	for (double t0 = now_s(); now_s() - t0 < 5 && read_file(out, buf, sizeof(buf)) < 0;)
+		usleep(20000);
+	fprintf(stderr, "# the helper's signal state:\n%s", buf);
+	CHECK(strstr(buf, "SigBlk: 0000000000000000\n") != NULL);
+	CHECK(strstr(buf, "SigIgn: 0000000000000000\n") != NULL);
+	classfs_client_disconnect(c);
+	CHECK_INT(stop_daemon(&d), 0);
+	unlink(script);
+	unlink(out);
+}
