@@ -20,9 +20,13 @@ if ! command -v abidw >/dev/null || ! command -v abidiff >/dev/null; then
 fi
 current=$(mktemp)
 trap 'rm -f "$current"' EXIT
-# locations stay (abidiff tells public types from private ones by the
-# header that declares them); the build directory's absolute path goes
-abidw --no-corpus-path --headers-dir "$here/../include/classfs" "$lib" |
+# the exported functions and the types they reach that the public headers
+# define, nothing else: the in-library interface (src/include/
+# classfs-internal/) and the layers' own types have no place in it.
+# Locations stay (abidiff tells public types from private ones by the
+# header that declares them); the build directory's absolute path goes.
+abidw --no-corpus-path --headers-dir "$here/../include/classfs" --drop-private-types \
+	--exported-interfaces-only "$lib" |
 	sed -E "s/ comp-dir-path='[^']*'//" >"$current"
 
 if [[ ${2:-} == --update ]]; then
@@ -46,8 +50,8 @@ if ((rc & 12)); then
 	# a changed layout or signature, which abidiff leaves to us to judge
 	echo "FAIL: the ABI differs from abi/libclassfs.abi (above)."
 	echo "  Only additions: run abi/check.sh $lib --update and commit the baseline."
-	echo "  A removed symbol, a changed signature or public struct layout: the soname"
-	echo "  changes too (README \"ABI\")."
+	echo "  A removed symbol, a changed signature or public struct layout is incompatible:"
+	echo "  README \"ABI\" says when the soname changes with it."
 else
 	echo "FAIL: abidiff exited $rc"
 fi

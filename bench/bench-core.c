@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include <classfs/kernel.h>
-#include <classfs/testing.h>
+#include "classfs-internal/testing.h"
 
 #include "bench-util.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "classfs/record.h"
-#include "classfs/testing.h"
+#include "classfs-internal/testing.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,7 @@
 #include <sys/sysmacros.h>
 
 #include "classfs/classfs.h"
-#include "classfs/testing.h"
+#include "classfs-internal/testing.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "classfs/testing.h"
 
 struct test_case {
 	const char *name;

@@ -4,8 +4,9 @@
  *
  * A tree holds classes, class devices (which may nest under a parent class
  * device of the same class) and physical ("bus") devices.  Every object is
- * visible through the tree's path API (and, later, a FUSE mount) in one of
- * two layouts, and every change produces a uevent.
+ * visible through the tree's path API and its FUSE mount
+ * (classfs_mount_tree()) in one of two layouts, and every change produces
+ * a uevent.
  *
  * Conventions (as in the Linux driver core):
  *  - functions return 0 or a negative errno; object constructors return a
@@ -15,9 +16,7 @@
  *  - fields marked "private" belong to the library;
  *  - no library lock is held while a caller's callback runs, so callbacks
  *    may call back into this API.  A callback that would have to wait for
- *    itself gets -EDEADLK instead of hanging.  The one exception is a
- *    view's struct classfs_watch_ops.changed(), which runs with the
- *    tree's lock held and must not call into the library (see there).
+ *    itself gets -EDEADLK instead of hanging.
  */
 #ifndef CLASSFS_CLASSFS_H
 #define CLASSFS_CLASSFS_H
@@ -405,13 +404,6 @@ CLASSFS_PUBLIC struct classfs_class *classfs_class_find(struct classfs_tree *tre
  */
 CLASSFS_PUBLIC int classfs_class_create_file(struct classfs_class *cls,
 					     const struct classfs_class_attribute *attr);
-/**
- * classfs_class_create_file_owned() - as classfs_class_create_file(); @attr
- * (from classfs_malloc()) is freed with the file, or on error.
- * Return: as classfs_class_create_file().
- */
-CLASSFS_PUBLIC int classfs_class_create_file_owned(struct classfs_class *cls,
-						   struct classfs_class_attribute *attr);
 /** classfs_class_remove_file() - remove it; waits for running show()/store() */
 CLASSFS_PUBLIC void classfs_class_remove_file(struct classfs_class *cls,
 					      const struct classfs_class_attribute *attr);
@@ -709,26 +701,12 @@ CLASSFS_PUBLIC int classfs_device_rename(struct classfs_device *dev, const char 
  */
 CLASSFS_PUBLIC int classfs_device_create_file(struct classfs_device *dev,
 					      const struct classfs_device_attribute *attr);
-/**
- * classfs_device_create_file_owned() - as classfs_device_create_file(),
- * and @attr (from classfs_malloc()) is freed with classfs_free() by the
- * library when the file goes (also on error).
- * Return: as classfs_device_create_file().
- */
-CLASSFS_PUBLIC int classfs_device_create_file_owned(struct classfs_device *dev,
-						    struct classfs_device_attribute *attr);
 /** classfs_device_remove_file() - remove it; waits for running show()/store() */
 CLASSFS_PUBLIC void classfs_device_remove_file(struct classfs_device *dev,
 					       const struct classfs_device_attribute *attr);
 /** classfs_device_create_bin_file() - add a binary attribute; as classfs_device_create_file() */
 CLASSFS_PUBLIC int classfs_device_create_bin_file(struct classfs_device *dev,
 						  const struct classfs_bin_attribute *attr);
-/**
- * classfs_device_create_bin_file_owned() - as classfs_device_create_file_owned(),
- * for a binary attribute.  Return: as classfs_device_create_file().
- */
-CLASSFS_PUBLIC int classfs_device_create_bin_file_owned(struct classfs_device *dev,
-							struct classfs_bin_attribute *attr);
 /** classfs_device_remove_bin_file() - remove it */
 CLASSFS_PUBLIC void classfs_device_remove_bin_file(struct classfs_device *dev,
 						   const struct classfs_bin_attribute *attr);
@@ -791,46 +769,6 @@ CLASSFS_PUBLIC int classfs_synth_arg_valid(const char *kv);
  * attribute), -ENOTDIR (a group part names a file).
  */
 CLASSFS_PUBLIC int classfs_device_notify(struct classfs_device *dev, const char *attr_name);
-/**
- * struct classfs_watch_ops - how a view (the filesystem) follows a tree
- * @changed: directory @dir_ino gained or lost entry @name.  Runs with the
- *           tree's lock held, inside the change (the exception to "no
- *           library lock is held while a callback runs"): it must only
- *           record what it is told, call no classfs_* function (that
- *           deadlocks) and take no lock that is held elsewhere while the
- *           library is called.
- * @sync: end of an API call that changed the tree, no lock held: push
- *        what was recorded before returning.
- * @notify: classfs_device_notify() on attribute @ino, no lock held.
- */
-struct classfs_watch_ops {
-	void (*changed)(void *data, uint64_t dir_ino, const char *name);
-	void (*sync)(void *data);
-	void (*notify)(void *data, uint64_t ino);
-};
-
-/**
- * classfs_tree_watch_add() - follow @tree's changes
- * Return: a watch id (> 0), -EINVAL (NULL), -ENOSPC (8 watches already).
- */
-CLASSFS_PUBLIC int classfs_tree_watch_add(struct classfs_tree *tree,
-					  const struct classfs_watch_ops *ops, void *data);
-/** classfs_tree_watch_remove() - stop; 0, -EINVAL (NULL @tree) or -ENOENT */
-CLASSFS_PUBLIC int classfs_tree_watch_remove(struct classfs_tree *tree, int id);
-/**
- * classfs_sync_defer() - hold the syncs of this thread's calls until
- * classfs_sync_resume(): for many calls that make one change (adding
- * thousands of devices), the views (mounts) still record each change as it
- * comes, but the calls return without waiting for them to push it.
- * Nests; per thread.
- */
-CLASSFS_PUBLIC void classfs_sync_defer(void);
-/**
- * classfs_sync_resume() - end a classfs_sync_defer(); the outermost one
- * waits for @tree's views to push what the deferred calls changed (a
- * view's @sync), as the last of those calls would have.
- */
-CLASSFS_PUBLIC void classfs_sync_resume(struct classfs_tree *tree);
 /* ------------------------------------------------------------------ */
 /* data-driven publishing: stored values, links, quiet adds            */
 /* ------------------------------------------------------------------ */
@@ -971,16 +909,9 @@ CLASSFS_PUBLIC int classfs_interface_register(struct classfs_interface *intf);
 CLASSFS_PUBLIC void classfs_interface_unregister(struct classfs_interface *intf);
 
 /* ------------------------------------------------------------------ */
-/* the tree as files: ids and the path API                            */
+/* the tree as files: the path API                                    */
 /* ------------------------------------------------------------------ */
 
-/*
- * Every entry of the tree has an inode number: the node's id, the
- * node's generation and a slot (0 for the node itself, else one of the
- * entries computed from it: `dev`, `uevent`, default attributes, links).
- * A stale number (its node gone) answers -ENOENT.
- */
-#define CLASSFS_ROOT_INO	((uint64_t)1)	/* every tree's root */
 
 enum classfs_ftype {
 	CLASSFS_FT_DIR = 1,
@@ -988,6 +919,14 @@ enum classfs_ftype {
 	CLASSFS_FT_LNK,
 };
 
+/**
+ * struct classfs_stat - an entry of the tree, as the mount's stat() shows it
+ * @ino: its inode number (the mount's st_ino): node id, generation and a
+ *       slot for the entries computed from a node; a removed entry's
+ *       number stays stale (-ENOENT) for a long time, as ids are reused
+ *       oldest first with the next generation.
+ * @generation: that generation.
+ */
 struct classfs_stat {
 	uint64_t ino;
 	uint32_t generation;
@@ -997,40 +936,15 @@ struct classfs_stat {
 	bool dynamic;		/* computed by show() on every read */
 };
 
-/** classfs_root_ino() - %CLASSFS_ROOT_INO, the inode number of every tree's root */
-CLASSFS_PUBLIC uint64_t classfs_root_ino(void);
-/** classfs_getattr() - stat an entry; 0, -EINVAL (NULL), -ENOENT (gone) */
-CLASSFS_PUBLIC int classfs_getattr(struct classfs_tree *tree, uint64_t ino, struct classfs_stat *st);
-/** classfs_lookup() - the entry @name in directory @dir; 0, -EINVAL, -ENOENT, -ENOTDIR */
-CLASSFS_PUBLIC int classfs_lookup(struct classfs_tree *tree, uint64_t dir, const char *name,
-				  struct classfs_stat *st);
-/**
- * classfs_read() - read an entry: an attribute's whole value from @off
- * Return: bytes, or -errno: -EINVAL (NULL, negative @off, a link),
- * -ENOENT (no such entry), -ENODEV once removed, -EACCES when not
- * readable, -EISDIR, -EBUSY (attribute callbacks nested more than 16 deep
- * on this thread), -ENOMEM, -EIO (the attribute has no show() or
- * read()), the show()'s error.
- */
-CLASSFS_PUBLIC ssize_t classfs_read(struct classfs_tree *tree, uint64_t ino, char *buf,
-				    size_t size, off_t off);
-/**
- * classfs_write() - one store() with the whole buffer (-E2BIG over
- * CLASSFS_ATTR_MAX); binary attributes take @off.
- * Return: bytes consumed or -errno: -EACCES when not writable, -EPERM
- * (an immutable file: classfs_set_flags()), -E2BIG,
- * -EFBIG (a binary write past 2 GiB - 1), -EIO (the attribute has no
- * store() or write()), the store()'s error, or any of classfs_read()'s
- * other errors.
- */
-CLASSFS_PUBLIC ssize_t classfs_write(struct classfs_tree *tree, uint64_t ino, const char *buf,
-				     size_t size, off_t off);
 /*
- * Answers given later.  A caller that can wait for its answer without
- * holding a thread (the FUSE view) passes an offer; a device attribute's
- * show()/store() that must wait for someone else (classfsd's remote
- * attributes) takes it with classfs_defer(), returns -CLASSFS_DEFERRED
- * and completes the reply once, from any thread, when the answer comes.
+ * Answers given later.  A device text attribute's show()/store() that
+ * must wait for someone else (classfsd's remote attributes wait for
+ * their publisher's connection) may take the answer over with
+ * classfs_defer(), return -CLASSFS_DEFERRED and complete the reply once,
+ * from any thread, when the answer comes.  Only a reader that can wait
+ * without holding a thread offers that (a read or write through the
+ * mount); for every other one (the path API, a show() reading another
+ * attribute) classfs_defer() returns NULL and the callback answers at once.
  */
 
 /* what show()/store() return once they took the reply (the kernel's EIOCBQUEUED) */
@@ -1047,32 +961,6 @@ struct classfs_reply {
 	void (*done)(struct classfs_reply *reply, ssize_t result, const char *page);
 };
 
-/**
- * struct classfs_reply_offer - a caller's readiness to be answered later
- * @take: the reply the callback will complete, or NULL (it cannot be
- *        answered later, e.g. out of memory: the callback answers at once)
- */
-struct classfs_reply_offer {
-	struct classfs_reply *(*take)(struct classfs_reply_offer *offer);
-};
-
-/**
- * classfs_read_offer() - classfs_read(), but a device text attribute's
- * show() may answer later through @offer
- * Return: as classfs_read(), or -CLASSFS_DEFERRED: the show() took the
- * offer and the answer (the whole value, not cut to @off and @size)
- * comes through the reply.
- */
-CLASSFS_PUBLIC ssize_t classfs_read_offer(struct classfs_tree *tree, uint64_t ino, char *buf,
-					  size_t size, off_t off, struct classfs_reply_offer *offer);
-/**
- * classfs_write_offer() - classfs_write(), but a device text attribute's
- * store() may answer later through @offer.
- * Return: as classfs_write(), or -CLASSFS_DEFERRED (see classfs_read_offer()).
- */
-CLASSFS_PUBLIC ssize_t classfs_write_offer(struct classfs_tree *tree, uint64_t ino,
-					   const char *buf, size_t size, off_t off,
-					   struct classfs_reply_offer *offer);
 /**
  * classfs_defer() - in a device text attribute's show()/store(): take the
  * answer over.  At most once per call; nested reads (a show() reading
@@ -1097,25 +985,6 @@ CLASSFS_PUBLIC struct classfs_reply *classfs_defer(void);
  */
 CLASSFS_PUBLIC int classfs_io_error(long err);
 /**
- * classfs_readlink() - a link's relative target
- * Return: length, -EINVAL (NULL, or not a link), -ENOENT (gone, or a link
- * to a removed device), -ERANGE (@size too small).
- */
-CLASSFS_PUBLIC ssize_t classfs_readlink(struct classfs_tree *tree, uint64_t ino, char *buf,
-					size_t size);
-/**
- * classfs_readdir() - list a directory from @off (0 = start)
- * @fill: called per entry with the offset to resume after it, no library
- *        lock held; a non-zero return stops the listing (entry not consumed).
- * Offsets stay valid while the directory changes: an entry present for
- * the whole listing is seen exactly once.  "." and ".." are not listed.
- * Return: 0 (also when @fill stopped it), -EINVAL, -ENOENT, -ENOTDIR, -ENOMEM.
- */
-CLASSFS_PUBLIC int classfs_readdir(struct classfs_tree *tree, uint64_t dir, uint64_t off,
-				   int (*fill)(void *ctx, const char *name,
-					       const struct classfs_stat *st, uint64_t next_off),
-				   void *ctx);
-/**
  * classfs_path_stat() - resolve a path below the root ("class/block/sda")
  * without following the last component's link (links inside the path
  * are followed). Return: 0, -EINVAL (NULL), -ENAMETOOLONG (@path of
@@ -1124,92 +993,51 @@ CLASSFS_PUBLIC int classfs_readdir(struct classfs_tree *tree, uint64_t dir, uint
  */
 CLASSFS_PUBLIC int classfs_path_stat(struct classfs_tree *tree, const char *path,
 				     struct classfs_stat *st);
-/** classfs_path_read() - read a whole attribute by path; length, classfs_path_stat()'s or classfs_read()'s errors */
+/**
+ * classfs_path_read() - read a whole attribute by path (a link at the
+ * end of @path followed)
+ * Return: length, classfs_path_stat()'s errors, or -ENODEV (removed
+ * meanwhile), -EACCES (not readable), -EISDIR, -EBUSY (attribute
+ * callbacks nested more than 16 deep on this thread), -ENOMEM, -EIO (the
+ * attribute has no show() or read()), the show()'s error.
+ */
 CLASSFS_PUBLIC ssize_t classfs_path_read(struct classfs_tree *tree, const char *path, char *buf,
 					 size_t size);
-/** classfs_path_write() - write an attribute by path; bytes, classfs_path_stat()'s or classfs_write()'s errors */
+/**
+ * classfs_path_write() - one store() of the whole of @buf by path (a
+ * binary attribute: written at offset 0)
+ * Return: bytes consumed, or classfs_path_read()'s errors with -EACCES
+ * when not writable, -EPERM (a file made immutable through the mount,
+ * chattr +i), -E2BIG (a text attribute's store() over CLASSFS_ATTR_MAX),
+ * -EFBIG (past 2 GiB - 1), -EIO (the attribute has no store() or
+ * write()), the store()'s error.
+ */
 CLASSFS_PUBLIC ssize_t classfs_path_write(struct classfs_tree *tree, const char *path,
 					  const char *buf, size_t size);
-/** classfs_path_readlink() - a link's target by path; length, classfs_path_stat()'s or classfs_readlink()'s errors */
+/**
+ * classfs_path_readlink() - a link's relative target by path
+ * Return: length, classfs_path_stat()'s errors, -EINVAL (not a link),
+ * -ENOENT (a link to a removed device), -ERANGE (@size too small).
+ */
 CLASSFS_PUBLIC ssize_t classfs_path_readlink(struct classfs_tree *tree, const char *path,
 					     char *buf, size_t size);
 /**
  * classfs_path_list() - list a directory by path, each entry once
+ * @fn: called per entry, no library lock held.  An entry present for the
+ *      whole listing is seen exactly once while the directory changes;
+ *      "." and ".." are not listed.
  * Return: number of entries, @fn's non-zero return (which stops it), or
- * classfs_path_stat()'s or classfs_readdir()'s errors.
+ * classfs_path_stat()'s errors, -ENOTDIR (not a directory), -ENOENT
+ * (removed meanwhile), -ENOMEM.
  */
 CLASSFS_PUBLIC int classfs_path_list(struct classfs_tree *tree, const char *path,
 				     int (*fn)(void *ctx, const char *name,
 					       const struct classfs_stat *st),
 				     void *ctx);
-/*
- * Changing the tree as a filesystem (what the mounted tree does for
- * open(O_CREAT), mkdir, symlink, unlink, rmdir, rename, chmod and
- * truncate; the kernel checks the caller's permissions before).  Files
- * made so are stored values that hold what is written at any offset and
- * report their length; directories and symlinks are plain ones.  A
- * device's code attributes and directory, and the directories the tree
- * makes, are not changed this way.  Each function's comment in
- * src/core/plain.c and plain-rename.c gives its errors.
- */
-/** classfs_create() - make an empty file @name (mode @mode) in directory @dir; 0 or -errno */
-CLASSFS_PUBLIC int classfs_create(struct classfs_tree *tree, uint64_t dir, const char *name,
-				  mode_t mode, struct classfs_stat *st);
-/** classfs_mkdir() - make an empty directory @name in directory @dir; 0 or -errno */
-CLASSFS_PUBLIC int classfs_mkdir(struct classfs_tree *tree, uint64_t dir, const char *name,
-				 mode_t mode, struct classfs_stat *st);
-/** classfs_symlink() - make a symlink @name with text @target in directory @dir; 0 or -errno */
-CLASSFS_PUBLIC int classfs_symlink(struct classfs_tree *tree, uint64_t dir, const char *name,
-				   const char *target, struct classfs_stat *st);
-/**
- * classfs_unlink() - remove a stored value or link @name of directory
- * @dir; a device's computed entry (`dev`, `subsystem`, `device`,
- * class/CLASS/NAME, block/NAME, dev/TYPE/M:m, an attribute of its class's
- * or type's groups) is hidden for that device until it goes; with its
- * class/CLASS/NAME it leaves the class's name index, so that another
- * device of that class may take the name.  0 or -errno (-EPERM:
- * `uevent`, links and directories the tree makes, an immutable file).
- */
-CLASSFS_PUBLIC int classfs_unlink(struct classfs_tree *tree, uint64_t dir, const char *name);
-/** classfs_rmdir() - remove empty plain directory @name of @dir; 0, -ENOTEMPTY, -EBUSY (a device's), -EPERM, ... */
-CLASSFS_PUBLIC int classfs_rmdir(struct classfs_tree *tree, uint64_t dir, const char *name);
-/**
- * classfs_rename() - move entry @name of @dir to @newname in @newdir,
- * replacing what was there (@flags 1: RENAME_NOREPLACE); 0 or -errno
- */
-CLASSFS_PUBLIC int classfs_rename(struct classfs_tree *tree, uint64_t dir, const char *name,
-				  uint64_t newdir, const char *newname, unsigned int flags);
-/** classfs_chmod() - set the mode of a stored value, plain directory or link; 0 or -errno */
-CLASSFS_PUBLIC int classfs_chmod(struct classfs_tree *tree, uint64_t ino, mode_t mode,
-				 struct classfs_stat *st);
-/**
- * classfs_truncate() - set the length of a file made through the
- * filesystem; other writable files are left alone (sysfs's O_TRUNC).
- * 0 or -errno
- */
-CLASSFS_PUBLIC int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size,
-				    struct classfs_stat *st);
-/* the inode flags kept (FS_IOC_GETFLAGS/SETFLAGS, chattr and lsattr): Linux's values */
-#define CLASSFS_FL_IMMUTABLE 0x00000010u	/* FS_IMMUTABLE_FL */
-#define CLASSFS_FL_APPEND 0x00000020u		/* FS_APPEND_FL */
-/**
- * classfs_get_flags() - the inode flags of entry @ino (CLASSFS_FL_*) in
- * *@flags; 0 or -errno
- */
-CLASSFS_PUBLIC int classfs_get_flags(struct classfs_tree *tree, uint64_t ino, unsigned int *flags);
-/**
- * classfs_set_flags() - set the inode flags of a stored value @ino:
- * CLASSFS_FL_IMMUTABLE, CLASSFS_FL_APPEND (a file made through the
- * filesystem), or none.  An immutable entry is not written, truncated,
- * chmod-ed, removed nor renamed (-EPERM) through the filesystem calls,
- * whoever asks; an append-only one is written at its end only.  0,
- * -EOPNOTSUPP (another flag, or a flag on an entry that cannot have it),
- * -ENOENT, -EINVAL
- */
-CLASSFS_PUBLIC int classfs_set_flags(struct classfs_tree *tree, uint64_t ino, unsigned int flags);
 /**
  * classfs_tree_remove_plain() - remove everything made through the
- * filesystem and show again the computed entries it hid; devices and
+ * mounted filesystem (files, directories and links made by
+ * open(O_CREAT), mkdir, symlink; renames of them; chmod) and show again the computed entries it hid; devices and
  * what their publishers added stay.  0, -EINVAL, -ENOMEM (nothing changed)
  */
 CLASSFS_PUBLIC int classfs_tree_remove_plain(struct classfs_tree *tree);

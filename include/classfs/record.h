@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * record.h - umockdev record files: import into a tree, export from it,
- * the udev database of recorded properties, and what /dev needs.
+ * and the udev database of recorded properties.
  *
  * The format and its rules are described in docs/records.md.
  */
@@ -106,38 +106,6 @@ CLASSFS_PUBLIC int classfs_record_save(struct classfs_tree *tree, const char *sy
  * Return: 0 or -errno of the first file that could not be written.
  */
 CLASSFS_PUBLIC int classfs_record_export_udevdb(struct classfs_tree *tree, const char *dir);
-
-/**
- * struct classfs_record_node - the /dev entry of a loaded device
- * @syspath: the device's Linux path ("/devices/...").
- * @devname: the node's path ("/dev/input/event5").
- * @block: a block device node (else a character device node).
- * @devt: its number (0 when the record had none).
- * @mode: permission bits (E: DEVMODE when recorded, else 0666).
- * @contents: the bytes of `N: name=HEX` (NULL, 0 when none).
- * @symlinks: @nsymlinks `S:` links, relative to /dev.
- */
-struct classfs_record_node {
-	const char *syspath;
-	const char *devname;
-	bool block;
-	dev_t devt;
-	mode_t mode;
-	const unsigned char *contents;
-	size_t contents_len;
-	const char *const *symlinks;
-	size_t nsymlinks;
-};
-
-/**
- * classfs_record_for_each_node() - call @fn for each loaded device that has
- * a device node (N:, E: DEVNAME or a device number), parents first; stops at
- * a non-zero return, which it returns.  @fn's argument lives until it returns.
- */
-CLASSFS_PUBLIC int classfs_record_for_each_node(struct classfs_tree *tree,
-						int (*fn)(const struct classfs_record_node *node,
-							  void *data),
-						void *data);
 
 /**
  * classfs_record_unload() - remove every device loaded from records

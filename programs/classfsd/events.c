@@ -29,10 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#if __has_include(<classfs/wire.h>)
 #include <classfs/wire.h>
-#define HAVE_WIRE 1
-#endif
 
 #include "daemon.h"
 
@@ -141,7 +138,6 @@ static void on_event(const struct classfs_uevent *ev, void *data)
 {
 	struct slot *s;
 
-#ifdef HAVE_WIRE
 	if (cfsd.netlink_fd >= 0) {
 		int r = classfs_netlink_udev_send(cfsd.netlink_fd, ev);
 
@@ -149,7 +145,6 @@ static void on_event(const struct classfs_uevent *ev, void *data)
 			log_debug("netlink send of SEQNUM %llu: %s", (unsigned long long)ev->seqnum,
 				  strerror(-r));
 	}
-#endif
 	if (ev->envc <= 0 || (size_t)ev->envc > CFS_EVENT_VARS_MAX)
 		return;
 	pthread_mutex_lock(&R.lock);
@@ -587,17 +582,12 @@ int cfsd_events_init(void)
 		return r;
 	cfsd.netlink_fd = -1;
 	if (cfsd.cfg.netlink) {
-#ifdef HAVE_WIRE
 		cfsd.netlink_fd = classfs_netlink_udev_open();
 		if (cfsd.netlink_fd < 0) {
 			log_err("cannot open the udev netlink socket: %s", strerror(-cfsd.netlink_fd));
 			return cfsd.netlink_fd;
 		}
 		log_info("broadcasting events in udev format on NETLINK_KOBJECT_UEVENT group 2");
-#else
-		log_err("--netlink: built without the wire formats");
-		return -ENOSYS;
-#endif
 	}
 	id = classfs_listener_add(cfsd.tree, on_event, NULL);
 	if (id < 0)

@@ -22,10 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#if __has_include(<classfs/record.h>)
 #include <classfs/record.h>
-#define HAVE_RECORD 1
-#endif
 
 #include "daemon.h"
 #include "util.h"
@@ -246,7 +243,6 @@ static int parse_args(int argc, char **argv, const char **helper)
 /* the daemon's own record file (an option's path, never a client's) */
 static int load_file(const char *path)
 {
-#ifdef HAVE_RECORD
 	struct classfs_record_options opt = { .filename = path };
 	struct classfs_record_error err = { 0 };
 	char *data = NULL;
@@ -290,10 +286,6 @@ static int load_file(const char *path)
 	}
 	log_info("loaded %s", path);
 	return 0;
-#else
-	log_err("cannot load %s: built without the record loader", path);
-	return -ENOSYS;
-#endif
 }
 
 /* the socket's directory (/run/classfs): made when missing, its parent must exist */
@@ -585,9 +577,7 @@ int main(int argc, char **argv)
 out_mount:
 	/* REMOVE events for everything while the sinks still listen */
 	cfsd_registry_shutdown();
-#ifdef HAVE_RECORD
 	classfs_record_unload(cfsd.tree);
-#endif
 	remove_rest();
 	if (cfsd.dev_mount && classfs_mount_close(cfsd.dev_mount) < 0)
 		log_warn("cannot unmount %s", cfsd.cfg.dev_mountpoint);

@@ -11,14 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#if __has_include(<classfs/record.h>)
-#include <classfs/record.h>
-#define HAVE_RECORD 1
-#endif
-#if __has_include(<classfs/print.h>)
 #include <classfs/print.h>
-#define HAVE_PRINT 1
-#endif
+#include <classfs/record.h>
 
 #include "daemon.h"
 
@@ -557,7 +551,6 @@ static int op_load(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *r
 	c->load_len += m->data_len;
 	if (m->flags & CFS_F_MORE)
 		return 0;
-#ifdef HAVE_RECORD
 	{
 		struct classfs_record_options opt = { .filename = m->filename ? m->filename : "(client)" };
 		struct classfs_record_error err = { 0 };
@@ -572,10 +565,6 @@ static int op_load(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *r
 			log_info("uid %u loaded %s (%zu bytes)", (unsigned int)c->uid, opt.filename,
 				 c->load_len);
 	}
-#else
-	snprintf(rp->msg, sizeof(rp->msg), "built without the record loader");
-	r = -ENOSYS;
-#endif
 	free(c->load);
 	c->load = NULL;
 	c->load_len = c->load_cap = 0;
@@ -609,11 +598,9 @@ static int op_render(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 	size_t len = 0;
 	FILE *f;
 	int r;
-
-#if defined(HAVE_RECORD) || defined(HAVE_PRINT)
 	struct classfs_device *dev = NULL;
 	uid_t owner = 0;
-#endif
+
 	if ((m->op == CFS_OP_TREE || m->op == CFS_OP_INFO) && m->format > FORMAT_LAST) {
 		snprintf(rp->msg, sizeof(rp->msg), "unknown format %u", m->format);
 		return -EINVAL;
@@ -622,7 +609,6 @@ static int op_render(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 	if (!f)
 		return -ENOMEM;
 	switch (m->op) {
-#ifdef HAVE_RECORD
 	case CFS_OP_SAVE:
 		/*
 		 * A record holds every attribute's value, also those only
@@ -638,8 +624,6 @@ static int op_render(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 		}
 		r = classfs_record_save(cfsd.tree, m->syspath, f);
 		break;
-#endif
-#ifdef HAVE_PRINT
 	case CFS_OP_TREE:
 		r = classfs_tree_print(cfsd.tree, (enum classfs_print_format)m->format, f);
 		break;
@@ -651,11 +635,9 @@ static int op_render(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 			r = classfs_device_print_info(dev, (enum classfs_print_format)m->format, f);
 		classfs_device_put(dev);
 		break;
-#endif
 	default:
-		snprintf(rp->msg, sizeof(rp->msg), "built without %s", m->op == CFS_OP_SAVE ?
-			 "the record writer" : "the printers");
-		r = -ENOSYS;
+		snprintf(rp->msg, sizeof(rp->msg), "not a SAVE, TREE or INFO request");
+		r = -EINVAL;
 	}
 	if (fclose(f) != 0 && r == 0)
 		r = -ENOMEM;

@@ -15,10 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#if __has_include(<classfs/record.h>)
 #include <classfs/record.h>
-#define HAVE_RECORD 1
-#endif
 
 #include "daemon.h"
 
@@ -45,9 +42,7 @@ int cfsd_reset(uid_t uid, char *msg, size_t msgsz)
 	if (r == 0) {
 		/* the classes (records' ones only let go of), then the record's own */
 		cfsd_registry_clear();
-#ifdef HAVE_RECORD
 		(void)classfs_record_unload(cfsd.tree);
-#endif
 	}
 	pthread_mutex_unlock(&cfsd.lock);
 	if (r == 0) {

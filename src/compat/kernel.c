@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "classfs/kernel.h"
+#include "classfs-internal/attr-owned.h"
 
 #define to_kdev(d) container_of(d, struct class_device, cfs)
 #define to_kclass(c) container_of(c, struct class, cfs)

@@ -60,8 +60,11 @@
 #include <string.h>
 
 #include "classfs/classfs.h"
-#include "classfs/testing.h"
-#include "bytes.h"
+#include "classfs-internal/attr-owned.h"
+#include "classfs-internal/bytes.h"
+#include "classfs-internal/fs.h"
+#include "classfs-internal/testing.h"
+#include "classfs-internal/watch.h"
 
 #define cfs_container_of(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))

@@ -13,6 +13,7 @@
 #define CLASSFS_RUN_DEVFS_INTERNAL_H
 
 #include "run-internal.h"
+#include "classfs-internal/record-node.h"
 
 /* what the environment made for one device */
 struct devent {

@@ -3,8 +3,12 @@
  * util.h - small helpers more than one layer needs (src/util): numbers
  * and names as the kernel and udev write them, the udev database's tag
  * lines, a user namespace's id maps, JSON members, and where the
- * installed data is; list.h beside it has an intrusive list.  Nothing
- * here knows a tree: what needs one belongs to the core or a view.
+ * installed data is; list.h beside it has an intrusive list.  The ground
+ * layer: nothing here knows a tree, holds state (a variable, a lock) or
+ * calls the library (its allocator included) - what does belongs to the
+ * core or a view.  It is linked into libclassfs.so and, for the few
+ * functions each calls, into classfsd, classctl and the Python extension:
+ * stateless copies, deliberately (test util-ground checks it).
  */
 #ifndef CLASSFS_UTIL_H
 #define CLASSFS_UTIL_H

@@ -10,6 +10,8 @@
  * Leaks are LeakSanitizer's to find (./check.sh runs this under ASan).
  */
 #include "../harness.h"
+#include "classfs-internal/fs.h"
+#include "classfs-internal/testing.h"
 #include "../native-util.h"
 
 /* ---- the hook ---- */

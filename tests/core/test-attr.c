@@ -10,6 +10,10 @@
 #include <unistd.h>
 
 #include "../harness.h"
+#include "classfs-internal/attr-owned.h"
+#include "classfs-internal/fs.h"
+#include "classfs-internal/testing.h"
+#include "classfs-internal/watch.h"
 #include "../native-util.h"
 
 /* ---- a text attribute that records its calls ---- */

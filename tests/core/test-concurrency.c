@@ -41,6 +41,8 @@
 
 #include "classfs/classfs.h"
 #include "../harness.h"
+#include "classfs-internal/fs.h"
+#include "classfs-internal/testing.h"
 
 #define NWRITERS 3
 #define NREADERS 3

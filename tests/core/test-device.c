@@ -7,6 +7,8 @@
  * paths of both layouts (every link relative and resolving in the tree).
  */
 #include "../harness.h"
+#include "classfs-internal/fs.h"
+#include "classfs-internal/testing.h"
 #include "../native-util.h"
 
 static struct classfs_tree *tree_with_links_checked(struct classfs_tree *t)

@@ -9,6 +9,7 @@
  * layouts, where no physical device named "virtual" may go.
  */
 #include "../harness.h"
+#include "classfs-internal/testing.h"
 #include "../native-util.h"
 
 static ssize_t show_x(struct classfs_device *dev, const struct classfs_device_attribute *a,

@@ -7,6 +7,8 @@
 #include <limits.h>
 
 #include "../harness.h"
+#include "classfs-internal/fs.h"
+#include "classfs-internal/watch.h"
 #include "../native-util.h"
 
 /* a constant: usable where a function call is not */

@@ -17,6 +17,7 @@
 #include "../harness.h"
 #include "../native-util.h"
 #include "classfs/classfs.h"
+#include "classfs-internal/testing.h"
 
 static void dev_free(struct classfs_device *dev)
 {

@@ -44,6 +44,7 @@
 
 #include "classfs/classfs.h"
 #include "../harness.h"
+#include "classfs-internal/fs.h"
 #include "../native-util.h"
 
 #define UUID "12345678-1234-1234-1234-123456789abc"

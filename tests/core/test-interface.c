@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "../harness.h"
+#include "classfs-internal/testing.h"
 #include "../native-util.h"
 
 /* ---- a log of calls ---- */

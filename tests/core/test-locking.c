@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "../harness.h"
+#include "classfs-internal/testing.h"
+#include "classfs-internal/watch.h"
 #include "../native-util.h"
 
 static void on_alarm(int sig)

@@ -7,6 +7,8 @@
 #include <limits.h>
 
 #include "../harness.h"
+#include "classfs-internal/fs.h"
+#include "classfs-internal/testing.h"
 #include "../native-util.h"
 
 TEST(name_valid)

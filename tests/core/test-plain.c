@@ -13,6 +13,7 @@
 
 #include "classfs/record.h"
 #include "../harness.h"
+#include "classfs-internal/fs.h"
 #include "../native-util.h"
 
 /* a device named @name, not added yet */

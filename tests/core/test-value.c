@@ -8,6 +8,8 @@
 #include <sys/sysmacros.h>
 
 #include "../harness.h"
+#include "classfs-internal/fs.h"
+#include "classfs-internal/testing.h"
 #include "../native-util.h"
 
 static struct classfs_device *mkdev(struct classfs_tree *t, struct classfs_class *cls,

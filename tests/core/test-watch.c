@@ -12,6 +12,7 @@
 
 #include "../harness.h"
 #include "classfs/classfs.h"
+#include "classfs-internal/watch.h"
 
 static int syncs, changes;
 

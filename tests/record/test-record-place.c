@@ -19,6 +19,7 @@
 #include "../native-util.h"
 #include "classfs/classfs.h"
 #include "classfs/record.h"
+#include "classfs-internal/testing.h"
 #include "record-util.h"
 
 static int warnings;

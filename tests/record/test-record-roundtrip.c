@@ -28,6 +28,8 @@
 #include "../harness.h"
 #include "classfs/classfs.h"
 #include "classfs/record.h"
+#include "classfs-internal/fs.h"
+#include "classfs-internal/testing.h"
 #include "record-util.h"
 
 static char *slurp(const char *name, size_t *len)

@@ -22,6 +22,8 @@
 #include "../harness.h"
 #include "classfs/classfs.h"
 #include "classfs/record.h"
+#include "classfs-internal/record-node.h"
+#include "classfs-internal/testing.h"
 
 /* the repo's recordings (tests/record/data) */
 #define MOUSE "usb-mouse.umockdev"	/* input1/event1 under HID, USB, PCI */

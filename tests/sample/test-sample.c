@@ -22,6 +22,7 @@
 #include "classfs/classfs.h"
 #include "classfs/record.h"
 #include "harness.h"
+#include "classfs-internal/testing.h"
 #include "native-util.h"
 
 #ifndef CLASSFS_SAMPLE_PATH

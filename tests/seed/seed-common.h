@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "classfs/classfs.h"
-#include "classfs/testing.h"
 #include "../harness.h"
+#include "classfs-internal/testing.h"
 
 int classfs_module_init(void);
 void classfs_module_exit(void);

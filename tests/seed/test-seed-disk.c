@@ -7,6 +7,7 @@
  * hotplug hook, a rename, and a disk removed with a live partition.
  */
 #include "seed-common.h"
+#include "classfs-internal/fs.h"
 
 TEST(init_builds_disks_and_partitions)
 {

@@ -4,6 +4,7 @@
  * unchanged against <classfs/kernel.h>) and checks the tree and events.
  */
 #include "seed-common.h"
+#include "classfs-internal/fs.h"
 
 TEST(init_builds_disks_and_partitions)
 {

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "classfs/classfs.h"
-#include "classfs/testing.h"
+#include "classfs-internal/testing.h"
 #include "stress-util.h"
 
 #define MAX_WRITERS 8

@@ -39,6 +39,7 @@
 #include <sys/sysmacros.h>
 
 #include <classfs/record.h>
+#include "classfs-internal/record-node.h"
 
 /* the names a device never takes: see above */
 static const struct {

@@ -30,6 +30,8 @@
 #include <sys/stat.h>
 
 #include <classfs/classfs.h>
+#include "classfs-internal/fs.h"
+#include "classfs-internal/watch.h"
 
 #define CFS_FUSE_TIMEOUT 86400.0	/* entries and attributes: a day, pushed invalidation */
 

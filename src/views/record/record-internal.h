@@ -16,7 +16,10 @@
 
 #include <classfs/classfs.h>
 #include <classfs/record.h>
-#include "bytes.h"	/* src/util: the bytes of shaped attributes */
+#include "classfs-internal/bytes.h"	/* the core's: the bytes of shaped attributes */
+#include "classfs-internal/fs.h"
+#include "classfs-internal/record-node.h"
+#include "classfs-internal/watch.h"
 #include <limits.h>
 #include <stdio.h>
 

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bytes.h - the bytes an attribute stores (value nodes, value.c; the
- * record view's shaped attributes, src/views/record/shape.c).  They start
- * in their owner's allocation and move to a buffer of their own when a
- * write makes them longer.
+ * bytes.h - the bytes an attribute stores: the core's value storage
+ * (src/core/bytes.c), used by its value nodes (value.c) and by the record
+ * view's shaped attributes (src/views/record/shape.c).  They start in
+ * their owner's allocation and move to a buffer of their own, from the
+ * core's allocator, when a write makes them longer.
  *
  * Locking: each struct cfs_bytes is guarded by one of a few striped
  * mutexes (by its address): a reader copies out under it, a writer swaps
  * a new buffer in under it and frees the old one after, so a reader sees
- * the old bytes or the new, never a mix.
+ * the old bytes or the new, never a mix.  The stripes are the core's
+ * (libclassfs.so holds the only copy).
+ *
+ * In-library interface (see fs.h beside it): not installed, not exported.
  */
-#ifndef CLASSFS_UTIL_BYTES_H
-#define CLASSFS_UTIL_BYTES_H
+#ifndef CLASSFS_INTERNAL_BYTES_H
+#define CLASSFS_INTERNAL_BYTES_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * bytes.c - the bytes an attribute stores, read and replaced under a
- * striped lock (see bytes.h).  Allocations go through the library's
- * allocator (classfs_malloc()), so its allocation hook reaches them.
+ * striped lock (classfs-internal/bytes.h).  Allocations go through the
+ * core's allocator, so its allocation hook reaches them.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
-#include <classfs/classfs.h>
-
-#include "bytes.h"
+#include "internal.h"
 
 #define BYTES_LOCKS 64
 static pthread_mutex_t bytes_locks[BYTES_LOCKS] = {
@@ -69,7 +67,7 @@ int cfs_bytes_put(struct cfs_bytes *b, const char *buf, size_t count, size_t off
 	pthread_mutex_lock(lock);
 	len = truncate || off + count > b->len ? off + count : b->len;
 	if (len > (b->cap & ~CFS_BYTES_OWN)) {
-		char *data = classfs_malloc(len);
+		char *data = cfs_malloc(len);
 
 		if (!data) {
 			pthread_mutex_unlock(lock);
@@ -86,14 +84,14 @@ int cfs_bytes_put(struct cfs_bytes *b, const char *buf, size_t count, size_t off
 	memcpy(b->data + off, buf, count);
 	b->len = (uint32_t)len;
 	pthread_mutex_unlock(lock);
-	classfs_free(old);
+	cfs_free(old);
 	return 0;
 }
 
 void cfs_bytes_free(struct cfs_bytes *b)
 {
 	if (b->cap & CFS_BYTES_OWN)
-		classfs_free(b->data);
+		cfs_free(b->data);
 	b->data = NULL;
 	b->cap = 0;
 }

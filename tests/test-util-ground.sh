@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# test-util-ground.sh UTIL_ARCHIVE - src/util is the ground layer: its
+# static library (linked into libclassfs.so, and the few functions each
+# needs into classfsd, classctl and the Python extension) has no state,
+# no writable variable (data or bss, a lock included), and calls nothing
+# of the library (no classfs_* function, no cfs_* function it does not
+# define itself).  So the copies in the library and in a program linking
+# it have nothing to disagree about.
+set -uo pipefail
+ar=${1:?usage: test-util-ground.sh UTIL_ARCHIVE}
+syms=$(nm -A "$ar") || { echo "FAIL: nm $ar"; exit 1; }
+defined=$(awk '$2 ~ /^[A-Za-z]$/ && $2 != "U" { print $3 }' <<<"$syms" | sort -u)
+# writable data: D/d (data), B/b (bss), G/g S/s (small data); the
+# sanitizers' and compilers' own (names starting with "__" or ".") aside
+state=$(awk '$2 ~ /^[DdBbGgSs]$/ && $3 !~ /^(__|\.)/' <<<"$syms")
+calls=$(awk '$2 == "U" && $3 ~ /^(classfs_|cfs_)/ { print $1, $3 }' <<<"$syms" |
+	while read -r where name; do
+		grep -qx "$name" <<<"$defined" || echo "$where $name"
+	done)
+rc=0
+if [[ -n $state ]]; then
+	echo "FAIL: src/util holds state (writable variables):"
+	echo "$state" | sed 's/^/  /'
+	rc=1
+fi
+if [[ -n $calls ]]; then
+	echo "FAIL: src/util calls into the library:"
+	echo "$calls" | sed 's/^/  /'
+	rc=1
+fi
+((rc == 0)) && echo "ok: src/util has no writable variable and calls nothing of the library ($(wc -l <<<"$defined") symbols)"
+exit $rc
