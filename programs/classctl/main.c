@@ -48,6 +48,7 @@ static const struct cmd cmds[] = {
 	{ "load", "FILE", cmd_load },
 	{ "save", "[FILE]", cmd_save },
 	{ "mount", "", cmd_mount },
+	{ "status", "", cmd_status },
 	{ "reset", "", cmd_reset },
 };
 

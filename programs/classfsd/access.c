@@ -23,6 +23,29 @@ uid_t cfsd_dev_owner(const struct classfs_device *dev)
 	return rd && &rd->dev == dev ? rd->o.owner : 0;
 }
 
+/**
+ * cfsd_rdev_of() - the registry's entry of @dev, or NULL for a device no
+ * client published (a record's)
+ * @dev: referenced by the caller: the entry, which holds the device,
+ *       stays allocated as long as that reference (it may leave the
+ *       registry meanwhile: its charge then says so, quota.c).
+ *
+ * Called without cfsd.lock.
+ */
+struct cfsd_rdev *cfsd_rdev_of(const struct classfs_device *dev)
+{
+	struct cfsd_rdev *rd;
+	const char *n;
+
+	pthread_mutex_lock(&cfsd.lock);
+	n = classfs_device_name(dev);
+	rd = n ? cfsd_dev_lookup(dev->cls ? dev->cls->name : NULL, n) : NULL;
+	if (rd && &rd->dev != dev)
+		rd = NULL;
+	pthread_mutex_unlock(&cfsd.lock);
+	return rd;
+}
+
 struct dir_dev_ctx {
 	const char *dir;	/* "class/x/y": the directory, below the root */
 	const char *name;	/* its last component */

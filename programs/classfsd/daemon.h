@@ -50,6 +50,8 @@ struct cfsd_config {
 	size_t max_conns;
 	size_t max_objs;
 	size_t max_subs;
+	size_t max_entries;	/* attributes in a uid's devices */
+	size_t max_bytes;	/* stored value bytes in a uid's devices */
 	size_t max_reqs;	/* requests running at once (pool.c) */
 };
 
@@ -85,8 +87,20 @@ struct cfsd_rattr {
 	bool remote;
 };
 
+/*
+ * What a device holds that counts against its owner's entries and bytes
+ * (quota.c): under quota.c's lock.  @gone: the device left the registry,
+ * its charges went with it and nothing more is charged.
+ */
+struct cfsd_charge {
+	size_t entries;
+	size_t bytes;
+	bool gone;
+};
+
 struct cfsd_rdev {
 	struct cfsd_obj o;
+	struct cfsd_charge q;
 	struct classfs_device dev;
 	struct classfs_device_type type;
 	struct classfs_attribute_group *groups;		/* ngroups of them */
@@ -146,9 +160,13 @@ bool cfsd_may_change(const struct cfsd_obj *o, uid_t uid);
 /* attrs.c */
 int cfsd_attrs_check(const struct cfs_msg *m, char *msg, size_t msgsz);
 int cfsd_attrs_build(struct cfsd_rdev *rd, const struct cfs_msg *m, char *msg, size_t msgsz);
+int cfsd_attrs_charge(struct cfsd_rdev *rd, char *msg, size_t msgsz);
+bool cfsd_name_reserved(const char *s, size_t len);
+int cfsd_path_reserved(const char *path, char *msg, size_t msgsz);
 
 /* access.c */
 uid_t cfsd_dev_owner(const struct classfs_device *dev);
+struct cfsd_rdev *cfsd_rdev_of(const struct classfs_device *dev);
 int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, uid_t *owner,
 		    char *who, size_t whosz);
 
@@ -171,16 +189,29 @@ enum cfsd_quota {
 	CFSD_Q_CONN,	/* connections */
 	CFSD_Q_OBJ,	/* classes and devices published */
 	CFSD_Q_SUB,	/* event subscriptions */
+	CFSD_Q_ENTRY,	/* attributes in its devices (DEVICE_ADD's and ATTR_SET CREATE's) */
+	CFSD_Q_BYTES,	/* bytes of the values stored in its devices */
 	CFSD_Q_COUNT
 };
 
 #define CFSD_MAX_CONNS_DEFAULT	64
 #define CFSD_MAX_OBJS_DEFAULT	100000
 #define CFSD_MAX_SUBS_DEFAULT	16
+#define CFSD_MAX_ENTRIES_DEFAULT 1000000
+#define CFSD_MAX_BYTES_DEFAULT	(256u * 1024 * 1024)
 
 int cfsd_quota_charge(uid_t uid, enum cfsd_quota q, size_t n, char *msg, size_t msgsz);
 void cfsd_quota_uncharge(uid_t uid, enum cfsd_quota q, size_t n);
 void cfsd_quota_shutdown(void);
+/*
+ * The uid a worker thread's request runs for (cfsd_handle() sets it), 0
+ * on every other thread (the mount's): a change of a device's values is
+ * refused past its owner's limits only when a uid other than root asked.
+ */
+extern __thread uid_t cfsd_quota_caller;
+int cfsd_quota_dev_charge(struct cfsd_rdev *rd, long entries, long bytes, char *msg, size_t msgsz);
+void cfsd_quota_dev_gone(struct cfsd_rdev *rd);
+int cfsd_quota_usage(struct cfs_buf *b);
 int cfsd_quota_conn_admit(int fd, uid_t uid);
 void cfsd_quota_conn_end(struct cfsd_conn *c);
 

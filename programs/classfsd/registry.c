@@ -174,6 +174,7 @@ static void class_hash_remove(struct cfsd_rclass *rc)
 
 static void rdev_free(struct cfsd_rdev *rd)
 {
+	cfsd_quota_dev_gone(rd);	/* one that never made it into the registry */
 	for (unsigned int i = 0; i < rd->nattrs; i++) {
 		free(rd->attrs[i].path);
 		free(rd->attrs[i].value);
@@ -205,6 +206,7 @@ static void dev_forget(struct cfsd_rdev *rd)
 	all_unlink(&rd->o);
 	bound_unlink(&rd->o);
 	cfsd_quota_uncharge(rd->o.owner, CFSD_Q_OBJ, 1);
+	cfsd_quota_dev_gone(rd);
 	classfs_device_put(&rd->dev);
 }
 
@@ -423,6 +425,12 @@ static struct cfsd_rdev *rdev_new(const struct cfs_msg *m, uid_t owner, struct c
 	rd->type = (struct classfs_device_type){ .name = rd->devtype,
 						 .groups = rd->ngroups ? rd->group_ptrs : NULL };
 	rd->o = (struct cfsd_obj){ .owner = owner };
+	r = cfsd_attrs_charge(rd, msg, msgsz);
+	if (r < 0) {
+		rdev_free(rd);
+		*err = r;
+		return NULL;
+	}
 	if (remote)
 		rd->remote = cfsd_conn_get(c);
 	*err = 0;
