@@ -39,7 +39,7 @@ static const struct cmd cmds[] = {
 	  cmd_add },
 	{ "rm", "CLASS NAME", cmd_rm },
 	{ "rename", "CLASS NAME NEWNAME", cmd_rename },
-	{ "set", "CLASS NAME ATTR VALUE", cmd_set },
+	{ "set", "[--create] CLASS NAME ATTR VALUE", cmd_set },
 	{ "get", "CLASS NAME ATTR", cmd_get },
 	{ "tree", "[--json|--dot]", cmd_tree },
 	{ "info", "CLASS NAME [--json]", cmd_info },
