@@ -6,6 +6,7 @@
  * touches a tree: a record is refused before anything is built.
  */
 #include "record-internal.h"
+#include "util.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -264,7 +265,7 @@ static bool valid_relpath_n(const char *s, size_t len, uint32_t *ncomp)
 			slash = end;
 		n = (size_t)(slash - c);
 		if (!n || n > NAME_MAX || (n == 1 && c[0] == '.') ||
-		    (n == 2 && c[0] == '.' && c[1] == '.'))
+		    (n == 2 && c[0] == '.' && c[1] == '.') || !cfs_utf8_valid(c, n))
 			return false;
 		c = slash + 1;
 	}
@@ -289,7 +290,7 @@ static int check_path(struct rec_parse *p, uint32_t lineno, const char *s, size_
 				     (int)(len > 200 ? 200 : len), s);
 	if (!valid_relpath_n(s + 1, len - 1, depth))
 		return cfs_rec_error(p, lineno,
-				     "device path '%.*s' has an empty, '.' or '..' component",
+				     "device path '%.*s' has an empty, '.', '..' or non-UTF-8 component",
 				     (int)(len > 200 ? 200 : len), s);
 	if (len == 16 && !memcmp(s, "/devices/virtual", 16))
 		return cfs_rec_error(p, lineno, "/devices/virtual is not a device");
@@ -719,7 +720,7 @@ static int parse_line(struct rec_parse *p, const char *s, size_t len, uint32_t l
 		l->off = (uint32_t)(rest - p->data);
 		l->keylen = (uint16_t)keylen;
 		if (!valid_relpath(rest, keylen))
-			return cfs_rec_error(p, lineno, "invalid attribute name '%.*s'",
+			return cfs_rec_error(p, lineno, "invalid attribute name '%.*s' (empty, '.', '..' or not UTF-8)",
 					     (int)keylen, rest);
 		if (tag == 'A') {
 			const char *why;
