@@ -42,6 +42,7 @@ extern "C" {
 
 /* object flags (struct classfs_client_device.flags, classfs_client_class_create()) */
 #define CLASSFS_CLIENT_BIND 0x1u	/* removed when this connection closes or its process dies */
+#define CLASSFS_CLIENT_OPEN 0x2u	/* a device: other uids may publish devices below it */
 
 struct classfs_client;
 
@@ -224,7 +225,10 @@ struct classfs_client_attr {
  * @bus: a physical device's bus type (registered on first use); NULL none.
  * @devtype: the DEVTYPE of its uevents; NULL for none.
  * @attrs: @nattrs attributes, present before the ADD event.
- * @flags: 0 or %CLASSFS_CLIENT_BIND.
+ * @flags: 0, %CLASSFS_CLIENT_BIND, %CLASSFS_CLIENT_OPEN (other uids may
+ *         publish devices below it, as in a world-writable sticky
+ *         directory: each owns, and may remove, what it put there; the
+ *         device's owner may then not remove it while they do), or both.
  *
  * A class device's class is created when missing (owned by the caller).
  */

@@ -133,6 +133,7 @@ int cmd_add(int argc, char **argv)
 		{ "dev", required_argument, NULL, 'd' },
 		{ "attr", required_argument, NULL, 'a' },
 		{ "type", required_argument, NULL, 't' },
+		{ "open", no_argument, NULL, 'o' },
 		{ 0 },
 	};
 	struct classfs_client_device dev = { 0 };
@@ -157,6 +158,9 @@ int cmd_add(int argc, char **argv)
 			break;
 		case 't':
 			dev.devtype = optarg;
+			break;
+		case 'o':
+			dev.flags |= CLASSFS_CLIENT_OPEN;	/* others may publish below it */
 			break;
 		case ':':
 			r = ctl_usage("add: option '%s' needs a value", argv[optind - 1]);

@@ -35,7 +35,7 @@ struct classfs_client *ctl_connect(void)
 static const struct cmd cmds[] = {
 	{ "mkclass", "CLASS", cmd_mkclass },
 	{ "rmclass", "CLASS", cmd_rmclass },
-	{ "add", "CLASS NAME [--parent NAME] [--dev MAJ:MIN] [--attr KEY=VALUE]... [--type TYPE]",
+	{ "add", "CLASS NAME [--parent NAME] [--dev MAJ:MIN] [--attr KEY=VALUE]... [--type TYPE] [--open]",
 	  cmd_add },
 	{ "rm", "CLASS NAME", cmd_rm },
 	{ "rename", "CLASS NAME NEWNAME", cmd_rename },

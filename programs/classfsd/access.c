@@ -4,6 +4,7 @@
  * checks are those of the device that holds the file, whatever path a
  * client names it by.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +45,70 @@ struct cfsd_rdev *cfsd_rdev_of(const struct classfs_device *dev)
 		rd = NULL;
 	pthread_mutex_unlock(&cfsd.lock);
 	return rd;
+}
+
+/* may @owner put an entry into @rd's directory (a child, a class device's back link)? */
+static int may_place(uid_t owner, const struct cfsd_rdev *rd, const char *as, char *msg,
+		     size_t msgsz)
+{
+	if (!rd || owner == 0 || rd->o.owner == owner || rd->o.open)
+		return 0;
+	snprintf(msg, msgsz, "uid %u may not publish %s %s of uid %u: its owner did not add it "
+		 "open to others (--open)", (unsigned int)owner, as, rd->key,
+		 (unsigned int)rd->o.owner);
+	return -EPERM;
+}
+
+/**
+ * cfsd_dev_place_check() - may @owner publish the device @m names where
+ * it goes?
+ * @m: the DEVICE_ADD request.
+ * @owner: who publishes it.
+ * @parent: the device it goes below (its directory holds the new one's),
+ *          or NULL.
+ * @phys: its physical device (whose directory holds a link to it, or, in
+ *        the devices layout, it), or NULL.
+ * @msg: receives why not.
+ * @msgsz: its size.
+ *
+ * A device's directory is its owner's, as a directory is its owner's:
+ * another uid may put nothing in it, unless the owner added the device
+ * open (CFS_F_OPEN, a world-writable sticky directory: each owns what it
+ * puts there).  Root may always.  A device number is root's to give: it
+ * makes a node in /dev, which only root may make (mknod(2) needs
+ * CAP_MKNOD), so no other uid takes a /dev name, or a number, from
+ * root's devices.  And inside another device's directory a name the tree
+ * makes there (cfsd_name_reserved()) is never a device's: as a child of
+ * @parent, or as the glue directory named after its class in @phys's
+ * (the devices layout).  Called under cfsd.lock.
+ * Return: 0, -EPERM, -EEXIST.
+ */
+int cfsd_dev_place_check(const struct cfs_msg *m, uid_t owner, const struct cfsd_rdev *parent,
+			 const struct cfsd_rdev *phys, char *msg, size_t msgsz)
+{
+	int r;
+
+	if (owner != 0 && m->devt) {
+		snprintf(msg, msgsz, "uid %u may not give a device a number: its /dev node is "
+			 "root's to make (as mknod(2) needs CAP_MKNOD)", (unsigned int)owner);
+		return -EPERM;
+	}
+	if ((r = may_place(owner, parent, "below device", msg, msgsz)) < 0 ||
+	    (r = may_place(owner, phys, "on physical device", msg, msgsz)) < 0)
+		return r;
+	if (parent && cfsd_name_reserved(m->name, strlen(m->name))) {
+		snprintf(msg, msgsz, "a device below %s may not be named %s: the tree makes that "
+			 "name in a device's directory", parent->key, m->name);
+		return -EEXIST;
+	}
+	if (phys && m->cls && cfsd.cfg.layout == CLASSFS_LAYOUT_DEVICES &&
+	    cfsd_name_reserved(m->cls, strlen(m->cls))) {
+		snprintf(msg, msgsz, "a device of class %s may not sit in %s: its directory would "
+			 "be named %s, a name the tree makes in a device's directory", m->cls,
+			 phys->key, m->cls);
+		return -EEXIST;
+	}
+	return 0;
 }
 
 struct dir_dev_ctx {

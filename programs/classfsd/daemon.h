@@ -64,6 +64,7 @@ struct cfsd_obj {
 	struct cfs_list bound_link;	/* in its connection's bound objects, in creation order */
 	struct cfs_list all_link;	/* in cfsd.all: every object, in creation order */
 	bool is_class;
+	bool open;			/* a device other uids may publish below (CFS_F_OPEN) */
 };
 
 struct cfsd_rclass {
@@ -169,6 +170,8 @@ uid_t cfsd_dev_owner(const struct classfs_device *dev);
 struct cfsd_rdev *cfsd_rdev_of(const struct classfs_device *dev);
 int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, uid_t *owner,
 		    char *who, size_t whosz);
+int cfsd_dev_place_check(const struct cfs_msg *m, uid_t owner, const struct cfsd_rdev *parent,
+			 const struct cfsd_rdev *phys, char *msg, size_t msgsz);
 
 /* attr-create.c */
 int cfsd_attr_create_check(const struct cfs_msg *m, char *msg, size_t msgsz);

@@ -279,6 +279,11 @@ static int op_rename(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 		r = not_found(rp, m);
 	} else if (!cfsd_may_change(&rd->o, c->uid)) {
 		r = denied(rp, c, "device", rd->key, rd->o.owner);
+	} else if (rd->dev.parent && cfsd_name_reserved(m->new_name, strlen(m->new_name))) {
+		/* in its parent's directory: as cfsd_dev_place_check() refuses it at add */
+		snprintf(rp->msg, sizeof(rp->msg), "cannot rename %s to %s: the tree makes that "
+			 "name in a device's directory", rd->key, m->new_name);
+		r = -EEXIST;
 	} else {
 		r = cfsd_dev_rename(rd, m->new_name, c);
 		if (r < 0)

@@ -424,7 +424,7 @@ static struct cfsd_rdev *rdev_new(const struct cfs_msg *m, uid_t owner, struct c
 		remote |= rd->attrs[i].remote;
 	rd->type = (struct classfs_device_type){ .name = rd->devtype,
 						 .groups = rd->ngroups ? rd->group_ptrs : NULL };
-	rd->o = (struct cfsd_obj){ .owner = owner };
+	rd->o = (struct cfsd_obj){ .owner = owner, .open = m->flags & CFS_F_OPEN };
 	r = cfsd_attrs_charge(rd, msg, msgsz);
 	if (r < 0) {
 		rdev_free(rd);
@@ -482,6 +482,9 @@ static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct cfsd_con
 	int r;
 
 	r = dev_find_relatives(m, &parent, &phys, &bus, msg, msgsz);
+	if (r < 0)
+		return r;
+	r = cfsd_dev_place_check(m, owner, parent, phys, msg, msgsz);	/* access.c */
 	if (r < 0)
 		return r;
 	rd = rdev_new(m, owner, c, &r, msg, msgsz);
