@@ -126,6 +126,7 @@ static bool dev_at(const struct classfs_device *dev, const char *dir)
 	       !strcmp(dp + 1, dir);
 }
 
+/* under cfsd.lock: the name read is not freed meanwhile */
 static int match_dir(struct classfs_device *dev, void *data)
 {
 	struct dir_dev_ctx *x = data;
@@ -195,7 +196,10 @@ static struct classfs_device *dir_device(struct classfs_device *up, const char *
 	classfs_class_put(cls);
 	if (d || (d = candidate(NULL, x.name, dir)))
 		return d;
+	/* match_dir() reads every device's name: no RENAME meanwhile */
+	pthread_mutex_lock(&cfsd.lock);
 	classfs_tree_for_each_device(cfsd.tree, match_dir, &x);
+	pthread_mutex_unlock(&cfsd.lock);
 	return x.found;
 }
 
@@ -232,13 +236,15 @@ int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, ui
 		if (r == 0 && st.type == CLASSFS_FT_LNK)
 			r = 1;
 		else if (r == 0 && (d = dir_device(up, path))) {
-			const char *n = classfs_device_name(d);
+			const char *n;
 
+			/* a RENAME (under cfsd.lock) frees the name: copied out under it */
 			pthread_mutex_lock(&cfsd.lock);
 			*owner = cfsd_dev_owner(d);
-			pthread_mutex_unlock(&cfsd.lock);
+			n = classfs_device_name(d);
 			snprintf(who, whosz, "%s%s%.255s", d->cls ? d->cls->name : "",
 				 d->cls ? "/" : "", n ? n : "?");
+			pthread_mutex_unlock(&cfsd.lock);
 			classfs_device_put(up);
 			up = d;
 		}

@@ -99,6 +99,17 @@ struct cfsd_charge {
 	bool gone;
 };
 
+/*
+ * Who may keep a name, and for how long.  A published device's names
+ * change on RENAME, which runs under cfsd.lock and frees the old strings:
+ * the core's name (classfs_device_name()), ->key, and ->name (also under
+ * cfsd.vlock).  So a device's name is read, and copied out if it is to
+ * be used after, with cfsd.lock held; a pointer to it is kept no longer
+ * than the lock (a reference on the device keeps the device, not its
+ * name).  ->name is read under cfsd.vlock by remote calls.  ->cls_name,
+ * ->devtype and a class's name do not change while the object lives.  A
+ * record's devices are never renamed.
+ */
 struct cfsd_rdev {
 	struct cfsd_obj o;
 	struct cfsd_charge q;

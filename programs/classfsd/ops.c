@@ -70,6 +70,7 @@ static int match_name(struct classfs_device *dev, void *data)
  * root: a class device by its class's name index (not one whose class
  * link was unlinked through the filesystem: another may have its name
  * now), a physical one by a walk.  Returns it with a reference, or NULL.
+ * Called with cfsd.lock held: the walk reads published devices' names.
  */
 static struct classfs_device *foreign_find(const char *cls_name, const char *name)
 {
@@ -138,8 +139,11 @@ static int dev_ref(struct cfsd_conn *c, const struct cfs_msg *m, bool change, st
 		*out = classfs_device_get(&rd->dev);
 	if (rd && owner)
 		*owner = rd->o.owner;
+	/* foreign_find() reads devices' names: under cfsd.lock, where RENAME frees them */
+	if (!rd)
+		*out = foreign_find(m->cls, m->name);
 	pthread_mutex_unlock(&cfsd.lock);
-	if (!rd && (*out = foreign_find(m->cls, m->name))) {
+	if (!rd && *out) {
 		rp->msg[0] = '\0';
 		r = 0;
 		if (owner)

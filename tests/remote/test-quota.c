@@ -292,3 +292,77 @@ TEST(unscaled_attack_defaults)
 	CHECK(after - before < 384 * 1024);
 	CHECK_INT(stop_daemon(&d), 0);
 }
+
+/*
+ * access.c's owner lookup formats the name of the device a path passes
+ * through while another worker renames that device (which frees the old
+ * name): one uid renames its nested child C back and forth while it
+ * reads and writes C's file through its parent P's path.  Each of those
+ * requests resolves C by name and formats it; under ASan a name read
+ * after its rename freed it fails the daemon.
+ */
+struct churn {
+	const char *sock;
+	bool rename;
+};
+
+static int churn(void *data)
+{
+	const struct churn *x = data;
+	struct classfs_client *c = classfs_client_connect(x->sock, 0);
+	char buf[64];
+	int bad = 0;
+
+	if (!c)
+		return 100;
+	for (double t0 = now_s(); now_s() - t0 < 2;) {
+		if (x->rename) {
+			classfs_client_device_rename(c, "r", "C", "C2");
+			classfs_client_device_rename(c, "r", "C2", "C");
+		} else {
+			ssize_t n = classfs_client_attr_get(c, "r", "P", "C/pub", buf, sizeof(buf));
+
+			/* C is there, or renamed away this moment */
+			bad += n != 2 && n != -ENOENT;
+			classfs_client_attr_set(c, "r", "P", "C2/pub", "x\n", 2);
+		}
+	}
+	classfs_client_disconnect(c);
+	return bad ? 101 : 0;
+}
+
+static int make_pc(void *sock)
+{
+	struct classfs_client_attr pub = { .name = "pub", .mode = 0644, .value = "c\n", .len = 2 };
+	struct classfs_client *c = classfs_client_connect(sock, 0);
+	int r;
+
+	if (!c)
+		return 100;
+	r = classfs_client_device_add(c, &(struct classfs_client_device){ .cls = "r", .name = "P" });
+	if (r == 0)
+		r = classfs_client_device_add(c, &(struct classfs_client_device){
+			.cls = "r", .name = "C", .parent = "P", .attrs = &pub, .nattrs = 1 });
+	classfs_client_disconnect(c);
+	return r ? 101 : 0;
+}
+
+TEST(rename_while_paths_resolve)
+{
+	struct churn ren, use;
+	struct daemon d;
+	pid_t pid;
+	int st = -1;
+
+	REQUIRE(start_daemon(&d, false, group) == 0);
+	ren = (struct churn){ .sock = d.sock, .rename = true };
+	use = (struct churn){ .sock = d.sock };
+	CHECK_INT(cfs_test_as_uid(NOBODY, NOBODY, make_pc, d.sock), 0);
+	pid = fork();
+	if (pid == 0)
+		_exit(cfs_test_as_uid(NOBODY, NOBODY, churn, &ren));
+	CHECK_INT(cfs_test_as_uid(NOBODY, NOBODY, churn, &use), 0);
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(kill(d.pid, 0) == 0);	/* the daemon is alive */
+	CHECK_INT(stop_daemon(&d), 0);
+}
