@@ -658,6 +658,8 @@ void cfsd_unbind_all(struct cfsd_conn *c)
 	pthread_mutex_lock(&cfsd.lock);
 	while (!cfs_list_empty(&c->bound))
 		obj_remove(cfs_list_entry(c->bound.prev, struct cfsd_obj, bound_link));
+	/* the unbound devices the core removed with them: their counts go now (quota.c) */
+	forget_dead();
 	pthread_mutex_unlock(&cfsd.lock);
 }
 

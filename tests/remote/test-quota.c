@@ -5,8 +5,9 @@
  * device's owner (--max-entries-per-uid, --max-bytes-per-uid); past
  * either a request is refused with EDQUOT and makes nothing; a replaced
  * value counts the difference; root is never refused; everything is
- * given back when the device goes (removed, with its connection, by
- * RESET), as `classctl status` (classfs_client_usage()) shows.  Names the
+ * given back when the device goes (removed, with its parent, with its
+ * class, with its connection, by RESET), as `classctl status`
+ * (classfs_client_usage()) shows.  Names the
  * tree makes itself are refused at any depth, for root too.  And the
  * issue's attack unscaled (100,000 attributes of 4 KiB) against the
  * defaults: refused at the byte limit, the daemon's growth bounded.
@@ -139,10 +140,17 @@ static int bound_then_gone(void *sock)
 {
 	struct classfs_client *c = classfs_client_connect(sock, 0);
 
+	struct classfs_client_attr a = { .name = "a", .mode = 0644, .value = "xy", .len = 2 };
+
 	if (!c || add_dev(c, "b", CLASSFS_CLIENT_BIND) < 0)
 		return 100;
 	if (classfs_client_attr_add(c, "q", "b", "x/y", big, 100, 0) < 0)
 		return 101;
+	/* an unbound child: the core removes it with b */
+	if (classfs_client_device_add(c, &(struct classfs_client_device){
+		    .cls = "q", .name = "bc", .parent = "b", .attrs = &a, .nattrs = 1 }) < 0 ||
+	    classfs_client_attr_add(c, "q", "bc", "z", big, 50, 0) < 0)
+		return 102;
 	classfs_client_disconnect(c);
 	return 0;
 }
@@ -153,6 +161,37 @@ static int unbound_kept(void *sock)
 
 	if (!c || add_dev(c, "k", 0) < 0 || classfs_client_attr_add(c, "q", "k", "v", big, 10, 0) < 0)
 		return 100;
+	classfs_client_disconnect(c);
+	return 0;
+}
+
+static int class_gone(void *sock)
+{
+	struct classfs_client *c = classfs_client_connect(sock, 0);
+
+	if (!c || add_dev(c, "k1", 0) < 0 ||
+	    classfs_client_device_add(c, &(struct classfs_client_device){
+		    .cls = "q", .name = "k2", .parent = "k1" }) < 0 ||
+	    classfs_client_attr_add(c, "q", "k2", "v", big, 10, 0) < 0)
+		return 100;
+	if (classfs_client_class_remove(c, "q") < 0)
+		return 101;
+	classfs_client_disconnect(c);
+	return 0;
+}
+
+/* a device removed with its child */
+static int parent_gone(void *sock)
+{
+	struct classfs_client *c = classfs_client_connect(sock, 0);
+
+	if (!c || add_dev(c, "k3", 0) < 0 ||
+	    classfs_client_device_add(c, &(struct classfs_client_device){
+		    .cls = "q", .name = "k4", .parent = "k3" }) < 0 ||
+	    classfs_client_attr_add(c, "q", "k4", "v", big, 10, 0) < 0)
+		return 100;
+	if (classfs_client_device_remove(c, "q", "k3") < 0)
+		return 101;
 	classfs_client_disconnect(c);
 	return 0;
 }
@@ -191,6 +230,11 @@ TEST(entries_and_bytes)
 	CHECK_INT(h.entries, 2);
 	CHECK_INT(h.bytes, 11);
 	CHECK_INT(classfs_client_reset(root), 0);
+	CHECK(stores_nothing(d.sock, NOBODY));
+	/* its class removed, with a device and its child in it */
+	CHECK_INT(cfs_test_as_uid(NOBODY, NOBODY, class_gone, d.sock), 0);
+	CHECK(stores_nothing(d.sock, NOBODY));
+	CHECK_INT(cfs_test_as_uid(NOBODY, NOBODY, parent_gone, d.sock), 0);
 	CHECK(stores_nothing(d.sock, NOBODY));
 	/* root's own devices are not counted */
 	CHECK_INT(add_dev(root, "rootdev", 0), 0);
