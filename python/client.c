@@ -130,8 +130,15 @@ static PyObject *client_load(struct cfs_py_client *self, PyObject *args)
 	PyBuffer_Release(&data);
 	if (r == -EINVAL) {
 		/* a bad record: the message names file, line and reason */
+		const char *msg = classfs_client_error_message(self->c);
+		PyObject *text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "backslashreplace");
+
+		/* the message may quote a name's bytes that are not UTF-8: shown as \\xNN */
 		self->busy = false;
-		PyErr_SetString(PyExc_ValueError, classfs_client_error_message(self->c));
+		if (text) {
+			PyErr_SetObject(PyExc_ValueError, text);
+			Py_DECREF(text);
+		}
 		return NULL;
 	}
 	return finish(self, r, filename ? filename : "load");
@@ -323,6 +330,14 @@ static PyObject *client_reset(struct cfs_py_client *self, PyObject *unused)
 	return finish(self, classfs_client_reset(self->c), "reset");
 }
 
+/* @s as str (undecodable bytes as surrogates), or None for NULL; NULL on no memory */
+static PyObject *text_or_none(const char *s)
+{
+	if (!s)
+		Py_RETURN_NONE;
+	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "surrogateescape");
+}
+
 /* the subscription's callbacks: run inside dispatch(), with the GIL taken back */
 static void on_event(const struct classfs_uevent *ev, void *data)
 {
@@ -343,11 +358,24 @@ static void on_event(const struct classfs_uevent *ev, void *data)
 		Py_XDECREF(k);
 		Py_XDECREF(v);
 	}
-	if (props)
-		item = Py_BuildValue("(KsssN)", (unsigned long long)ev->seqnum,
-				     classfs_action_name(ev->action), ev->devpath, ev->subsystem,
-				     props);
-	else
+	/*
+	 * Text as the rest of the module takes it: bytes that are not UTF-8
+	 * become lone surrogates (os.fsdecode()'s way), so no name the
+	 * daemon sends can fail the decode and lose its event.
+	 */
+	if (props) {
+		PyObject *devpath = text_or_none(ev->devpath), *subsystem = text_or_none(ev->subsystem);
+
+		if (devpath && subsystem)
+			item = Py_BuildValue("(KsNNN)", (unsigned long long)ev->seqnum,
+					     classfs_action_name(ev->action), devpath, subsystem, props);
+		else {
+			Py_XDECREF(devpath);
+			Py_XDECREF(subsystem);
+			Py_DECREF(props);
+		}
+	}
+	if (!item)
 		PyErr_Clear();
 	if (!item || !self->events || PyList_Append(self->events, item) < 0) {
 		self->failed = true;

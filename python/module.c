@@ -21,7 +21,9 @@ PyObject *cfs_py_error(int neg_errno, const char *what, const char *message)
 		what = NULL;
 	snprintf(text, sizeof(text), "%s%s%s", what ? what : "", what ? ": " : "",
 		 message && *message ? message : strerror(e));
-	args = Py_BuildValue("(is)", e, text);
+	/* a message may quote a name's bytes that are not UTF-8: shown as \\xNN */
+	args = Py_BuildValue("(iN)", e, PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text),
+							 "backslashreplace"));
 	if (args) {
 		/* OSError's constructor picks the subclass (FileNotFoundError, ...) */
 		PyErr_SetObject(PyExc_OSError, args);

@@ -1088,7 +1088,12 @@ CLASSFS_PUBLIC int classfs_mount_close(struct classfs_mount *m);
 /** classfs_mount_point() - the directory @m serves */
 CLASSFS_PUBLIC const char *classfs_mount_point(const struct classfs_mount *m);
 
-/** classfs_name_valid() - 0 for a valid entry name, else -EINVAL */
+/**
+ * classfs_name_valid() - 0 for a valid entry name, else -EINVAL
+ *
+ * 1 to 255 bytes of well-formed UTF-8 (names are text to JSON, udev and
+ * Python), without '/' or a control character, and neither "." nor "..".
+ */
 CLASSFS_PUBLIC int classfs_name_valid(const char *name);
 
 #ifdef __cplusplus

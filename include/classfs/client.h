@@ -42,6 +42,7 @@ extern "C" {
 
 /* object flags (struct classfs_client_device.flags, classfs_client_class_create()) */
 #define CLASSFS_CLIENT_BIND 0x1u	/* removed when this connection closes or its process dies */
+#define CLASSFS_CLIENT_OPEN 0x2u	/* a device: other uids may publish devices below it */
 
 struct classfs_client;
 
@@ -136,6 +137,17 @@ struct classfs_client_status {
  */
 CLASSFS_PUBLIC int classfs_client_status(struct classfs_client *c, struct classfs_client_status *st);
 
+/**
+ * classfs_client_usage() - write what each uid holds in the daemon
+ * @c: the client.
+ * @out: receives a table: a header, the per-uid limits, then one line
+ *       per uid other than root that holds anything (connections,
+ *       classes and devices, subscriptions, attributes, value bytes).
+ *
+ * Return: 0 or -errno.
+ */
+CLASSFS_PUBLIC int classfs_client_usage(struct classfs_client *c, FILE *out);
+
 /* ------------------------------------------------------------------ */
 /* classes and devices                                                 */
 /* ------------------------------------------------------------------ */
@@ -213,7 +225,10 @@ struct classfs_client_attr {
  * @bus: a physical device's bus type (registered on first use); NULL none.
  * @devtype: the DEVTYPE of its uevents; NULL for none.
  * @attrs: @nattrs attributes, present before the ADD event.
- * @flags: 0 or %CLASSFS_CLIENT_BIND.
+ * @flags: 0, %CLASSFS_CLIENT_BIND, %CLASSFS_CLIENT_OPEN (other uids may
+ *         publish devices below it, as in a world-writable sticky
+ *         directory: each owns, and may remove, what it put there; the
+ *         device's owner may then not remove it while they do), or both.
  *
  * A class device's class is created when missing (owned by the caller).
  */
@@ -397,9 +412,12 @@ CLASSFS_PUBLIC int classfs_client_attr_set(struct classfs_client *c, const char 
  *
  * Return: 0, -EINVAL (unknown or conflicting @flags, a bad path, an empty
  * link target), -ENOENT (no such device), -EEXIST (a component of @attr
- * is a link, a child device or a file; a link's path exists), -EPERM
- * (neither owner nor root; a link by non-root), -E2BIG, -ENOMEM, and for
- * an existing attribute those of classfs_client_attr_set().
+ * is a link, a child device or a file, or a name the tree makes itself:
+ * uevent, dev, subsystem, device; a link's path exists), -EPERM
+ * (neither owner nor root; a link by non-root), -EDQUOT (the device's
+ * owner holds as many attributes or value bytes as the daemon allows
+ * it), -E2BIG, -ENOMEM, and for an existing attribute those of
+ * classfs_client_attr_set().
  */
 CLASSFS_PUBLIC int classfs_client_attr_add(struct classfs_client *c, const char *cls,
 					   const char *name, const char *attr, const void *value,

@@ -55,6 +55,7 @@ int cmd_trigger(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_save(int argc, char **argv);

@@ -133,6 +133,7 @@ int cmd_add(int argc, char **argv)
 		{ "dev", required_argument, NULL, 'd' },
 		{ "attr", required_argument, NULL, 'a' },
 		{ "type", required_argument, NULL, 't' },
+		{ "open", no_argument, NULL, 'o' },
 		{ 0 },
 	};
 	struct classfs_client_device dev = { 0 };
@@ -157,6 +158,9 @@ int cmd_add(int argc, char **argv)
 			break;
 		case 't':
 			dev.devtype = optarg;
+			break;
+		case 'o':
+			dev.flags |= CLASSFS_CLIENT_OPEN;	/* others may publish below it */
 			break;
 		case ':':
 			r = ctl_usage("add: option '%s' needs a value", argv[optind - 1]);
@@ -217,12 +221,23 @@ int cmd_rename(int argc, char **argv)
 
 int cmd_set(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "create", no_argument, NULL, 'c' },
+		{ 0 },
+	};
 	struct classfs_client *c;
+	bool create = false;
 	char **a, *value;
 	size_t len;
-	int r;
+	int o, r;
 
-	if (!ctl_no_options(argc, argv) || !ctl_nargs(argc - optind, 4, 4, "set"))
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (o != 'c')
+			return ctl_usage("set: unknown option '%s'", argv[optind - 1]);
+		create = true;
+	}
+	if (!ctl_nargs(argc - optind, 4, 4, "set"))
 		return EXIT_USAGE;
 	if (!(c = ctl_connect()))
 		return 1;
@@ -231,7 +246,9 @@ int cmd_set(int argc, char **argv)
 	value = ctl_sysfs_value(a[3], &len);
 	if (!value)
 		return ctl_fail(NULL, -ENOMEM, "set");
-	r = classfs_client_attr_set(c, a[0], a[1], a[2], value, len);
+	/* --create: a missing attribute is made (umockdev's set_attribute) */
+	r = create ? classfs_client_attr_add(c, a[0], a[1], a[2], value, len, 0)
+		   : classfs_client_attr_set(c, a[0], a[1], a[2], value, len);
 	free(value);
 	return r ? ctl_fail(c, r, "set %s %s %s", a[0], a[1], a[2]) : 0;
 }

@@ -35,11 +35,11 @@ struct classfs_client *ctl_connect(void)
 static const struct cmd cmds[] = {
 	{ "mkclass", "CLASS", cmd_mkclass },
 	{ "rmclass", "CLASS", cmd_rmclass },
-	{ "add", "CLASS NAME [--parent NAME] [--dev MAJ:MIN] [--attr KEY=VALUE]... [--type TYPE]",
+	{ "add", "CLASS NAME [--parent NAME] [--dev MAJ:MIN] [--attr KEY=VALUE]... [--type TYPE] [--open]",
 	  cmd_add },
 	{ "rm", "CLASS NAME", cmd_rm },
 	{ "rename", "CLASS NAME NEWNAME", cmd_rename },
-	{ "set", "CLASS NAME ATTR VALUE", cmd_set },
+	{ "set", "[--create] CLASS NAME ATTR VALUE", cmd_set },
 	{ "get", "CLASS NAME ATTR", cmd_get },
 	{ "tree", "[--json|--dot]", cmd_tree },
 	{ "info", "CLASS NAME [--json]", cmd_info },
@@ -48,6 +48,7 @@ static const struct cmd cmds[] = {
 	{ "load", "FILE", cmd_load },
 	{ "save", "[FILE]", cmd_save },
 	{ "mount", "", cmd_mount },
+	{ "status", "", cmd_status },
 	{ "reset", "", cmd_reset },
 };
 

@@ -77,3 +77,27 @@ int cmd_mount(int argc, char **argv)
 	printf("layout: %s\n", st.layout == CLASSFS_LAYOUT_DEVICES ? "devices" : "class");
 	return 0;
 }
+
+/* the daemon's state and what each uid holds in it, within which limits */
+int cmd_status(int argc, char **argv)
+{
+	struct classfs_client_status st;
+	struct classfs_client *c;
+	int r;
+
+	if (!ctl_no_options(argc, argv) || !ctl_nargs(argc - optind, 0, 0, "status"))
+		return EXIT_USAGE;
+	if (!(c = ctl_connect()))
+		return 1;
+	r = classfs_client_status(c, &st);
+	if (r)
+		return ctl_fail(c, r, "status");
+	printf("protocol: %u\n", st.version);
+	printf("mountpoint: %s\n", st.mountpoint[0] ? st.mountpoint : "-");
+	printf("layout: %s\n", st.layout == CLASSFS_LAYOUT_DEVICES ? "devices" : "class");
+	printf("seqnum: %llu\n", (unsigned long long)st.seqnum);
+	printf("held per uid (root is not counted):\n");
+	fflush(stdout);
+	r = classfs_client_usage(c, stdout);
+	return r ? ctl_fail(c, r, "status") : 0;
+}

@@ -4,6 +4,7 @@
  * checks are those of the device that holds the file, whatever path a
  * client names it by.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,93 @@ uid_t cfsd_dev_owner(const struct classfs_device *dev)
 	return rd && &rd->dev == dev ? rd->o.owner : 0;
 }
 
+/**
+ * cfsd_rdev_of() - the registry's entry of @dev, or NULL for a device no
+ * client published (a record's)
+ * @dev: referenced by the caller: the entry, which holds the device,
+ *       stays allocated as long as that reference (it may leave the
+ *       registry meanwhile: its charge then says so, quota.c).
+ *
+ * Called without cfsd.lock.
+ */
+struct cfsd_rdev *cfsd_rdev_of(const struct classfs_device *dev)
+{
+	struct cfsd_rdev *rd;
+	const char *n;
+
+	pthread_mutex_lock(&cfsd.lock);
+	n = classfs_device_name(dev);
+	rd = n ? cfsd_dev_lookup(dev->cls ? dev->cls->name : NULL, n) : NULL;
+	if (rd && &rd->dev != dev)
+		rd = NULL;
+	pthread_mutex_unlock(&cfsd.lock);
+	return rd;
+}
+
+/* may @owner put an entry into @rd's directory (a child, a class device's back link)? */
+static int may_place(uid_t owner, const struct cfsd_rdev *rd, const char *as, char *msg,
+		     size_t msgsz)
+{
+	if (!rd || owner == 0 || rd->o.owner == owner || rd->o.open)
+		return 0;
+	snprintf(msg, msgsz, "uid %u may not publish %s %s of uid %u: its owner did not add it "
+		 "open to others (--open)", (unsigned int)owner, as, rd->key,
+		 (unsigned int)rd->o.owner);
+	return -EPERM;
+}
+
+/**
+ * cfsd_dev_place_check() - may @owner publish the device @m names where
+ * it goes?
+ * @m: the DEVICE_ADD request.
+ * @owner: who publishes it.
+ * @parent: the device it goes below (its directory holds the new one's),
+ *          or NULL.
+ * @phys: its physical device (whose directory holds a link to it, or, in
+ *        the devices layout, it), or NULL.
+ * @msg: receives why not.
+ * @msgsz: its size.
+ *
+ * A device's directory is its owner's, as a directory is its owner's:
+ * another uid may put nothing in it, unless the owner added the device
+ * open (CFS_F_OPEN, a world-writable sticky directory: each owns what it
+ * puts there).  Root may always.  A device number is root's to give: it
+ * makes a node in /dev, which only root may make (mknod(2) needs
+ * CAP_MKNOD), so no other uid takes a /dev name, or a number, from
+ * root's devices.  And inside another device's directory a name the tree
+ * makes there (cfsd_name_reserved()) is never a device's: as a child of
+ * @parent, or as the glue directory named after its class in @phys's
+ * (the devices layout).  Called under cfsd.lock.
+ * Return: 0, -EPERM, -EEXIST.
+ */
+int cfsd_dev_place_check(const struct cfs_msg *m, uid_t owner, const struct cfsd_rdev *parent,
+			 const struct cfsd_rdev *phys, char *msg, size_t msgsz)
+{
+	int r;
+
+	if (owner != 0 && m->devt) {
+		snprintf(msg, msgsz, "uid %u may not give a device a number: its /dev node is "
+			 "root's to make (as mknod(2) needs CAP_MKNOD)", (unsigned int)owner);
+		return -EPERM;
+	}
+	if ((r = may_place(owner, parent, "below device", msg, msgsz)) < 0 ||
+	    (r = may_place(owner, phys, "on physical device", msg, msgsz)) < 0)
+		return r;
+	if (parent && cfsd_name_reserved(m->name, strlen(m->name))) {
+		snprintf(msg, msgsz, "a device below %s may not be named %s: the tree makes that "
+			 "name in a device's directory", parent->key, m->name);
+		return -EEXIST;
+	}
+	if (phys && m->cls && cfsd.cfg.layout == CLASSFS_LAYOUT_DEVICES &&
+	    cfsd_name_reserved(m->cls, strlen(m->cls))) {
+		snprintf(msg, msgsz, "a device of class %s may not sit in %s: its directory would "
+			 "be named %s, a name the tree makes in a device's directory", m->cls,
+			 phys->key, m->cls);
+		return -EEXIST;
+	}
+	return 0;
+}
+
 struct dir_dev_ctx {
 	const char *dir;	/* "class/x/y": the directory, below the root */
 	const char *name;	/* its last component */
@@ -38,6 +126,7 @@ static bool dev_at(const struct classfs_device *dev, const char *dir)
 	       !strcmp(dp + 1, dir);
 }
 
+/* under cfsd.lock: the name read is not freed meanwhile */
 static int match_dir(struct classfs_device *dev, void *data)
 {
 	struct dir_dev_ctx *x = data;
@@ -107,7 +196,10 @@ static struct classfs_device *dir_device(struct classfs_device *up, const char *
 	classfs_class_put(cls);
 	if (d || (d = candidate(NULL, x.name, dir)))
 		return d;
+	/* match_dir() reads every device's name: no RENAME meanwhile */
+	pthread_mutex_lock(&cfsd.lock);
 	classfs_tree_for_each_device(cfsd.tree, match_dir, &x);
+	pthread_mutex_unlock(&cfsd.lock);
 	return x.found;
 }
 
@@ -144,13 +236,15 @@ int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, ui
 		if (r == 0 && st.type == CLASSFS_FT_LNK)
 			r = 1;
 		else if (r == 0 && (d = dir_device(up, path))) {
-			const char *n = classfs_device_name(d);
+			const char *n;
 
+			/* a RENAME (under cfsd.lock) frees the name: copied out under it */
 			pthread_mutex_lock(&cfsd.lock);
 			*owner = cfsd_dev_owner(d);
-			pthread_mutex_unlock(&cfsd.lock);
+			n = classfs_device_name(d);
 			snprintf(who, whosz, "%s%s%.255s", d->cls ? d->cls->name : "",
 				 d->cls ? "/" : "", n ? n : "?");
+			pthread_mutex_unlock(&cfsd.lock);
 			classfs_device_put(up);
 			up = d;
 		}

@@ -54,18 +54,23 @@ int cfsd_attr_create_check(const struct cfs_msg *m, char *msg, size_t msgsz)
  * @msgsz: its size.
  *
  * Only @dev's owner or root may add to it, and only root a link (its text
- * is anything).  The core places the entry in @dev's own directory only,
+ * is anything); no one a name the tree makes (cfsd_path_reserved()), at
+ * any depth.  The entry and its value's bytes count against @dev's
+ * owner (quota.c), checked before anything is made and given back when
+ * the device goes.  The core places the entry in @dev's own directory only,
  * never through a link or into a child device's directory, and leaves
  * nothing of a failed add (the plain directories it made go again).  No
  * event: Linux sends none when a driver adds an attribute either.
- * Return: 0, -EPERM, or classfs_device_add_value()'s and
- * classfs_device_add_link()'s errors.
+ * Return: 0, -EPERM, -EEXIST (a reserved name), -EDQUOT, or
+ * classfs_device_add_value()'s and classfs_device_add_link()'s errors.
  */
 int cfsd_attr_create(const struct cfsd_conn *c, const struct cfs_msg *m,
 		     struct classfs_device *dev, uid_t owner, const char *who, char *msg,
 		     size_t msgsz)
 {
+	long bytes = (m->flags & CFS_F_LINK) ? 0 : (long)m->value_len;
 	char target[PATH_MAX];
+	struct cfsd_rdev *rd;
 	int r;
 
 	if (c->uid != 0 && (m->flags & CFS_F_LINK)) {
@@ -78,6 +83,12 @@ int cfsd_attr_create(const struct cfsd_conn *c, const struct cfs_msg *m,
 			 (unsigned int)c->uid, who, (unsigned int)owner);
 		return -EPERM;
 	}
+	r = cfsd_path_reserved(m->attr_name, msg, msgsz);
+	if (r < 0)
+		return r;
+	rd = cfsd_rdev_of(dev);
+	if (rd && (r = cfsd_quota_dev_charge(rd, 1, bytes, msg, msgsz)) < 0)
+		return r;
 	if (m->flags & CFS_F_LINK) {
 		memcpy(target, m->value, m->value_len);
 		target[m->value_len] = '\0';
@@ -86,6 +97,8 @@ int cfsd_attr_create(const struct cfsd_conn *c, const struct cfs_msg *m,
 		r = classfs_device_add_value(dev, m->attr_name, 0644, m->value, m->value_len,
 					     m->flags & CFS_F_BINARY ? CLASSFS_VALUE_BINARY : 0);
 	}
+	if (r < 0 && rd)
+		cfsd_quota_dev_charge(rd, -1, -bytes, NULL, 0);
 	if (r < 0)
 		snprintf(msg, msgsz, "cannot add %.300s to %s: %s", m->attr_name, who,
 			 r == -EINVAL	? "not a relative path of up to 8 names"

@@ -45,25 +45,33 @@ static ssize_t rattr_store(struct classfs_device *dev, const struct classfs_devi
 {
 	struct cfsd_rattr *ra = container_of(attr, struct cfsd_rattr, a);
 	uint8_t *v;
+	int r;
 
 	if (ra->remote) {
 		struct cfsd_conn *c;
-		ssize_t r;
+		ssize_t n;
 
 		pthread_mutex_lock(&cfsd.vlock);
 		c = cfsd_conn_get(ra->d->remote);
 		pthread_mutex_unlock(&cfsd.vlock);
 		if (!c)
 			return -EIO;
-		r = cfsd_remote_call(c, ra, CFS_CALL_STORE, NULL, buf, count);
+		n = cfsd_remote_call(c, ra, CFS_CALL_STORE, NULL, buf, count);
 		cfsd_conn_put(c);
-		return r;
+		return n;
 	}
 	v = malloc(count ? count : 1);
 	if (!v)
 		return -ENOMEM;
 	memcpy(v, buf, count);
 	pthread_mutex_lock(&cfsd.vlock);
+	/* the new value's size against the owner's bytes (quota.c), under the value lock */
+	r = cfsd_quota_dev_charge(ra->d, 0, (long)count - (long)ra->len, NULL, 0);
+	if (r < 0) {
+		pthread_mutex_unlock(&cfsd.vlock);
+		free(v);
+		return r == -ENODEV ? -ENODEV : -EDQUOT;
+	}
 	free(ra->value);
 	ra->value = v;
 	ra->len = count;
@@ -84,17 +92,49 @@ static int cmp_attr_path(const void *a, const void *b)
 }
 
 /*
- * Names the tree makes in a device's directory: `uevent`; `dev` (a
- * record reads a `dev` attribute as the device number, so none without
- * one either); `subsystem` with a class or bus; `device` with a physical
- * device.  The core refuses them too; this says which.
+ * The names the tree makes in a device's directory (entries.c's fixed
+ * entries): `uevent`; `dev` (a record reads a `dev` attribute as the
+ * device number, so none without one either); `subsystem` (a class or a
+ * bus); `device` (a physical device).  The core refuses them only where
+ * it makes them now; a client may use none of them anywhere in a
+ * device: not where the tree may make them later (a class, a bus, a
+ * number), and not deeper, where a child device's directory, or a
+ * record's reader, would take them for the tree's.  DEVICE_ADD's
+ * attributes and ATTR_SET CREATE both ask here.
  */
-static bool reserved_name(const struct cfs_msg *m, const char *s, size_t len)
+bool cfsd_name_reserved(const char *s, size_t len)
 {
-#define IS(lit) (len == sizeof(lit) - 1 && !memcmp(s, lit, len))
-	return IS("uevent") || IS("dev") || (IS("subsystem") && (m->cls || m->bus)) ||
-	       (IS("device") && m->cls && m->phys);
-#undef IS
+	static const char *const reserved[] = { "uevent", "dev", "subsystem", "device" };
+
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (strlen(reserved[i]) == len && !memcmp(s, reserved[i], len))
+			return true;
+	return false;
+}
+
+/**
+ * cfsd_path_reserved() - does an attribute path use a reserved name?
+ * @path: "name" or "dir/.../name", as a client gave it.
+ * @msg: receives which name, when one is.
+ * @msgsz: its size.
+ *
+ * Return: 0, or -EEXIST when a component is a name the tree makes
+ * (cfsd_name_reserved()).
+ */
+int cfsd_path_reserved(const char *path, char *msg, size_t msgsz)
+{
+	for (const char *p = path; *p;) {
+		size_t len = strcspn(p, "/");
+
+		if (cfsd_name_reserved(p, len)) {
+			snprintf(msg, msgsz, "attribute %.300s: the tree makes '%.*s' itself", path,
+				 (int)len, p);
+			return -EEXIST;
+		}
+		p += len;
+		p += *p == '/';
+	}
+	return 0;
 }
 
 /*
@@ -135,9 +175,8 @@ int cfsd_attrs_check(const struct cfs_msg *m, char *msg, size_t msgsz)
 		const char *a = v[i], *q = i ? v[i - 1] : NULL;
 		size_t al = strcspn(a, "/");
 
-		if (reserved_name(m, a, al)) {
-			snprintf(msg, msgsz, "attribute %s: the tree makes '%.*s' itself", a, (int)al, a);
-			r = -EEXIST;
+		if ((r = cfsd_path_reserved(a, msg, msgsz)) < 0) {
+			;
 		} else if (q && !strcmp(a, q)) {
 			snprintf(msg, msgsz, "attribute %s given twice", a);
 			r = -EEXIST;
@@ -253,4 +292,23 @@ enomem:
 einval:
 	free(dirs);
 	return -EINVAL;
+}
+
+/**
+ * cfsd_attrs_charge() - count @rd's attributes and their stored values
+ * against its owner (quota.c), before it is added
+ * @rd: built by cfsd_attrs_build(), its owner set.
+ * @msg: receives why a refusal was made.
+ * @msgsz: its size.
+ *
+ * Given back when @rd leaves the registry or is freed.
+ * Return: 0, -EDQUOT, -ENOMEM.
+ */
+int cfsd_attrs_charge(struct cfsd_rdev *rd, char *msg, size_t msgsz)
+{
+	size_t bytes = 0;
+
+	for (unsigned int i = 0; i < rd->nattrs; i++)
+		bytes += rd->attrs[i].remote ? 0 : rd->attrs[i].len;
+	return cfsd_quota_dev_charge(rd, (long)rd->nattrs, (long)bytes, msg, msgsz);
 }

@@ -52,6 +52,8 @@ struct cfsd_config {
 	size_t max_conns;
 	size_t max_objs;
 	size_t max_subs;
+	size_t max_entries;	/* attributes in a uid's devices */
+	size_t max_bytes;	/* stored value bytes in a uid's devices */
 	size_t max_reqs;	/* requests running at once (pool.c) */
 };
 
@@ -83,6 +85,7 @@ struct cfsd_obj {
 	struct cfs_list bound_link;	/* in its connection's bound objects, in creation order */
 	struct cfs_list all_link;	/* in cfsd.all: every object, in creation order */
 	bool is_class;
+	bool open;			/* a device other uids may publish below (CFS_F_OPEN) */
 };
 
 struct cfsd_rclass {
@@ -106,8 +109,31 @@ struct cfsd_rattr {
 	bool remote;
 };
 
+/*
+ * What a device holds that counts against its owner's entries and bytes
+ * (quota.c): under quota.c's lock.  @gone: the device left the registry,
+ * its charges went with it and nothing more is charged.
+ */
+struct cfsd_charge {
+	size_t entries;
+	size_t bytes;
+	bool gone;
+};
+
+/*
+ * Who may keep a name, and for how long.  A published device's names
+ * change on RENAME, which runs under cfsd.lock and frees the old strings:
+ * the core's name (classfs_device_name()), ->key, and ->name (also under
+ * cfsd.vlock).  So a device's name is read, and copied out if it is to
+ * be used after, with cfsd.lock held; a pointer to it is kept no longer
+ * than the lock (a reference on the device keeps the device, not its
+ * name).  ->name is read under cfsd.vlock by remote calls.  ->cls_name,
+ * ->devtype and a class's name do not change while the object lives.  A
+ * record's devices are never renamed.
+ */
 struct cfsd_rdev {
 	struct cfsd_obj o;
+	struct cfsd_charge q;
 	struct classfs_device dev;
 	struct classfs_device_type type;
 	struct classfs_attribute_group *groups;		/* ngroups of them */
@@ -165,11 +191,17 @@ bool cfsd_may_change(const struct cfsd_obj *o, uid_t uid);
 /* attrs.c */
 int cfsd_attrs_check(const struct cfs_msg *m, char *msg, size_t msgsz);
 int cfsd_attrs_build(struct cfsd_rdev *rd, const struct cfs_msg *m, char *msg, size_t msgsz);
+int cfsd_attrs_charge(struct cfsd_rdev *rd, char *msg, size_t msgsz);
+bool cfsd_name_reserved(const char *s, size_t len);
+int cfsd_path_reserved(const char *path, char *msg, size_t msgsz);
 
 /* access.c */
 uid_t cfsd_dev_owner(const struct classfs_device *dev);
+struct cfsd_rdev *cfsd_rdev_of(const struct classfs_device *dev);
 int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, uid_t *owner,
 		    char *who, size_t whosz);
+int cfsd_dev_place_check(const struct cfs_msg *m, uid_t owner, const struct cfsd_rdev *parent,
+			 const struct cfsd_rdev *phys, char *msg, size_t msgsz);
 
 /* attr-create.c */
 int cfsd_attr_create_check(const struct cfs_msg *m, char *msg, size_t msgsz);
@@ -190,6 +222,8 @@ enum cfsd_quota {
 	CFSD_Q_CONN,	/* connections */
 	CFSD_Q_OBJ,	/* classes and devices published */
 	CFSD_Q_SUB,	/* event subscriptions */
+	CFSD_Q_ENTRY,	/* attributes in its devices (DEVICE_ADD's and ATTR_SET CREATE's) */
+	CFSD_Q_BYTES,	/* bytes of the values stored in its devices */
 	CFSD_Q_COUNT
 };
 
@@ -197,10 +231,21 @@ enum cfsd_quota {
 #define CFSD_MAX_CONNS_DEFAULT	64
 #define CFSD_MAX_OBJS_DEFAULT	100000
 #define CFSD_MAX_SUBS_DEFAULT	16
+#define CFSD_MAX_ENTRIES_DEFAULT 1000000
+#define CFSD_MAX_BYTES_DEFAULT	(256u * 1024 * 1024)
 
 int cfsd_quota_charge(uid_t uid, enum cfsd_quota q, size_t n, char *msg, size_t msgsz);
 void cfsd_quota_uncharge(uid_t uid, enum cfsd_quota q, size_t n);
 void cfsd_quota_shutdown(void);
+/*
+ * The uid a worker thread's request runs for (cfsd_handle() sets it), 0
+ * on every other thread (the mount's): a change of a device's values is
+ * refused past its owner's limits only when a uid other than root asked.
+ */
+extern __thread uid_t cfsd_quota_caller;
+int cfsd_quota_dev_charge(struct cfsd_rdev *rd, long entries, long bytes, char *msg, size_t msgsz);
+void cfsd_quota_dev_gone(struct cfsd_rdev *rd);
+int cfsd_quota_usage(struct cfs_buf *b);
 int cfsd_quota_conn_admit(int fd, uid_t uid);
 void cfsd_quota_conn_end(struct cfsd_conn *c);
 

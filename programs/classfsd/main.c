@@ -78,6 +78,9 @@ static void usage(FILE *out)
 		"                                   (default %d)\n"
 		"      --max-subscribers-per-uid N  event subscriptions one uid may hold\n"
 		"                                   (default %d)\n"
+		"      --max-entries-per-uid N      attributes in one uid's devices (default %d)\n"
+		"      --max-bytes-per-uid N        bytes of values stored in one uid's devices\n"
+		"                                   (default %u)\n"
 		"      --max-requests-per-uid N     requests of one uid run at once (default %d,\n"
 		"                                   at most %d); root has no limits\n"
 		"      --uevent-helper PATH  run PATH for every event (/kernel/uevent_helper)\n"
@@ -89,8 +92,8 @@ static void usage(FILE *out)
 		"  -v, --verbose             log debug messages\n"
 		"  -h, --help                show this help\n",
 		"/run/classfs/control", CFSD_RING_BYTES_DEFAULT, CFSD_MAX_CONNS_DEFAULT, CFSD_MAX_OBJS_DEFAULT,
-		CFSD_MAX_SUBS_DEFAULT, CFSD_MAX_REQS_DEFAULT, CFSD_WORKERS_MAX,
-		CLASSFS_HELPER_QUEUE_DEFAULT);
+		CFSD_MAX_SUBS_DEFAULT, CFSD_MAX_ENTRIES_DEFAULT, CFSD_MAX_BYTES_DEFAULT,
+		CFSD_MAX_REQS_DEFAULT, CFSD_WORKERS_MAX, CLASSFS_HELPER_QUEUE_DEFAULT);
 }
 
 static int parse_size(const char *opt, const char *s, size_t min, size_t max, size_t *out)
@@ -109,8 +112,9 @@ static int parse_size(const char *opt, const char *s, size_t min, size_t max, si
 	return 0;
 }
 
-enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_RING_BYTES, OPT_QUEUE, OPT_NETLINK, OPT_HELPER, OPT_HELPER_QUEUE,
-       OPT_MAX_CONNS, OPT_MAX_OBJS, OPT_MAX_SUBS, OPT_MAX_REQS, OPT_DEV_MOUNT };
+enum { OPT_MAX_MSG = 256, OPT_TIMEOUT, OPT_RING, OPT_RING_BYTES, OPT_QUEUE, OPT_NETLINK, OPT_HELPER,
+       OPT_HELPER_QUEUE, OPT_MAX_CONNS, OPT_MAX_OBJS, OPT_MAX_SUBS, OPT_MAX_REQS, OPT_DEV_MOUNT,
+       OPT_MAX_ENTRIES, OPT_MAX_BYTES };
 
 static int parse_args(int argc, char **argv, const char **helper)
 {
@@ -132,6 +136,8 @@ static int parse_args(int argc, char **argv, const char **helper)
 		{ "max-objects-per-uid", required_argument, NULL, OPT_MAX_OBJS },
 		{ "max-subscribers-per-uid", required_argument, NULL, OPT_MAX_SUBS },
 		{ "max-requests-per-uid", required_argument, NULL, OPT_MAX_REQS },
+		{ "max-entries-per-uid", required_argument, NULL, OPT_MAX_ENTRIES },
+		{ "max-bytes-per-uid", required_argument, NULL, OPT_MAX_BYTES },
 		{ "uevent-helper", required_argument, NULL, OPT_HELPER },
 		{ "uevent-helper-queue", required_argument, NULL, OPT_HELPER_QUEUE },
 		{ "netlink", no_argument, NULL, OPT_NETLINK },
@@ -154,6 +160,8 @@ static int parse_args(int argc, char **argv, const char **helper)
 		.max_conns = CFSD_MAX_CONNS_DEFAULT,
 		.max_objs = CFSD_MAX_OBJS_DEFAULT,
 		.max_subs = CFSD_MAX_SUBS_DEFAULT,
+		.max_entries = CFSD_MAX_ENTRIES_DEFAULT,
+		.max_bytes = CFSD_MAX_BYTES_DEFAULT,
 		.max_reqs = CFSD_MAX_REQS_DEFAULT,
 	};
 	while ((c = getopt_long(argc, argv, "s:m:L:o:l:Sg:vh", opts, NULL)) != -1) {
@@ -216,6 +224,16 @@ static int parse_args(int argc, char **argv, const char **helper)
 		case OPT_MAX_REQS:
 			if (parse_size("--max-requests-per-uid", optarg, 1, CFSD_WORKERS_MAX,
 				       &cfsd.cfg.max_reqs))
+				return -EINVAL;
+			break;
+		case OPT_MAX_ENTRIES:
+			if (parse_size("--max-entries-per-uid", optarg, 1, (size_t)1 << 40,
+				       &cfsd.cfg.max_entries))
+				return -EINVAL;
+			break;
+		case OPT_MAX_BYTES:
+			if (parse_size("--max-bytes-per-uid", optarg, 1, (size_t)1 << 50,
+				       &cfsd.cfg.max_bytes))
 				return -EINVAL;
 			break;
 		case OPT_HELPER: *helper = optarg; break;

@@ -64,6 +64,7 @@ static int match_name(struct classfs_device *dev, void *data)
  * root: a class device by its class's name index (not one whose class
  * link was unlinked through the filesystem: another may have its name
  * now), a physical one by a walk.  Returns it with a reference, or NULL.
+ * Called with cfsd.lock held: the walk reads published devices' names.
  */
 static struct classfs_device *foreign_find(const char *cls_name, const char *name)
 {
@@ -132,8 +133,11 @@ static int dev_ref(struct cfsd_conn *c, const struct cfs_msg *m, bool change, st
 		*out = classfs_device_get(&rd->dev);
 	if (rd && owner)
 		*owner = rd->o.owner;
+	/* foreign_find() reads devices' names: under cfsd.lock, where RENAME frees them */
+	if (!rd)
+		*out = foreign_find(m->cls, m->name);
 	pthread_mutex_unlock(&cfsd.lock);
-	if (!rd && (*out = foreign_find(m->cls, m->name))) {
+	if (!rd && *out) {
 		rp->msg[0] = '\0';
 		r = 0;
 		if (owner)
@@ -168,7 +172,8 @@ static int op_status(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 	cfs_buf_u64(&rp->extra, CFS_T_SEQNUM, classfs_tree_seqnum(cfsd.tree));
 	cfs_buf_str(&rp->extra, CFS_T_MOUNT, cfsd.mount ? cfsd.cfg.mountpoint : "");
 	cfs_buf_u64(&rp->extra, CFS_T_COUNT, cfsd.cfg.max_msg);
-	return 0;
+	/* what each uid holds, within which limits (quota.c): `classctl status` */
+	return cfsd_quota_usage(&rp->extra);
 }
 
 static int op_class_create(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
@@ -272,6 +277,11 @@ static int op_rename(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 		r = not_found(rp, m);
 	} else if (!cfsd_may_change(&rd->o, c->uid)) {
 		r = denied(rp, c, "device", rd->key, rd->o.owner);
+	} else if (rd->dev.parent && cfsd_name_reserved(m->new_name, strlen(m->new_name))) {
+		/* in its parent's directory: as cfsd_dev_place_check() refuses it at add */
+		snprintf(rp->msg, sizeof(rp->msg), "cannot rename %s to %s: the tree makes that "
+			 "name in a device's directory", rd->key, m->new_name);
+		r = -EEXIST;
 	} else {
 		r = cfsd_dev_rename(rd, m->new_name, c);
 		if (r < 0)
@@ -398,12 +408,67 @@ static int op_attr_get(struct cfsd_conn *c, const struct cfs_msg *m, struct repl
 	return r;
 }
 
+/*
+ * Is the file @attr names in @rd's own directories a value the core
+ * stores (one ATTR_SET CREATE made, or root through the mount), not one
+ * of @rd's published attributes (attrs.c counts those) nor a computed
+ * file?  Only such a value's replacement is counted here.
+ */
+static bool core_value(const struct cfsd_rdev *rd, const char *attr)
+{
+	const char *leaf = strrchr(attr, '/');
+
+	if (!strcmp(leaf ? leaf + 1 : attr, "uevent"))
+		return false;
+	for (unsigned int i = 0; i < rd->nattrs; i++)
+		if (!strcmp(rd->attrs[i].path, attr))
+			return false;
+	return true;
+}
+
+/*
+ * A uid's write replaces a stored value of its own device: the
+ * difference in size counts against it (quota.c), charged before the
+ * write (-EDQUOT: nothing written).  *@delta receives what was charged,
+ * to give back if the write fails.  Two writes of one file at once may
+ * each count against the old size: the device's charge may then be off
+ * by a value's size until the device goes, which gives back all of it.
+ */
+static int replace_charge(struct cfsd_conn *c, struct classfs_device *dev, const struct cfs_msg *m,
+			  const char *path, struct cfsd_rdev **rdp, long *delta, struct reply *rp)
+{
+	struct cfsd_rdev *rd = cfsd_rdev_of(dev);
+	char *old;
+	ssize_t n;
+	int r;
+
+	*rdp = NULL;
+	*delta = 0;
+	if (!rd || !core_value(rd, m->attr_name))
+		return 0;
+	old = malloc(CFS_VALUE_MAX);
+	if (!old)
+		return -ENOMEM;
+	n = classfs_path_read(cfsd.tree, path, old, CFS_VALUE_MAX);	/* stored: no call */
+	free(old);
+	if (n < 0)
+		return 0;	/* the write says why */
+	r = cfsd_quota_dev_charge(rd, 0, (long)m->value_len - (long)n, rp->msg, sizeof(rp->msg));
+	if (r == 0) {
+		*rdp = rd;
+		*delta = (long)m->value_len - (long)n;
+	}
+	return r;
+}
+
 static int op_attr_set(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	struct classfs_device *dev = NULL;
 	char path[CFS_PATH_MAX * 2], who[2 * 256 + 2];
+	struct cfsd_rdev *charged = NULL;
 	struct classfs_stat st;
 	uid_t owner = 0;
+	long delta = 0;
 	ssize_t n;
 	int r;
 
@@ -427,6 +492,9 @@ static int op_attr_set(struct cfsd_conn *c, const struct cfs_msg *m, struct repl
 		r = -EEXIST;
 	}
 	if (r == 0 && c->uid != 0) {
+		char named[sizeof(who)];
+
+		snprintf(named, sizeof(named), "%s", who);
 		r = cfsd_file_owner(dev, path, m->attr_name, &owner, who, sizeof(who));
 		if (r < 0)
 			snprintf(rp->msg, sizeof(rp->msg), "cannot write %.900s: %s", path,
@@ -438,6 +506,9 @@ static int op_attr_set(struct cfsd_conn *c, const struct cfs_msg *m, struct repl
 		r = r > 0 ? -EPERM : r;
 		if (r == 0 && owner != c->uid)
 			r = denied(rp, c, "device", who, owner);
+		/* a file of the device named itself, not of a nested child's */
+		if (r == 0 && !strcmp(named, who))
+			r = replace_charge(c, dev, m, path, &charged, &delta, rp);
 	}
 	if (r == 0) {
 		/* as a write(2) through the mount: the mode bits decide */
@@ -445,6 +516,8 @@ static int op_attr_set(struct cfsd_conn *c, const struct cfs_msg *m, struct repl
 		if (n < 0) {
 			r = (int)n;
 			snprintf(rp->msg, sizeof(rp->msg), "cannot write %.900s: %s", path, strerror(-r));
+			if (charged)
+				cfsd_quota_dev_charge(charged, 0, -delta, NULL, 0);
 		}
 	}
 	classfs_device_put(dev);
@@ -757,7 +830,9 @@ void cfsd_handle(struct cfsd_conn *c, const uint8_t *buf, size_t len)
 
 		if (changes)
 			cfsd_events_busy(true);
+		cfsd_quota_caller = c->uid;
 		r = execute(c, &m, &rp);
+		cfsd_quota_caller = 0;
 		if (changes)
 			cfsd_events_busy(false);
 		if (r == REPLIED) {

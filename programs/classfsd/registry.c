@@ -174,6 +174,7 @@ static void class_hash_remove(struct cfsd_rclass *rc)
 
 static void rdev_free(struct cfsd_rdev *rd)
 {
+	cfsd_quota_dev_gone(rd);	/* one that never made it into the registry */
 	for (unsigned int i = 0; i < rd->nattrs; i++) {
 		free(rd->attrs[i].path);
 		free(rd->attrs[i].value);
@@ -205,6 +206,7 @@ static void dev_forget(struct cfsd_rdev *rd)
 	all_unlink(&rd->o);
 	bound_unlink(&rd->o);
 	cfsd_quota_uncharge(rd->o.owner, CFSD_Q_OBJ, 1);
+	cfsd_quota_dev_gone(rd);
 	classfs_device_put(&rd->dev);
 }
 
@@ -422,7 +424,13 @@ static struct cfsd_rdev *rdev_new(const struct cfs_msg *m, uid_t owner, struct c
 		remote |= rd->attrs[i].remote;
 	rd->type = (struct classfs_device_type){ .name = rd->devtype,
 						 .groups = rd->ngroups ? rd->group_ptrs : NULL };
-	rd->o = (struct cfsd_obj){ .owner = owner };
+	rd->o = (struct cfsd_obj){ .owner = owner, .open = m->flags & CFS_F_OPEN };
+	r = cfsd_attrs_charge(rd, msg, msgsz);
+	if (r < 0) {
+		rdev_free(rd);
+		*err = r;
+		return NULL;
+	}
 	if (remote)
 		rd->remote = cfsd_conn_get(c);
 	*err = 0;
@@ -474,6 +482,9 @@ static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct cfsd_con
 	int r;
 
 	r = dev_find_relatives(m, &parent, &phys, &bus, msg, msgsz);
+	if (r < 0)
+		return r;
+	r = cfsd_dev_place_check(m, owner, parent, phys, msg, msgsz);	/* access.c */
 	if (r < 0)
 		return r;
 	rd = rdev_new(m, owner, c, &r, msg, msgsz);
@@ -647,6 +658,8 @@ void cfsd_unbind_all(struct cfsd_conn *c)
 	pthread_mutex_lock(&cfsd.lock);
 	while (!cfs_list_empty(&c->bound))
 		obj_remove(cfs_list_entry(c->bound.prev, struct cfsd_obj, bound_link));
+	/* the unbound devices the core removed with them: their counts go now (quota.c) */
+	forget_dead();
 	pthread_mutex_unlock(&cfsd.lock);
 }
 

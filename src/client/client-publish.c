@@ -113,9 +113,12 @@ int classfs_client_class_remove(struct classfs_client *c, const char *cls)
 /* append @d's request (a whole message) to @b; 0 or -errno */
 static int encode_device(struct cfs_buf *b, const struct classfs_client_device *d)
 {
-	if (!d || !d->name || (d->flags & ~CLASSFS_CLIENT_BIND) || (d->nattrs && !d->attrs))
+	if (!d || !d->name || (d->flags & ~(CLASSFS_CLIENT_BIND | CLASSFS_CLIENT_OPEN)) ||
+	    (d->nattrs && !d->attrs))
 		return -EINVAL;
-	cfs_buf_hdr(b, CFS_OP_DEVICE_ADD, 0, d->flags & CLASSFS_CLIENT_BIND ? CFS_F_BIND : 0);
+	cfs_buf_hdr(b, CFS_OP_DEVICE_ADD, 0,
+		    (d->flags & CLASSFS_CLIENT_BIND ? CFS_F_BIND : 0) |
+		    (d->flags & CLASSFS_CLIENT_OPEN ? CFS_F_OPEN : 0));
 	cfs_buf_str(b, CFS_T_CLASS, d->cls);
 	cfs_buf_str(b, CFS_T_NAME, d->name);
 	cfs_buf_str(b, CFS_T_PARENT, d->parent);

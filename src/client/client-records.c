@@ -63,6 +63,20 @@ static int stream_to(struct classfs_client *c, struct cfs_buf *b, FILE *out)
 	return r;
 }
 
+int classfs_client_usage(struct classfs_client *c, FILE *out)
+{
+	struct cfs_buf b;
+	int r;
+
+	if (!c || !out)
+		return -EINVAL;
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_STATUS, 0, 0);
+	r = stream_to(c, &b, out);
+	cfs_buf_free(&b);
+	return r;
+}
+
 int classfs_client_save(struct classfs_client *c, const char *syspath, FILE *out)
 {
 	struct cfs_buf b;

@@ -4,6 +4,7 @@
  * Nth allocation), name hashing and name validation.
  */
 #include "internal.h"
+#include "util.h"
 
 static bool (*alloc_hook)(size_t size, void *data);
 static void *alloc_hook_data;
@@ -112,6 +113,7 @@ uint32_t cfs_hash_devt(dev_t devt)
 int cfs_name_hash_valid(const char *name, uint32_t *hash)
 {
 	uint32_t h = 2166136261u;
+	bool high = false;
 	size_t len;
 
 	if (!name || !*name)
@@ -123,8 +125,12 @@ int cfs_name_hash_valid(const char *name, uint32_t *hash)
 
 		if (c == '/' || c < 0x20 || c == 0x7f || len >= NAME_MAX)
 			return -EINVAL;
+		high |= c >= 0x80;
 		h = (h ^ c) * 16777619u;
 	}
+	/* names are text: a JSON document, udev and Python take them as UTF-8 */
+	if (high && !cfs_utf8_valid(name, len))
+		return -EINVAL;
 	*hash = fmix32(h);
 	return 0;
 }

@@ -56,7 +56,7 @@ static const struct schema schemas[CFS_OP_COUNT] = {
 	[CFS_OP_CLASS_REMOVE] = { B(CFS_T_CLASS), 0, 0 },
 	[CFS_OP_DEVICE_ADD] = { B(CFS_T_NAME), B(CFS_T_CLASS) | B(CFS_T_PARENT) | B(CFS_T_DEVT) |
 					   B(CFS_T_PHYS) | B(CFS_T_PHYS_CLASS) | B(CFS_T_BUS) |
-					   B(CFS_T_DEVTYPE) | B(CFS_T_ATTR), CFS_F_BIND },
+					   B(CFS_T_DEVTYPE) | B(CFS_T_ATTR), CFS_F_BIND | CFS_F_OPEN },
 	[CFS_OP_DEVICE_REMOVE] = { 0, B(CFS_T_CLASS) | B(CFS_T_NAME) | B(CFS_T_SYSPATH), 0 },
 	[CFS_OP_RENAME] = { B(CFS_T_CLASS) | B(CFS_T_NAME) | B(CFS_T_NEW_NAME), 0, 0 },
 	[CFS_OP_ATTR_GET] = { B(CFS_T_ATTR_NAME), B(CFS_T_CLASS) | B(CFS_T_NAME) | B(CFS_T_SYSPATH), 0 },
@@ -134,9 +134,46 @@ static int check_str(const uint8_t *v, size_t len)
 	return 0;
 }
 
+/*
+ * Well-formed UTF-8 (RFC 3629: no overlong form, surrogate, or code
+ * point past U+10FFFF); util's cfs_utf8_valid()'s rule, kept here so the
+ * decoder depends on nothing.
+ */
+static bool utf8_valid(const unsigned char *p, size_t len)
+{
+	const unsigned char *end = p + len;
+
+	while (p < end) {
+		size_t n;
+		unsigned int lo = 0x80, hi = 0xbf;
+
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf)
+			n = 1;
+		else if (*p >= 0xe0 && *p <= 0xef)
+			n = 2, lo = *p == 0xe0 ? 0xa0 : 0x80, hi = *p == 0xed ? 0x9f : 0xbf;
+		else if (*p >= 0xf0 && *p <= 0xf4)
+			n = 3, lo = *p == 0xf0 ? 0x90 : 0x80, hi = *p == 0xf4 ? 0x8f : 0xbf;
+		else
+			return false;
+		if ((size_t)(end - p) <= n || p[1] < lo || p[1] > hi)
+			return false;
+		for (size_t k = 2; k <= n; k++)
+			if ((p[k] & 0xc0) != 0x80)
+				return false;
+		p += n + 1;
+	}
+	return true;
+}
+
 /* classfs_name_valid()'s rule, kept here so the decoder depends on nothing */
 static int check_name(const char *s, size_t n)
 {
+	bool high = false;
+
 	if (n == 0 || n > NAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
@@ -144,8 +181,9 @@ static int check_name(const char *s, size_t n)
 
 		if (c == '/' || c < 0x20 || c == 0x7f)
 			return -EINVAL;
+		high |= c >= 0x80;
 	}
-	return 0;
+	return high && !utf8_valid((const unsigned char *)s, n) ? -EINVAL : 0;
 }
 
 /* "name" or "dir/.../name": each component a valid name */
@@ -446,7 +484,7 @@ const char *cfs_msg_error_text(int err)
 	case -EPROTONOSUPPORT: return "unsupported protocol version";
 	case -EOPNOTSUPP: return "unknown operation";
 	case -EBADMSG: return "malformed message (truncated, wrong field type, or missing, unexpected or duplicate field)";
-	case -EINVAL: return "invalid name, path, mode or variable in message";
+	case -EINVAL: return "invalid name, path, mode or variable in message (a name is 1-255 bytes of UTF-8 without '/' or control characters, not . or ..)";
 	case -E2BIG: return "value longer than 4096 bytes";
 	case -EMSGSIZE: return "message larger than the size limit";
 	default: return "bad message";

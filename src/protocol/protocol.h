@@ -31,7 +31,8 @@
 #define CFS_F_CREATE	0x4u	/* ATTR_SET: make the attribute when the path does not exist */
 #define CFS_F_BINARY	0x8u	/* ATTR_SET with CFS_F_CREATE: a binary attribute */
 #define CFS_F_LINK	0x10u	/* ATTR_SET with CFS_F_CREATE: a symlink, VALUE its target */
-#define CFS_F_KNOWN	(CFS_F_MORE | CFS_F_BIND | CFS_F_CREATE | CFS_F_BINARY | CFS_F_LINK)
+#define CFS_F_OPEN	0x20u	/* DEVICE_ADD: other uids may publish devices below it */
+#define CFS_F_KNOWN	(CFS_F_MORE | CFS_F_BIND | CFS_F_CREATE | CFS_F_BINARY | CFS_F_LINK | CFS_F_OPEN)
 
 enum cfs_op {
 	CFS_OP_REPLY = 1,

@@ -9,6 +9,44 @@
 #include "util.h"
 
 /**
+ * cfs_utf8_valid() - are @len bytes at @s well-formed UTF-8?
+ *
+ * As RFC 3629 has it: no overlong form, no surrogate (U+D800..DFFF),
+ * nothing above U+10FFFF, no sequence cut short.  Names must be (a JSON
+ * document, udev and Python's str take them as text).
+ */
+bool cfs_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+
+	while (p < end) {
+		unsigned char c = *p;
+		size_t n;
+		unsigned int lo = 0x80, hi = 0xbf;	/* the second byte's range */
+
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+		else
+			return false;
+		if ((size_t)(end - p) <= n || p[1] < lo || p[1] > hi)
+			return false;
+		for (size_t k = 2; k <= n; k++)
+			if ((p[k] & 0xc0) != 0x80)
+				return false;
+		p += n + 1;
+	}
+	return true;
+}
+
+/**
  * cfs_parse_uint() - @len bytes at @s as a decimal number of at most @max
  * Only digits, at most 10 of them (no sign, no space, no base prefix).
  * Return: false when the text is not such a number or the number is above @max.

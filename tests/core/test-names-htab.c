@@ -37,6 +37,18 @@ TEST(name_valid)
 	CHECK_INT(classfs_name_valid("block:sda"), 0);
 	CHECK_INT(classfs_name_valid("spi-ELAN7001:00"), 0);
 	CHECK_INT(classfs_name_valid("caf\xc3\xa9"), 0);
+	/* names are UTF-8: every form RFC 3629 allows, none it does not */
+	CHECK_INT(classfs_name_valid("\xf0\x9f\x98\x80"), 0);	/* U+1F600 */
+	CHECK_INT(classfs_name_valid("\xef\xbf\xbd"), 0);		/* U+FFFD */
+	CHECK_INT(classfs_name_valid("\xf4\x8f\xbf\xbf"), 0);	/* U+10FFFF */
+	CHECK_INT(classfs_name_valid("hx\xff"), -EINVAL);		/* the issue's */
+	CHECK_INT(classfs_name_valid("caf\xe9"), -EINVAL);		/* Latin-1 */
+	CHECK_INT(classfs_name_valid("\xc0\xaf"), -EINVAL);		/* overlong '/' */
+	CHECK_INT(classfs_name_valid("\xe0\x80\xaf"), -EINVAL);	/* overlong */
+	CHECK_INT(classfs_name_valid("\xed\xa0\x80"), -EINVAL);	/* surrogate */
+	CHECK_INT(classfs_name_valid("\xf4\x90\x80\x80"), -EINVAL);	/* past U+10FFFF */
+	CHECK_INT(classfs_name_valid("x\xe2\x82"), -EINVAL);		/* cut short */
+	CHECK_INT(classfs_name_valid("\x80x"), -EINVAL);		/* a lone continuation */
 
 	memset(name, 'a', sizeof(name));
 	name[NAME_MAX] = '\0';			/* 255 bytes */

@@ -117,7 +117,9 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n; i++) {
 		char name[32];
 		struct classfs_client_device d = {
-			.cls = "fault", .name = name, .devt = makedev(240, (unsigned int)i),
+			/* a number (a /dev node) is root's to give: none as another uid */
+			.cls = "fault", .name = name,
+			.devt = getuid() == 0 ? makedev(240, (unsigned int)i) : 0,
 			.attrs = attrs, .nattrs = !strcmp(mode, "errno") ? 3 : 2,
 			.flags = CLASSFS_CLIENT_BIND,
 		};

@@ -354,3 +354,23 @@ def test_partitions_nested_in_a_virtual_disk_added_before_them(testbed):
     assert part.find_parent("block", "disk").sys_path == loop
     with pytest.raises(FileExistsError):
         testbed.add_device("block", "loop0p1", parent=loop, dev=(259, 1))
+
+
+def test_a_name_that_is_not_utf8_is_refused_and_no_event_is_lost(testbed):
+    """A class or device name must be UTF-8 (names are text to JSON, udev
+    and Python): a record holding one is refused (a bad record: ValueError,
+    its message saying why) and makes nothing, and Monitor.poll() goes
+    on: it sees the next event (a refused name once reached it as an event
+    it could not decode: MemoryError, the event lost)."""
+    with testbed.monitor() as m:
+        for bad in (b"P: /devices/virtual/hx\xff/d0\nE: SUBSYSTEM=hx\xff\n\n",
+                    b"P: /devices/virtual/misc/d\xc3\n\n",
+                    b"P: /devices/virtual/misc/ok\nN: ok\nE: SUBSYSTEM=misc\n"
+                    b"A: dev=10:200\nA: caf\xe9=1\n\n"):
+            with pytest.raises(ValueError, match="UTF-8"):
+                testbed._client.load(bad, "bad")
+        path = testbed.add_device("misc", "caf\u00e9", dev=(10, 201))
+        events = list(m.events(0.5))
+    assert [(e.action, e.sys_path) for e in events] == [("add", path)]
+    assert not os.path.exists("/sys/devices/virtual/misc/ok")
+    assert not any(n.startswith("hx") for n in os.listdir("/sys/class"))

@@ -72,14 +72,26 @@ cmp -s "$tmp/empty" "$tmp/after" || bad "refused adds changed the tree: $(diff "
 cmp -s "$tmp/tree0" "$tmp/tree1" || bad "refused adds made a class: $(diff "$tmp/tree0" "$tmp/tree1")"
 
 # random class devices from both uids: attribute names from a pool that
-# holds the refused ones; parents, numbers and types
+# holds the refused ones (the tree's names, at any depth) and every kind
+# of byte a name may hold ('=', blanks, ':', '\\', non-ASCII); parents,
+# numbers and types
 RANDOM=12
-attrs=(x x/y y power/control power/x uevent dev subsystem device size d/e)
+attrs=(x x/y y power/control power/x uevent dev subsystem device size d/e a=b 'sp ace' c:d
+	'café' 'b\\x3d' e=f/g=h d/dev g/uevent g/h/device)
 # (no "block": classfs-run's /dev has a directory of that name for its
 # /dev/block/M:m links, and a node there fails it)
-names=(sda sda1 dev uevent pci x virtual)
+names=(sda sda1 dev uevent pci x virtual a=b 'n m' p:q 'café' 'x\\y' '=')
+# values of every kind: blanks, '=', backslashes, newlines, non-ASCII
+values=(v 'a=b' 'two words' 'back\\slash' $'line\nline' 'café' '' '=' ':')
 declare -A made=()
 accepted=0 refusedn=0
+# the issue's: a device named a=b with a number (its node's N: line)
+if "$classctl" --socket "$sock" add v 'a=b' --dev 8:250 --attr 'k=v=w' >/dev/null; then
+	made[v/a=b]=root
+	accepted=$((accepted + 1))
+else
+	bad "add v a=b --dev 8:250 was refused"
+fi
 for i in $(seq 80); do
 	who=root
 	((RANDOM % 3 == 0)) && who=nobody
@@ -96,7 +108,7 @@ for i in $(seq 80); do
 		[[ ${p%%/*} == "$cls" && ${made[$p]} == "$who" ]] && args+=(--parent "${p#*/}")
 	fi
 	for ((k = RANDOM % 4; k > 0; k--)); do
-		args+=(--attr "${attrs[RANDOM % ${#attrs[@]}]}=v$RANDOM")
+		args+=(--attr "${attrs[RANDOM % ${#attrs[@]}]}=${values[RANDOM % ${#values[@]}]}$RANDOM")
 	done
 	if as "$who" "$classctl" --socket "$sock" add "${args[@]}" >/dev/null 2>&1; then
 		made[$cls/$name]=$who
@@ -107,6 +119,28 @@ for i in $(seq 80); do
 done
 echo "random adds: $accepted accepted, $refusedn refused"
 ((accepted > 20 && refusedn > 10)) || bad "too few of either to mean anything"
+# attributes made (set --create) and written (set) by each device's owner
+# and by the other uid (refused), names and values from the pools
+created=0 createrefused=0
+for i in $(seq 120); do
+	keys=("${!made[@]}")
+	k=${keys[RANDOM % ${#keys[@]}]}
+	who=${made[$k]}
+	((RANDOM % 5 == 0)) && who=$([[ $who == root ]] && echo nobody || echo root)
+	a=${attrs[RANDOM % ${#attrs[@]}]}
+	((RANDOM % 2)) && a=n$i/$a
+	v=${values[RANDOM % ${#values[@]}]}
+	op=(set --create)
+	((RANDOM % 3 == 0)) && op=(set)
+	if as "$who" "$classctl" --socket "$sock" "${op[@]}" "${k%%/*}" "${k#*/}" "$a" "$v" \
+		>/dev/null 2>&1; then
+		created=$((created + 1))
+	else
+		createrefused=$((createrefused + 1))
+	fi
+done
+echo "random sets: $created accepted, $createrefused refused"
+((created > 20 && createrefused > 10)) || bad "too few sets of either to mean anything"
 # renames by their owners, to names of the pool
 for i in $(seq 10); do
 	keys=("${!made[@]}")
@@ -126,6 +160,20 @@ if ! out=$("$classctl" --socket "$tmp/b/sock" load "$tmp/s1" 2>&1); then
 fi
 "$classctl" --socket "$tmp/b/sock" save >"$tmp/s2" || bad "second save failed"
 cmp -s "$tmp/s1" "$tmp/s2" || bad "save -> load -> save differs: $(diff "$tmp/s1" "$tmp/s2" | head -20)"
+# every kind of name made it into the record, escaped where it must be
+for want in 'A: .*a\\x3db=' 'A: .*sp ace=' 'A: .*c:d=' $'A: .*caf\xc3\xa9=' '^P: .*/a=b$' '^N: a\\x3db$'; do
+	grep -qE "$want" "$tmp/s1" || bad "the save holds no line matching '$want'"
+done
+# and no name the tree makes, at any depth, as a file of a client's
+if grep -E '^A: ([^=]*/)?(uevent|device|subsystem)=|^A: [^=]+/dev=|^[LH]: ([^=]*/)?(uevent|dev)=' "$tmp/s1"; then
+	bad "a reserved name was made"
+fi
+# the loaded tree reads as the first: the same values through the socket
+for k in "${!made[@]}"; do
+	a=$("$classctl" --socket "$sock" info "${k%%/*}" "${k#*/}" 2>&1)
+	b=$("$classctl" --socket "$tmp/b/sock" info "${k%%/*}" "${k#*/}" 2>&1)
+	[[ $a == "$b" ]] || bad "info $k differs after the load: $(diff <(echo "$a") <(echo "$b") | head -5)"
+done
 [[ $(grep -c '^P:' "$tmp/s1") == "$accepted" ]] || bad "the save holds $(grep -c '^P:' "$tmp/s1") devices, $accepted were accepted"
 
 # classfs-run joins the daemon: it reads its tree back

@@ -9,6 +9,8 @@
 #include <poll.h>
 #include <sys/resource.h>
 
+#include <json-c/json.h>
+
 #include "../harness.h"
 #include "protocol.h"
 #include "remote-util.h"
@@ -143,7 +145,8 @@ TEST(decode_malformed)
 	CHECK_INT(DEC(&b, &m), -EBADMSG);
 	cfs_buf_free(&b);
 	/* bad names */
-	static const char *const bad[] = { "", ".", "..", "a/b", "tab\there", "\x7f" };
+	static const char *const bad[] = { "", ".", "..", "a/b", "tab\there", "\x7f",
+					   "hx\xff", "caf\xe9", "\xc0\xaf", "\xed\xa0\x80" };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		one_field(&b, CFS_OP_CLASS_CREATE, CFS_T_CLASS, bad[i], strlen(bad[i]) + 1);
@@ -559,6 +562,45 @@ out:
 }
 
 /* the fuzz corpus (fuzz/corpus/protocol) starts from valid messages */
+/* a name that is not UTF-8 is refused wherever a client gives one; the tree stays JSON */
+TEST(daemon_refuses_names_not_utf8)
+{
+	struct classfs_client_attr a = { .name = "caf\xe9", .mode = 0644, .value = "1", .len = 1 };
+	struct classfs_client_attr ok = { .name = "v", .mode = 0644, .value = "1", .len = 1 };
+	struct daemon d;
+	struct classfs_client *c;
+	struct json_object *doc;
+	char *json = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	CHECK_INT(start_daemon(&d, false, NULL), 0);
+	c = classfs_client_connect(d.sock, 0);
+	REQUIRE(c);
+	CHECK_INT(classfs_client_class_create(c, "hx\xff", 0), -EINVAL);
+	CHECK(strstr(classfs_client_error_message(c), "UTF-8") != NULL);
+	CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
+		.cls = "u", .name = "d\xff" }), -EINVAL);
+	CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
+		.cls = "u", .name = "d", .attrs = &a, .nattrs = 1 }), -EINVAL);
+	CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
+		.cls = "u", .name = "caf\xc3\xa9", .attrs = &ok, .nattrs = 1 }), 0);
+	CHECK_INT(classfs_client_attr_add(c, "u", "caf\xc3\xa9", "g/\xff", "1", 1, 0), -EINVAL);
+	CHECK_INT(classfs_client_device_rename(c, "u", "caf\xc3\xa9", "n\xff"), -EINVAL);
+	/* what was accepted prints as JSON a parser takes */
+	f = open_memstream(&json, &len);
+	REQUIRE(f);
+	CHECK_INT(classfs_client_tree(c, CLASSFS_CLIENT_JSON, f), 0);
+	fclose(f);
+	doc = json_tokener_parse(json);
+	CHECK(doc != NULL);
+	CHECK(json && strstr(json, "caf\xc3\xa9") && !strstr(json, "hx"));
+	json_object_put(doc);
+	free(json);
+	classfs_client_disconnect(c);
+	CHECK_INT(stop_daemon(&d), 0);
+}
+
 TEST(corpus_seeds_valid)
 {
 	DIR *dir = opendir(CORPUS);

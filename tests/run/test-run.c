@@ -658,7 +658,8 @@ static pid_t start_shared_daemon(const char *sock, const char *mnt)
  * sda (8:0) and root's drm connector card0-eDP-1.  A device in the sample's
  * class `block` with no number: an add saying DEVNAME=sda MAJOR=1 MINOR=3,
  * a remove saying DEVNAME=sda MAJOR=8 MINOR=0; a move saying DEVPATH_OLD
- * is root's connector; a numbered device of its own named sda.  Last, the
+ * is root's connector; a numbered device of its own named sda (refused:
+ * a number is root's to give).  Last, the
  * marker mark/m0 (its database file tells the events were handled).
  * Return: 0, or bits of the calls that failed.
  */
@@ -684,8 +685,9 @@ static int attack_as_nobody(void *data)
 	/* classfsd refuses a caller's DEVPATH_OLD today; were it let through, nothing moves */
 	r = classfs_client_trigger(c, "drm", "evil2", CLASSFS_ACTION_MOVE, mv_vars);
 	bad |= (r != 0 && r != -EINVAL) << 4;
+	/* a number, and so a /dev node, is root's to give (docs/security.md, "Squatting") */
 	bad |= (classfs_client_device_add(c, &(struct classfs_client_device){
-		.cls = "mine", .name = "sda", .devt = makedev(1, 3) }) != 0) << 5;
+		.cls = "mine", .name = "sda", .devt = makedev(1, 3) }) != -EPERM) << 5;
 	bad |= (classfs_client_device_add(c, &(struct classfs_client_device){
 		.cls = "mark", .name = "m0" }) != 0) << 6;
 	classfs_client_disconnect(c);

@@ -11,16 +11,17 @@
  * uid the daemon and the kernel see is the real one of this process:
  * nothing here pretends to be anyone.
  *
- *   sec-op SOCKET connect|hold|mkclass|rmclass|add|rm|rename|get|set|trigger|
- *                 load|save|tree|subscribe|replay ARGS...
+ *   sec-op SOCKET connect|hold|mkclass|rmclass|add|rm|rename|get|set|create|
+ *                 trigger|load|save|tree|subscribe|replay ARGS...
  *   sec-op - fs-read|fs-write|fs-create|fs-unlink|fs-mkdir|fs-rmdir|
  *            fs-rename|fs-chmod|fs-chown|fs-symlink|fs-link|fs-stat ARGS...
  *
  * A class argument "-" means NULL (a physical device).  add takes
  * attributes as ATTR:MODE:VALUE (MODE in octal, VALUE stored with a
- * trailing newline), --parent NAME, --phys [CLASS/]NAME and --bind (the
- * device is bound; sec-op prints "ok" and keeps the connection until
- * killed).  hold [sub]
+ * trailing newline), --parent NAME, --phys [CLASS/]NAME, --dev MAJ:MIN,
+ * --open (others may publish below it) and --bind (the device is bound;
+ * sec-op prints "ok" and keeps the connection until killed).  create
+ * CLASS NAME ATTR VALUE makes a missing attribute (ATTR_SET CREATE).  hold [sub]
  * prints the outcome of connecting (and subscribing) and keeps the
  * connection until killed.
  */
@@ -30,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <classfs/classfs.h>
@@ -139,7 +141,8 @@ static void count_event(const struct classfs_uevent *ev, void *data)
 }
 
 /*
- * add CLASS NAME [--parent P] [--phys [PCLASS/]PHYS] [--bind] [ATTR:MODE:VALUE]...
+ * add CLASS NAME [--parent P] [--phys [PCLASS/]PHYS] [--dev MAJ:MIN] [--bind] [--open]
+ *     [ATTR:MODE:VALUE]...
  * --bind: bound to the connection, which is kept (until killed)
  */
 static int op_add(struct classfs_client *c, int argc, char **argv)
@@ -162,6 +165,18 @@ static int op_add(struct classfs_client *c, int argc, char **argv)
 		}
 		if (!strcmp(spec, "--bind")) {
 			dev.flags |= CLASSFS_CLIENT_BIND;
+			continue;
+		}
+		if (!strcmp(spec, "--dev") && i + 1 < argc) {
+			unsigned int ma, mi;
+
+			if (sscanf(argv[++i], "%u:%u", &ma, &mi) != 2)
+				exit(2);
+			dev.devt = makedev(ma, mi);
+			continue;
+		}
+		if (!strcmp(spec, "--open")) {
+			dev.flags |= CLASSFS_CLIENT_OPEN;
 			continue;
 		}
 		if (!strcmp(spec, "--phys") && i + 1 < argc) {
@@ -318,6 +333,10 @@ static int client_op(struct classfs_client *c, int argc, char **argv)
 	if (!strcmp(op, "set"))
 		return result(classfs_client_attr_set(c, cls_arg(argv[3]), argv[4], argv[5],
 						      argv[6], strlen(argv[6])),
+			      classfs_client_error_message(c));
+	if (!strcmp(op, "create"))	/* ATTR_SET CREATE: made when missing */
+		return result(classfs_client_attr_add(c, cls_arg(argv[3]), argv[4], argv[5],
+						      argv[6], strlen(argv[6]), 0),
 			      classfs_client_error_message(c));
 	fprintf(stderr, "sec-op: unknown operation %s\n", op);
 	return 2;

@@ -188,7 +188,18 @@ t $S nobody "mkclass rcls (root's name)" EEXIST mkclass rcls
 t $S nobody "add rcls rdev (root's device's name)" EEXIST add rcls rdev
 row $S root socket "root's rdev unchanged after nobody's attempts" "1" "$(value root "$sock" get rcls rdev rw)"
 t $S nobody "add a device to root's class (anyone may publish)" ok add rcls nguest
-t $S nobody "add a child under root's rdev (anyone may publish)" ok add rcls nsub --parent rdev
+# another uid's device is its owner's, as a directory is (docs/security.md, "Squatting")
+t $S nobody "add a child under root's rdev (not added --open)" EPERM add rcls nsub --parent rdev
+t $S nobody "add a device with a number (a /dev node is root's)" EPERM add ncls nnum --dev 8:9
+t $S root "add rcls rnum --dev 8:9 (root may)" ok add rcls rnum --dev 8:9
+t $S nobody "make an attribute in root's rdev" EPERM create rcls rdev nattr x
+t $S nobody "make a directory named power in root's rdev" EPERM create rcls rdev power/x x
+t $S nobody "make dev in own ndev (no number: the tree's name still)" EEXIST create ncls ndev dev garbage
+t $S nobody "make device in own ndev" EEXIST create ncls ndev device x
+t $S nobody "make g/dev in own ndev (at any depth)" EEXIST create ncls ndev g/dev x
+t $S nobody "add a child named dev below own ndev" EEXIST add ncls dev --parent ndev
+t $S nobody "add a child named device below own ndev" EEXIST add ncls device --parent ndev
+t $S root "remove rnum" ok rm rcls rnum
 # its own device's links lead to root's devices: owning nguest gives no right there
 t $S nobody "get root's secret through own device's subsystem link" EACCES get rcls nguest subsystem/rdev/secret
 t $S nobody "get root's rw through own device's subsystem link" ok get rcls nguest subsystem/rdev/rw
@@ -402,7 +413,9 @@ row $S nobody classctl "monitor: the client's variable as SYNTH_ARG_FOO=bar" pre
 
 echo "# two unprivileged uids, nobody (65534) and other (65533), on the allow_other daemon"
 S=two-uids
-t $S nobody "add demo P" ok add demo P rw:0644:p
+t $S nobody "add demo Q (not open)" ok add demo Q
+t $S other "add demo C0 --parent Q (Q is nobody's, not open)" EPERM add demo C0 --parent Q
+t $S nobody "add demo P --open (others may publish below it)" ok add demo P --open rw:0644:p
 t $S other "add demo C --parent P (pub 0644, secret 0600)" ok \
 	add demo C --parent P pub:0644:c secret:0600:c0nf
 # a path through P's directory names C's files: C's owner and modes decide
@@ -419,8 +432,8 @@ t $S other "set P's own rw (P is nobody's)" EPERM set demo P rw x
 t $S root "set C's pub through P (root may)" ok set demo P C/pub c
 t $S nobody "set own P's rw" ok set demo P rw q
 # another uid's device that depends on nobody's objects: removing them is refused
-t $S nobody "add physical device pA" ok add - pA
-t $S nobody "add acls x --phys pA" ok add acls x --phys pA
+t $S nobody "add physical device pA --open" ok add - pA --open
+t $S nobody "add acls x --phys pA --open" ok add acls x --phys pA --open
 t $S other "add vcls v2 --phys acls/x" ok add vcls v2 --phys acls/x rw:0644:v
 t $S nobody "remove own class acls (other's v2 is on x)" EBUSY rmclass acls
 t $S nobody "remove own acls/x (other's v2 is on it)" EBUSY rm acls x
@@ -448,14 +461,17 @@ echo "# two uids, the devices layout: a class device in its physical device's di
 start_daemon devl --group nogroup --layout devices
 sock=$tmp/devl/sock
 S=two-uids-devices
-t $S nobody "add physical device pB" ok add - pB
+t $S nobody "add physical device pB (not open)" ok add - pB
+t $S other "add ocls y0 --phys pB (pB is nobody's, not open)" EPERM add ocls y0 --phys pB
+t $S nobody "remove pB" ok rm - pB
+t $S nobody "add physical device pB --open" ok add - pB --open
 t $S other "add ocls y --phys pB (pub 0644, secret 0600)" ok \
 	add ocls y --phys pB pub:0644:y secret:0600:s3
 t $S nobody "set y's pub through pB (pB/ocls/y/pub)" EPERM set - pB ocls/y/pub pwned
 t $S nobody "get y's 0600 secret through pB" EACCES get - pB ocls/y/secret
 t $S other "set own y's pub through pB's path" ok set - pB ocls/y/pub mine
 row $S other socket "y's pub is other's value" mine "$(value other "$sock" get ocls y pub)"
-t $S nobody "add acls x2" ok add acls x2
+t $S nobody "add acls x2 --open" ok add acls x2 --open
 t $S other "add vcls v4 --phys acls/x2 (in x2's directory; secret 0600)" ok \
 	add vcls v4 --phys acls/x2 secret:0600:s4
 t $S nobody "get v4's 0600 secret through x2 (x2/v4/secret)" EACCES get acls x2 v4/secret

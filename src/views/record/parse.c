@@ -6,6 +6,7 @@
  * touches a tree: a record is refused before anything is built.
  */
 #include "record-internal.h"
+#include "util.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -264,7 +265,7 @@ static bool valid_relpath_n(const char *s, size_t len, uint32_t *ncomp)
 			slash = end;
 		n = (size_t)(slash - c);
 		if (!n || n > NAME_MAX || (n == 1 && c[0] == '.') ||
-		    (n == 2 && c[0] == '.' && c[1] == '.'))
+		    (n == 2 && c[0] == '.' && c[1] == '.') || !cfs_utf8_valid(c, n))
 			return false;
 		c = slash + 1;
 	}
@@ -289,7 +290,7 @@ static int check_path(struct rec_parse *p, uint32_t lineno, const char *s, size_
 				     (int)(len > 200 ? 200 : len), s);
 	if (!valid_relpath_n(s + 1, len - 1, depth))
 		return cfs_rec_error(p, lineno,
-				     "device path '%.*s' has an empty, '.' or '..' component",
+				     "device path '%.*s' has an empty, '.', '..' or non-UTF-8 component",
 				     (int)(len > 200 ? 200 : len), s);
 	if (len == 16 && !memcmp(s, "/devices/virtual", 16))
 		return cfs_rec_error(p, lineno, "/devices/virtual is not a device");
@@ -308,6 +309,51 @@ static int check_path(struct rec_parse *p, uint32_t lineno, const char *s, size_
 static const char *find(const char *s, size_t len, char c)
 {
 	return memchr(s, c, len);
+}
+
+/*
+ * A file's or node's name that holds '=' or '\\' is saved with them as
+ * \\x3d and \\x5c (save.c's sb_key()), for the first '=' of a line ends its
+ * name; any other byte stands for itself, so a record of names without
+ * them reads as it always did.  Decode the name at *@rest (*@keylen
+ * bytes) in place, right-aligned against what follows it, so that its
+ * value still starts one byte after it: in a copy of the record, made at
+ * the first name that needs it.  *@rest then points into the copy.
+ */
+static int key_unescape(struct rec_parse *p, uint32_t lineno, const char **rest, size_t *keylen)
+{
+	const char *k = *rest;
+	char buf[PATH_MAX + 1];
+	size_t n = 0, off;
+	char *w;
+
+	if (!memchr(k, '\\', *keylen))
+		return 0;
+	for (size_t i = 0; i < *keylen; i++) {
+		unsigned char c = (unsigned char)k[i];
+
+		if (c == '\\' && i + 3 < *keylen &&
+		    k[i + 1] == 'x' && cfs_rec_unhex(k + i + 2, 2, &c) == 0) {
+			if (c < 0x20 || c == 0x7f || c == '/')
+				return cfs_rec_error(p, lineno, "name '%.*s' escapes byte 0x%02x, "
+						     "which no name holds", (int)*keylen, k, c);
+			i += 3;
+		}
+		buf[n++] = (char)c;
+	}
+	off = (size_t)(k - p->data);
+	if (!p->own) {
+		p->own = malloc(p->len ? p->len : 1);
+		if (!p->own)
+			return -ENOMEM;
+		memcpy(p->own, p->data, p->len);
+		p->data = p->own;
+	}
+	w = p->own + off + *keylen - n;
+	memcpy(w, buf, n);
+	*rest = w;
+	*keylen = n;
+	return 0;
 }
 
 static bool key_is(const struct rec_parse *p, const struct rec_line *l, const char *key)
@@ -578,6 +624,7 @@ static int parse_line(struct rec_parse *p, const char *s, size_t len, uint32_t l
 	const char *rest, *eq, *val;
 	size_t restlen, keylen;
 	char tag;
+	int r;
 
 	bool bad = has_control(s, len);
 
@@ -603,7 +650,6 @@ static int parse_line(struct rec_parse *p, const char *s, size_t len, uint32_t l
 
 	if (tag == 'P') {
 		uint32_t idx, depth;
-		int r;
 
 		if (*cur != REC_NONE && (r = finish_dev(p, &p->devs[*cur])) < 0)
 			return r;
@@ -641,11 +687,15 @@ static int parse_line(struct rec_parse *p, const char *s, size_t len, uint32_t l
 	case 'N':
 		eq = find(rest, restlen, '=');
 		keylen = eq ? (size_t)(eq - rest) : restlen;
+		if (eq)
+			l->vallen = (uint32_t)(rest + restlen - eq - 1);
+		if (keylen && keylen <= PATH_MAX && (r = key_unescape(p, lineno, &rest, &keylen)) < 0)
+			return r;
+		l->off = (uint32_t)(rest - p->data);
 		if (!keylen || !valid_relpath(rest, keylen))
 			return cfs_rec_error(p, lineno, "invalid node name in N: line");
 		l->keylen = (uint16_t)keylen;
 		if (eq) {
-			l->vallen = (uint32_t)(rest + restlen - eq - 1);
 			if (cfs_rec_unhex(eq + 1, l->vallen, NULL) < 0)
 				return cfs_rec_error(p, lineno, "bad hex in N: contents");
 		}
@@ -665,8 +715,12 @@ static int parse_line(struct rec_parse *p, const char *s, size_t len, uint32_t l
 		l->keylen = (uint16_t)keylen;
 		if (tag == 'E')
 			break;
+		if ((r = key_unescape(p, lineno, &rest, &keylen)) < 0)
+			return r;
+		l->off = (uint32_t)(rest - p->data);
+		l->keylen = (uint16_t)keylen;
 		if (!valid_relpath(rest, keylen))
-			return cfs_rec_error(p, lineno, "invalid attribute name '%.*s'",
+			return cfs_rec_error(p, lineno, "invalid attribute name '%.*s' (empty, '.', '..' or not UTF-8)",
 					     (int)keylen, rest);
 		if (tag == 'A') {
 			const char *why;
@@ -719,12 +773,14 @@ int cfs_rec_parse(struct rec_parse *p, const char *data, size_t len)
 	if (nlines >= UINT32_MAX || len > UINT32_MAX)
 		return cfs_rec_error(p, 0, "record too large (4 GiB at most)");
 	p->data = data;
+	p->len = len;
 	p->lines = malloc((nlines ? nlines : 1) * sizeof(*p->lines));
 	if (!p->lines || reserve(p, npaths + npaths / 4 + 16) < 0)
 		return -ENOMEM;
 
 	while (off < len) {
-		const char *s = data + off, *nl = memchr(s, '\n', len - off);
+		/* p->data: the record, or its copy once a name was decoded */
+		const char *s = p->data + off, *nl = memchr(s, '\n', len - off);
 		size_t n = nl ? (size_t)(nl - s) : len - off;
 
 		lineno++;
@@ -753,5 +809,6 @@ void cfs_rec_parse_free(struct rec_parse *p)
 	free(p->lines);
 	free(p->devs);
 	free(p->hash);
+	free(p->own);
 	*p = (struct rec_parse){ 0 };
 }

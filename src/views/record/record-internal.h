@@ -75,6 +75,8 @@ struct rec_pdev {
 struct rec_parse {
 	const char *file;
 	const char *data;		/* the record (at most 4 GiB: offsets are 32-bit) */
+	size_t len;
+	char *own;			/* a copy of it, once a name needed decoding (data then) */
 	struct rec_line *lines;
 	size_t nlines;
 	struct rec_pdev *devs;

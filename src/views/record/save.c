@@ -51,6 +51,26 @@ static void sb_str(struct sbuf *b, const char *s)
 	sb_add(b, s, strlen(s));
 }
 
+/*
+ * A file's or node's name before its '=': that '=' ends it, so an '='
+ * of the name, and the backslash that escapes it, are written \\x3d and
+ * \\x5c (parse.c's key_unescape() takes them back); every other byte of
+ * a name is itself.
+ */
+static void sb_key(struct sbuf *b, const char *s)
+{
+	for (const char *p = s; *p;) {
+		size_t n = strcspn(p, "=\\");
+
+		sb_add(b, p, n);
+		p += n;
+		if (*p) {
+			sb_add(b, *p == '=' ? "\\x3d" : "\\x5c", 4);
+			p++;
+		}
+	}
+}
+
 /* an A: value: C escapes for the backslash and control bytes */
 static void sb_escape(struct sbuf *b, const char *s, size_t len)
 {
@@ -191,6 +211,8 @@ struct list_ctx {
 	const char *relpath;
 	struct sbuf *b;
 	const struct rec_dev *rd;	/* a loaded device: only what its record does not name */
+	const char *prefix;		/* the names' directory below the device's: "" or "d/.../" */
+	int depth;
 };
 
 /* does @rd's record name @name (an attribute or a link), or is it the tree's own? */
@@ -207,15 +229,40 @@ static bool loaded_has(const struct rec_dev *rd, const char *name)
 	return false;
 }
 
+/*
+ * A plain directory of the device's (a group, or one ATTR_SET CREATE
+ * made): its files are the device's, named "dir/name".  Not a child
+ * device's directory (its `uevent` says so), nor a glue directory's
+ * devices below it.
+ */
+static int list_entry(void *data, const char *name, const struct classfs_stat *st);
+
+static void list_subdir(struct list_ctx *c, const char *path, const char *key)
+{
+	char uev[PATH_MAX + 8], prefix[PATH_MAX];
+	struct list_ctx sub = *c;
+	struct classfs_stat st;
+
+	if (c->depth >= 8 || snprintf(uev, sizeof(uev), "%s/uevent", path) >= (int)sizeof(uev) ||
+	    classfs_path_stat(c->tree, uev, &st) == 0 ||
+	    snprintf(prefix, sizeof(prefix), "%s/", key) >= (int)sizeof(prefix))
+		return;
+	sub.relpath = path;
+	sub.prefix = prefix;
+	sub.depth = c->depth + 1;
+	classfs_path_list(c->tree, path, list_entry, &sub);
+}
+
 static int list_entry(void *data, const char *name, const struct classfs_stat *st)
 {
 	struct list_ctx *c = data;
-	char path[PATH_MAX], *val;
+	char path[PATH_MAX], key[PATH_MAX], *val;
 	ssize_t n;
 
-	if (snprintf(path, sizeof(path), "%s/%s", c->relpath, name) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/%s", c->relpath, name) >= (int)sizeof(path) ||
+	    snprintf(key, sizeof(key), "%s%s", c->prefix ? c->prefix : "", name) >= (int)sizeof(key))
 		return 0;
-	if (c->rd && loaded_has(c->rd, name))
+	if (c->rd && loaded_has(c->rd, key))
 		return 0;
 	if (st->type == CLASSFS_FT_REG) {
 		if (!strcmp(name, "uevent") || !(st->mode & 0444))
@@ -224,7 +271,7 @@ static int list_entry(void *data, const char *name, const struct classfs_stat *s
 		if (n < 0)
 			return 0;
 		sb_add(c->b, "A: ", 3);
-		sb_str(c->b, name);
+		sb_key(c->b, key);
 		sb_add(c->b, "=", 1);
 		sb_escape(c->b, val, (size_t)n);
 		sb_eol(c->b);
@@ -233,9 +280,9 @@ static int list_entry(void *data, const char *name, const struct classfs_stat *s
 		char text[PATH_MAX], target[PATH_MAX];
 
 		/* made by the tree: subsystem, class backlinks; device follows */
-		if (!strcmp(name, "subsystem") || strchr(name, ':'))
+		if (!c->depth && (!strcmp(name, "subsystem") || strchr(name, ':')))
 			return 0;
-		if (!strcmp(name, "device") && c->dev->phys &&
+		if (!c->depth && !strcmp(name, "device") && c->dev->phys &&
 		    classfs_device_syspath(c->dev->phys, target, sizeof(target)) >= 0) {
 			sb_add(c->b, "L: device=", 10);
 			link_text(c->b, c->syspath, target);
@@ -247,10 +294,12 @@ static int list_entry(void *data, const char *name, const struct classfs_stat *s
 			return 0;
 		text[n] = '\0';
 		sb_add(c->b, "L: ", 3);
-		sb_str(c->b, name);
+		sb_key(c->b, key);
 		sb_add(c->b, "=", 1);
 		sb_str(c->b, text);
 		sb_eol(c->b);
+	} else if (st->type == CLASSFS_FT_DIR) {
+		list_subdir(c, path, key);
 	}
 	return 0;
 }
@@ -258,7 +307,8 @@ static int list_entry(void *data, const char *name, const struct classfs_stat *s
 static void lines_loaded(struct classfs_tree *tree, struct rec_dev *rd, struct sbuf *b)
 {
 	char devpath[PATH_MAX], syspath[PATH_MAX];
-	struct list_ctx c = { tree, &rd->dev, syspath, devpath + 1, b, rd };
+	struct list_ctx c = { .tree = tree, .dev = &rd->dev, .syspath = syspath, .relpath = devpath + 1,
+			      .b = b, .rd = rd, .prefix = "" };
 	struct classfs_stat dir, st;
 	bool have_dir = device_dir(tree, &rd->dev, &dir) == 0;
 	struct rec_entry e;
@@ -273,14 +323,17 @@ static void lines_loaded(struct classfs_tree *tree, struct rec_dev *rd, struct s
 		case 'U':
 		case 'L':
 			sb_add(b, e.tag == 'L' ? "L: " : "E: ", 3);
-			sb_str(b, e.a);
+			if (e.tag == 'L')
+				sb_key(b, e.a);
+			else
+				sb_str(b, e.a);
 			sb_add(b, "=", 1);
 			sb_str(b, e.b);
 			sb_eol(b);
 			break;
 		case 'D':
 			sb_add(b, "A: ", 3);
-			sb_str(b, e.a);
+			sb_key(b, e.a);
 			sb_add(b, "=", 1);
 			sb_str(b, e.b);
 			sb_eol(b);
@@ -292,7 +345,7 @@ static void lines_loaded(struct classfs_tree *tree, struct rec_dev *rd, struct s
 			break;
 		case 'N':
 			sb_add(b, "N: ", 3);
-			sb_str(b, e.a);
+			sb_key(b, e.a);
 			if (*e.b) {
 				sb_add(b, "=", 1);
 				sb_str(b, e.b);
@@ -306,7 +359,7 @@ static void lines_loaded(struct classfs_tree *tree, struct rec_dev *rd, struct s
 			    st.type != CLASSFS_FT_REG || (n = read_value(tree, &st, &val)) < 0)
 				break;
 			sb_add(b, e.tag == 'A' ? "A: " : "H: ", 3);
-			sb_str(b, e.a);
+			sb_key(b, e.a);
 			sb_add(b, "=", 1);
 			if (e.tag == 'A')
 				sb_escape(b, val, (size_t)n);
@@ -328,7 +381,8 @@ static void lines_api(struct classfs_tree *tree, struct classfs_device *dev, con
 {
 	const char *subsystem = cfs_rec_subsystem(dev);
 	char devpath[PATH_MAX], path[PATH_MAX + 8], uev[CLASSFS_ATTR_MAX + 1];
-	struct list_ctx c = { tree, dev, syspath, devpath + 1, b, NULL };
+	struct list_ctx c = { .tree = tree, .dev = dev, .syspath = syspath, .relpath = devpath + 1,
+			      .b = b, .prefix = "" };
 	ssize_t n;
 
 	if (classfs_device_devpath(dev, devpath, sizeof(devpath)) < 0)
@@ -367,7 +421,7 @@ static void lines_api(struct classfs_tree *tree, struct classfs_device *dev, con
 				sb_str(b, s + 8);
 				sb_eol(b);
 				sb_str(b, "N: ");
-				sb_str(b, s + 8);
+				sb_key(b, s + 8);
 			} else {
 				sb_str(b, s);
 			}
