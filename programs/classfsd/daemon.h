@@ -231,8 +231,8 @@ enum cfsd_quota {
 #define CFSD_MAX_CONNS_DEFAULT	64
 #define CFSD_MAX_OBJS_DEFAULT	100000
 #define CFSD_MAX_SUBS_DEFAULT	16
-#define CFSD_MAX_ENTRIES_DEFAULT 1000000
-#define CFSD_MAX_BYTES_DEFAULT	(256u * 1024 * 1024)
+#define CFSD_MAX_ENTRIES_DEFAULT 250000
+#define CFSD_MAX_BYTES_DEFAULT	(64u * 1024 * 1024)
 
 int cfsd_quota_charge(uid_t uid, enum cfsd_quota q, size_t n, char *msg, size_t msgsz);
 void cfsd_quota_uncharge(uid_t uid, enum cfsd_quota q, size_t n);

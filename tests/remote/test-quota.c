@@ -314,8 +314,8 @@ static int attack(void *sock)
 	fprintf(stderr, "  attack: %d attributes of 4 KiB made, then %s\n", k,
 		r ? strerror(-r) : "done");
 	classfs_client_disconnect(c);
-	/* 256 MiB of 4 KiB values: 65,535 fit with the first attribute's byte */
-	return r == -EDQUOT && k == 65535 ? 0 : 101;
+	/* 64 MiB of 4 KiB values: 16,383 fit with the first attribute's byte */
+	return r == -EDQUOT && k == 16383 ? 0 : 101;
 }
 
 TEST(unscaled_attack_defaults)
@@ -332,9 +332,9 @@ TEST(unscaled_attack_defaults)
 	after = proc_status(d.pid, "VmRSS");
 	fprintf(stderr, "  classfsd RSS %ld kB -> %ld kB (+%ld MiB) in %.1f s\n", before, after,
 		(after - before) / 1024, now_s() - t0);
-	/* bounded by the byte limit (256 MiB) and what 65,535 entries cost beside it */
+	/* bounded by the byte limit (64 MiB) and what 16,383 entries cost beside it */
 #ifndef __SANITIZE_ADDRESS__	/* ASan's redzones and quarantine more than double it */
-	CHECK(after - before < 384 * 1024);
+	CHECK(after - before < 128 * 1024);
 #endif
 	CHECK_INT(stop_daemon(&d), 0);
 }
