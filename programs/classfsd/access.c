@@ -60,10 +60,10 @@ static struct classfs_device *candidate(struct classfs_class *cls, const char *n
 	} else {
 		struct cfsd_rdev *rd;
 
-		pthread_mutex_lock(&cfsd.lock);
+		cfsd_lock();
 		rd = cfsd_dev_lookup(NULL, name);
 		d = rd ? classfs_device_get(&rd->dev) : NULL;
-		pthread_mutex_unlock(&cfsd.lock);
+		cfsd_unlock();
 	}
 	if (d && dev_at(d, dir))
 		return d;
@@ -146,9 +146,9 @@ int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, ui
 		else if (r == 0 && (d = dir_device(up, path))) {
 			const char *n = classfs_device_name(d);
 
-			pthread_mutex_lock(&cfsd.lock);
+			cfsd_lock();
 			*owner = cfsd_dev_owner(d);
-			pthread_mutex_unlock(&cfsd.lock);
+			cfsd_unlock();
 			snprintf(who, whosz, "%s%s%.255s", d->cls ? d->cls->name : "",
 				 d->cls ? "/" : "", n ? n : "?");
 			classfs_device_put(up);

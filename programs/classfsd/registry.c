@@ -7,8 +7,10 @@
  * remove a device on its own (the devices below a removed parent, those
  * of a removed class): such an entry is found dead (no longer added) and
  * dropped the next time anything looks at it.  All of it runs under
- * cfsd.lock; attribute callbacks never take cfsd.lock (they take cfsd.vlock), so
- * holding it across core calls that wait for running show()s is safe.
+ * cfsd.lock (R, see daemon.h), which is never held while the tree drains
+ * a removed device's running show()/store() calls: a removal takes its
+ * objects out of the registry under R (struct cfsd_removal) and removes
+ * them from the tree after R is released (cfsd_removal_finish()).
  */
 #include <errno.h>
 #include <limits.h>
@@ -55,24 +57,48 @@ static char *dev_key(const char *cls, const char *name)
 
 /* ---- object lists ---- */
 
+/* ---- R's assertions ---- */
+
+#ifdef CFSD_LOCK_CHECKS
+void cfsd_assert_held_fn(const char *fn)
+{
+	if (__atomic_load_n(&cfsd.lock_owner, __ATOMIC_RELAXED) == (uintptr_t)pthread_self())
+		return;
+	log_err("%s() called without cfsd.lock", fn);
+	abort();
+}
+
+void cfsd_assert_not_held_fn(const char *fn)
+{
+	if (__atomic_load_n(&cfsd.lock_owner, __ATOMIC_RELAXED) != (uintptr_t)pthread_self())
+		return;
+	log_err("%s() called with cfsd.lock held: it may wait for a publisher", fn);
+	abort();
+}
+#endif
+
 static void all_link(struct cfsd_obj *o)
 {
+	cfsd_assert_held();
 	cfs_list_add_tail(&o->all_link, &cfsd.all);
 }
 
 static void all_unlink(struct cfsd_obj *o)
 {
+	cfsd_assert_held();
 	cfs_list_del(&o->all_link);
 }
 
 static void bound_link(struct cfsd_obj *o, struct cfsd_conn *c)
 {
+	cfsd_assert_held();
 	o->bound = c;
 	cfs_list_add_tail(&o->bound_link, &c->bound);
 }
 
 static void bound_unlink(struct cfsd_obj *o)
 {
+	cfsd_assert_held();
 	if (!o->bound)
 		return;
 	cfs_list_del(&o->bound_link);
@@ -120,6 +146,7 @@ static int dev_hash_insert(struct cfsd_rdev *rd)
 {
 	size_t b;
 
+	cfsd_assert_held();
 	if (grow((void ***)&cfsd.devs, &cfsd.ndev_buckets, cfsd.ndevs, offsetof(struct cfsd_rdev, hnext),
 		 offsetof(struct cfsd_rdev, hash)) < 0)
 		return -ENOMEM;
@@ -135,6 +162,7 @@ static void dev_hash_remove(struct cfsd_rdev *rd)
 {
 	struct cfsd_rdev **pp = &cfsd.devs[rd->hash & (cfsd.ndev_buckets - 1)];
 
+	cfsd_assert_held();
 	for (; *pp; pp = &(*pp)->hnext)
 		if (*pp == rd) {
 			*pp = rd->hnext;
@@ -147,6 +175,7 @@ static int class_hash_insert(struct cfsd_rclass *rc)
 {
 	size_t b;
 
+	cfsd_assert_held();
 	if (grow((void ***)&cfsd.classes, &cfsd.nclass_buckets, cfsd.nclasses,
 		 offsetof(struct cfsd_rclass, hnext), offsetof(struct cfsd_rclass, hash)) < 0)
 		return -ENOMEM;
@@ -162,6 +191,7 @@ static void class_hash_remove(struct cfsd_rclass *rc)
 {
 	struct cfsd_rclass **pp = &cfsd.classes[rc->hash & (cfsd.nclass_buckets - 1)];
 
+	cfsd_assert_held();
 	for (; *pp; pp = &(*pp)->hnext)
 		if (*pp == rc) {
 			*pp = rc->hnext;
@@ -198,12 +228,35 @@ static void rdev_release(struct classfs_device *dev)
 	rdev_free(container_of(dev, struct cfsd_rdev, dev));
 }
 
-/* drop an entry (its device already gone or just removed) from the registry */
-static void dev_forget(struct cfsd_rdev *rd)
+/**
+ * cfsd_dev_is_entry() - whether @dev is a registry entry's device (one a
+ * client published), listed or being removed; else the record loader's
+ */
+bool cfsd_dev_is_entry(const struct classfs_device *dev)
+{
+	return dev && dev->release == rdev_release;
+}
+
+/** cfsd_dev_removing() - whether a removal took @dev's entry out of the registry; under R */
+bool cfsd_dev_removing(const struct classfs_device *dev)
+{
+	cfsd_assert_held();
+	return cfsd_dev_is_entry(dev) && container_of(dev, struct cfsd_rdev, dev)->o.removing;
+}
+
+/* under R: @rd out of the tables and lists; the registry's reference stays */
+static void dev_unpublish(struct cfsd_rdev *rd)
 {
 	dev_hash_remove(rd);
 	all_unlink(&rd->o);
 	bound_unlink(&rd->o);
+	rd->o.removing = true;
+}
+
+/* drop an entry whose device the core already removed from the registry */
+static void dev_forget(struct cfsd_rdev *rd)
+{
+	dev_unpublish(rd);
 	cfsd_quota_uncharge(rd->o.owner, CFSD_Q_OBJ, 1);
 	classfs_device_put(&rd->dev);
 }
@@ -224,6 +277,7 @@ static void forget_dead(void)
 {
 	struct cfs_list *pos, *next;
 
+	cfsd_assert_held();
 	if (removals == removals_swept)
 		return;
 	removals_swept = removals;
@@ -262,6 +316,7 @@ struct cfsd_rdev *cfsd_dev_lookup(const char *cls, const char *name)
 
 	uint32_t h;
 
+	cfsd_assert_held();
 	if (!key || !cfsd.ndev_buckets)
 		return NULL;
 	h = hash_str(key);
@@ -300,6 +355,7 @@ static struct classfs_bus *bus_get(const char *name)
 
 static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c,
 			   struct cfsd_rclass *rc, char *msg, size_t msgsz);
+static void class_drop(struct cfsd_rclass *rc, bool fresh);
 
 /* what @m asks for is a device: fields that fit together, attribute names of its own */
 static int dev_add_check(const struct cfs_msg *m, char *msg, size_t msgsz)
@@ -360,7 +416,7 @@ int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c, char
 out_class:
 	/* a refused add leaves nothing behind, not even the class made for it */
 	if (made_class)
-		cfsd_class_remove(rc);
+		class_drop(rc, true);
 	return r;
 }
 
@@ -489,20 +545,12 @@ static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct cfsd_con
 	return 0;
 }
 
-int cfsd_dev_remove(struct cfsd_rdev *rd)
-{
-	removals++;
-	if (classfs_device_is_added(&rd->dev))
-		classfs_device_unregister(&rd->dev);
-	dev_forget(rd);
-	return 0;
-}
-
 int cfsd_dev_rename(struct cfsd_rdev *rd, const char *new_name, const struct cfsd_conn *by)
 {
 	char *key = dev_key(rd->cls_name, new_name);
 	int r;
 
+	cfsd_assert_held();
 	if (!key)
 		return -ENOMEM;
 	if (cfsd_dev_lookup(rd->cls_name, new_name)) {
@@ -547,10 +595,15 @@ struct cfsd_rclass *cfsd_class_lookup(const char *name)
 
 	uint32_t h = hash_str(name);
 
+	cfsd_assert_held();
+	/*
+	 * A class being removed stays listed until the tree let it go: not
+	 * found, and not taken for the record loader's either.
+	 */
 	if (cfsd.nclass_buckets)
 		for (rc = cfsd.classes[h & (cfsd.nclass_buckets - 1)]; rc; rc = rc->hnext)
 			if (rc->hash == h && !strcmp(rc->name, name))
-				return rc;
+				return rc->o.removing ? NULL : rc;
 	/* a class the record loader made: take it in, owned by root */
 	cls = classfs_class_find(cfsd.tree, name);
 	if (!cls)
@@ -617,37 +670,173 @@ enomem:
 	return -ENOMEM;
 }
 
-int cfsd_class_remove(struct cfsd_rclass *rc)
+/* ---- removals: out of the registry under R, out of the tree after ---- */
+
+void cfsd_removal_init(struct cfsd_removal *rm)
 {
-	removals++;
-	/* removes its devices, deepest first, with their REMOVE events */
-	if (!rc->foreign)
-		classfs_class_unregister(rc->cls);
-	class_hash_remove(rc);
+	*rm = (struct cfsd_removal){ .cap = sizeof(rm->inl) / sizeof(rm->inl[0]) };
+	rm->v = rm->inl;
+}
+
+/**
+ * cfsd_removal_reserve() - room in @rm for @n more objects, so that
+ * adding them cannot fail half way
+ * Return: 0, -ENOMEM (@rm unchanged).
+ */
+int cfsd_removal_reserve(struct cfsd_removal *rm, size_t n)
+{
+	struct cfsd_gone *v;
+	size_t cap = rm->cap;
+
+	if (rm->n + n <= cap)
+		return 0;
+	while (cap < rm->n + n)
+		cap *= 2;
+	v = malloc(cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, rm->v, rm->n * sizeof(*v));
+	if (rm->v != rm->inl)
+		free(rm->v);
+	rm->v = v;
+	rm->cap = cap;
+	return 0;
+}
+
+/**
+ * cfsd_removal_add_dev() - @dev goes with @rm (reserved room): a registry
+ * entry leaves the registry now, the registry's reference moving to @rm;
+ * the record loader's device is referenced.  An entry another removal took
+ * already is left to it (the tree's removal of what it depends on waits
+ * for that one).  Under R.
+ */
+void cfsd_removal_add_dev(struct cfsd_removal *rm, struct classfs_device *dev)
+{
+	cfsd_assert_held();
+	if (cfsd_dev_is_entry(dev)) {
+		struct cfsd_rdev *rd = container_of(dev, struct cfsd_rdev, dev);
+
+		if (rd->o.removing)
+			return;
+		dev_unpublish(rd);
+	} else {
+		classfs_device_get(dev);
+	}
+	rm->v[rm->n++] = (struct cfsd_gone){ .dev = dev };
+}
+
+/**
+ * cfsd_removal_add_class() - @rc goes with @rm (reserved room), after the
+ * devices added before it: off the object lists now, marked removing (it
+ * stays in the name table, so no lookup finds it and it is not taken for
+ * the record loader's until the tree let it go).  Under R.
+ */
+void cfsd_removal_add_class(struct cfsd_removal *rm, struct cfsd_rclass *rc)
+{
+	cfsd_assert_held();
 	all_unlink(&rc->o);
 	bound_unlink(&rc->o);
+	rc->o.removing = true;
+	rm->v[rm->n++] = (struct cfsd_gone){ .rc = rc };
+}
+
+/* under R: forget @rc, whose class the tree let go or never showed (@fresh: made by this request) */
+static void class_drop(struct cfsd_rclass *rc, bool fresh)
+{
+	cfsd_assert_held();
+	if (fresh) {
+		classfs_class_unregister(rc->cls);	/* holds nothing: nothing to wait for */
+		all_unlink(&rc->o);
+		bound_unlink(&rc->o);
+	}
+	class_hash_remove(rc);
 	cfsd_quota_uncharge(rc->o.owner, CFSD_Q_OBJ, 1);
 	classfs_class_put(rc->cls);
 	free(rc->name);
 	free(rc);
-	return 0;
 }
 
-static void obj_remove(struct cfsd_obj *o)
+/**
+ * cfsd_removal_finish() - remove from the tree what @rm took out of the
+ * registry, in its order, each device with its REMOVE event; the tree
+ * waits there for the show()/store() calls running on them.  Then their
+ * entries and references go and their owners' quotas are returned.
+ * Called without R (it takes R at the end to drop the classes' entries).
+ */
+void cfsd_removal_finish(struct cfsd_removal *rm)
 {
-	if (o->is_class)
-		cfsd_class_remove(container_of(o, struct cfsd_rclass, o));
-	else
-		cfsd_dev_remove(container_of(o, struct cfsd_rdev, o));
+	cfsd_assert_not_held();
+	for (size_t i = 0; i < rm->n; i++) {
+		struct cfsd_gone *g = &rm->v[i];
+
+		if (g->dev) {
+			/* -EINVAL: the tree removed it already, with what it depends on */
+			(void)classfs_device_unregister(g->dev);
+		} else if (!g->rc->foreign) {
+			/* removes its devices left, deepest first, with their REMOVE events */
+			classfs_class_unregister(g->rc->cls);
+		}
+	}
+	cfsd_lock();
+	/* entries whose devices went with these are found dead now (forget_dead()) */
+	removals++;
+	for (size_t i = 0; i < rm->n; i++)
+		if (rm->v[i].rc)
+			class_drop(rm->v[i].rc, false);
+	cfsd_unlock();
+	for (size_t i = 0; i < rm->n; i++) {
+		struct classfs_device *dev = rm->v[i].dev;
+
+		if (cfsd_dev_is_entry(dev))
+			cfsd_quota_uncharge(container_of(dev, struct cfsd_rdev, dev)->o.owner,
+					    CFSD_Q_OBJ, 1);
+		classfs_device_put(dev);	/* the registry's, or the removal's own */
+	}
+	if (rm->v != rm->inl)
+		free(rm->v);
+	cfsd_removal_init(rm);
+}
+
+/*
+ * Under R: as many of the objects of @list (linked by @off in each
+ * cfsd_obj), newest first, as @rm has room for (at least its own inline
+ * room); true when that was all of them.
+ */
+static bool take_newest(struct cfsd_removal *rm, struct cfs_list *list, bool bound)
+{
+	while (!cfs_list_empty(list)) {
+		struct cfsd_obj *o = bound ? cfs_list_entry(list->prev, struct cfsd_obj, bound_link)
+					   : cfs_list_entry(list->prev, struct cfsd_obj, all_link);
+
+		if (cfsd_removal_reserve(rm, 1) < 0)
+			return false;	/* the rest in the next round */
+		if (o->is_class)
+			cfsd_removal_add_class(rm, container_of(o, struct cfsd_rclass, o));
+		else
+			cfsd_removal_add_dev(rm, &container_of(o, struct cfsd_rdev, o)->dev);
+	}
+	return true;
+}
+
+/* remove every object of @list (the connection's bound ones, or cfsd.all), newest first */
+static void remove_list(struct cfs_list *list, bool bound)
+{
+	struct cfsd_removal rm;
+	bool all;
+
+	cfsd_removal_init(&rm);
+	do {
+		cfsd_lock();
+		all = take_newest(&rm, list, bound);
+		cfsd_unlock();
+		cfsd_removal_finish(&rm);
+	} while (!all);
 }
 
 /* the connection went: remove what it bound, newest first (children before parents) */
 void cfsd_unbind_all(struct cfsd_conn *c)
 {
-	pthread_mutex_lock(&cfsd.lock);
-	while (!cfs_list_empty(&c->bound))
-		obj_remove(cfs_list_entry(c->bound.prev, struct cfsd_obj, bound_link));
-	pthread_mutex_unlock(&cfsd.lock);
+	remove_list(&c->bound, true);
 }
 
 int cfsd_registry_init(void)
@@ -659,16 +848,16 @@ int cfsd_registry_init(void)
 }
 
 /*
- * Under cfsd.lock: remove every registered object, newest first, so
- * every device sends its REMOVE, then the buses made for devices (those
- * still in use stay listed).
+ * Remove every registered object, newest first, so every device sends
+ * its REMOVE, then the buses made for devices (those still in use stay
+ * listed).  Called without R.
  */
 void cfsd_registry_clear(void)
 {
 	size_t kept = 0;
 
-	while (!cfs_list_empty(&cfsd.all))
-		obj_remove(cfs_list_entry(cfsd.all.prev, struct cfsd_obj, all_link));
+	remove_list(&cfsd.all, false);
+	cfsd_lock();
 	for (size_t i = 0; i < cfsd.nbuses; i++) {
 		if (classfs_bus_unregister(cfsd.buses[i]) == 0) {
 			free((char *)cfsd.buses[i]->name);
@@ -678,14 +867,13 @@ void cfsd_registry_clear(void)
 		}
 	}
 	cfsd.nbuses = kept;
+	cfsd_unlock();
 }
 
 /* remove everything (cfsd_registry_clear()) and free the registry's tables */
 void cfsd_registry_shutdown(void)
 {
-	pthread_mutex_lock(&cfsd.lock);
 	cfsd_registry_clear();
-	pthread_mutex_unlock(&cfsd.lock);
 	free(cfsd.buses);
 	free(cfsd.devs);
 	free(cfsd.classes);

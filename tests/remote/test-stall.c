@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test-stall.c - a publisher that never answers its remote attributes
+ * stalls only those who wait on it: a removal of its device waits for the
+ * running show() with no lock of the daemon held (other uids' requests go
+ * on), and a SAVE of its device waits about one call timeout for all of
+ * its attributes together, not one per attribute.
+ *
+ * The figures (the slowest request of another uid while a removal waits,
+ * a save's duration) are printed; the checks have margins wide enough for
+ * a busy machine, far below what the stall they catch takes.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+
+#include "../harness.h"
+#include "remote-util.h"
+#include "../as-uid.h"
+
+#define CALL_TIMEOUT_MS 4000
+#define CALL_TIMEOUT_S (CALL_TIMEOUT_MS / 1000.0)
+
+static const char *const timeout_args[] = { "--call-timeout", "4000", "--group", "nogroup", NULL };
+
+static ssize_t never_called(void *data, char *buf, size_t size)
+{
+	return snprintf(buf, size, "unreachable\n");	/* the publisher never dispatches */
+}
+
+/*
+ * A publisher (root, a child of its own) of stall/s0 with @nremote remote
+ * attributes r0.. and one stored one, and of plain/p0 with a stored value:
+ * once they are added it never reads its socket again, so no CALL is ever
+ * answered.  Return: its pid, or -1.
+ */
+static pid_t start_silent_publisher(const char *sock, unsigned int nremote)
+{
+	int ready[2];
+	char c;
+	pid_t pid;
+
+	if (pipe(ready) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct classfs_client_attr a[17] = { 0 };
+		char names[16][8];
+		struct classfs_client *p = classfs_client_connect(sock, 0);
+		unsigned int n = 0;
+
+		close(ready[0]);
+		for (; n < nremote && n < 16; n++) {
+			snprintf(names[n], sizeof(names[n]), "r%u", n);
+			a[n] = (struct classfs_client_attr){ .name = names[n], .mode = 0444,
+							     .show = never_called };
+		}
+		a[n++] = (struct classfs_client_attr){ .name = "label", .mode = 0444,
+						       .value = "kept\n", .len = 5 };
+		if (!p || classfs_client_device_add(p, &(struct classfs_client_device){
+				.cls = "stall", .name = "s0", .attrs = a, .nattrs = n }) < 0 ||
+		    classfs_client_device_add(p, &(struct classfs_client_device){
+				.cls = "plain", .name = "p0", .attrs = &a[n - 1], .nattrs = 1 }) < 0)
+			_exit(1);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (pid > 0 && read(ready[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(ready[0]);
+	return pid;
+}
+
+static void stop_publisher(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* ---- a removal waits for a running show() without the registry lock ---- */
+
+struct bg {
+	const char *sock;
+	bool by_class;		/* CLASS_REMOVE stall, else DEVICE_REMOVE stall/s0 */
+	ssize_t r;
+	double start, end;
+	atomic_bool done;
+};
+
+/* a read of the never-answered attribute: EIO at the call timeout */
+static void *bg_read(void *arg)
+{
+	struct bg *b = arg;
+	struct classfs_client *c = classfs_client_connect(b->sock, 0);
+	char buf[64];
+
+	b->start = now_s();
+	b->r = c ? classfs_client_attr_get(c, "stall", "s0", "r0", buf, sizeof(buf)) : -ENOTCONN;
+	b->end = now_s();
+	classfs_client_disconnect(c);
+	atomic_store(&b->done, true);
+	return NULL;
+}
+
+/* the removal, which waits for that read */
+static void *bg_remove(void *arg)
+{
+	struct bg *b = arg;
+	struct classfs_client *c = classfs_client_connect(b->sock, 0);
+
+	b->start = now_s();
+	if (!c)
+		b->r = -ENOTCONN;
+	else if (b->by_class)
+		b->r = classfs_client_class_remove(c, "stall");
+	else
+		b->r = classfs_client_device_remove(c, "stall", "s0");
+	b->end = now_s();
+	classfs_client_disconnect(c);
+	atomic_store(&b->done, true);
+	return NULL;
+}
+
+/* what uid 65534's loop measured (shared with its child) */
+struct loop_result {
+	double start, slowest;
+	unsigned int rounds, failed;
+	int status;		/* cfs_test_as_uid()'s */
+};
+
+struct loop_args {
+	const char *sock;
+	struct loop_result *res;
+};
+
+/* as uid 65534: add and remove a device of its own for 1.5 s, timing each round */
+static int nobody_loop(void *data)
+{
+	struct loop_args *a = data;
+	struct classfs_client *u = classfs_client_connect(a->sock, 0);
+
+	if (!u)
+		return 100;
+	a->res->start = now_s();
+	for (double t0 = now_s(); now_s() - t0 < 1.5;) {
+		double t = now_s();
+
+		if (classfs_client_device_add(u, &(struct classfs_client_device){
+				.cls = "nobody", .name = "n0" }) < 0 ||
+		    classfs_client_device_remove(u, "nobody", "n0") < 0)
+			a->res->failed++;
+		t = now_s() - t;
+		if (t > a->res->slowest)
+			a->res->slowest = t;
+		a->res->rounds++;
+	}
+	classfs_client_disconnect(u);
+	return 0;
+}
+
+static void *bg_nobody_loop(void *arg)
+{
+	struct loop_args *a = arg;
+
+	a->res->status = cfs_test_as_uid(65534, 65534, nobody_loop, a);
+	return NULL;
+}
+
+static void removal_does_not_stall(bool by_class)
+{
+	struct loop_result *res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct bg rd = { 0 }, rm = { .by_class = by_class };
+	pthread_t rt, mt, lt;
+	struct loop_args la;
+	struct daemon d;
+	struct classfs_client *c = NULL;
+	double root_slowest = 0, measured_at;
+	char buf[64];
+	pid_t pub;
+
+	REQUIRE(res != MAP_FAILED);
+	*res = (struct loop_result){ 0 };
+	REQUIRE(start_daemon(&d, false, timeout_args) == 0);
+	rd.sock = rm.sock = d.sock;
+	pub = start_silent_publisher(d.sock, 1);
+	CHECK(pub > 0);
+	c = classfs_client_connect(d.sock, 0);
+	CHECK(c != NULL);
+	if (pub <= 0 || !c)
+		goto out;
+	pthread_create(&rt, NULL, bg_read, &rd);
+	usleep(300000);		/* the read's CALL is out */
+	pthread_create(&mt, NULL, bg_remove, &rm);
+	usleep(300000);		/* the removal waits for it */
+	measured_at = now_s();
+	/* another uid adds and removes a device of its own, round after round ... */
+	la = (struct loop_args){ d.sock, res };
+	pthread_create(&lt, NULL, bg_nobody_loop, &la);
+	/* ... while root reads another device by name */
+	for (int i = 0; i < 3; i++) {
+		double t = now_s();
+
+		CHECK_INT(classfs_client_attr_get(c, "plain", "p0", "label", buf, sizeof(buf)), 5);
+		t = now_s() - t;
+		if (t > root_slowest)
+			root_slowest = t;
+	}
+	pthread_join(lt, NULL);
+	CHECK_INT(res->status, 0);
+	printf("  %s: root's ATTR_GET by name took at most %.3f s; uid 65534's add+remove: "
+	       "%u rounds, the slowest %.3f s (call timeout %.1f s)\n",
+	       by_class ? "CLASS_REMOVE" : "DEVICE_REMOVE", root_slowest, res->rounds,
+	       res->slowest, CALL_TIMEOUT_S);
+	pthread_join(mt, NULL);
+	pthread_join(rt, NULL);
+	printf("  the read ended after %.3f s (%zd), the removal after %.3f s (%zd)\n",
+	       rd.end - rd.start, rd.r, rm.end - rm.start, rm.r);
+	/* it all happened while the removal waited */
+	CHECK(measured_at < rm.end && res->start < rm.end);
+	CHECK_INT(rd.r, -EIO);
+	CHECK_INT(rm.r, 0);
+	CHECK_INT(res->failed, 0);
+	CHECK(res->rounds >= 3);
+	/* the targets are 0.5 s; the stall this catches takes the call timeout (4 s) */
+	CHECK(root_slowest < 1.5);
+	CHECK(res->slowest < 1.5);
+	/* the removal happened: gone by name, and its name is free again */
+	CHECK_INT(classfs_client_attr_get(c, "stall", "s0", "label", buf, sizeof(buf)), -ENOENT);
+	CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
+			.cls = "stall", .name = "s0" }), 0);
+	CHECK_INT(classfs_client_device_remove(c, "stall", "s0"), 0);
+out:
+	classfs_client_disconnect(c);
+	stop_publisher(pub);
+	CHECK_INT(stop_daemon(&d), 0);
+	munmap(res, sizeof(*res));
+}
+
+TEST(device_remove_waits_unlocked)
+{
+	removal_does_not_stall(false);
+}
+
+TEST(class_remove_waits_unlocked)
+{
+	removal_does_not_stall(true);
+}
