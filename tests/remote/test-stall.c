@@ -254,3 +254,53 @@ TEST(class_remove_waits_unlocked)
 {
 	removal_does_not_stall(true);
 }
+
+/* ---- a save waits for every slow attribute together ---- */
+
+#define SLOW_ATTRS 4
+
+TEST(save_waits_once)
+{
+	struct daemon d;
+	struct classfs_client *c = NULL;
+	char *rec = NULL;
+	size_t len = 0;
+	double t;
+	FILE *f;
+	pid_t pub;
+	int r;
+
+	REQUIRE(start_daemon(&d, false, timeout_args) == 0);
+	pub = start_silent_publisher(d.sock, SLOW_ATTRS);
+	CHECK(pub > 0);
+	c = classfs_client_connect(d.sock, 0);
+	CHECK(c != NULL);
+	if (pub <= 0 || !c)
+		goto out;
+	f = open_memstream(&rec, &len);
+	REQUIRE(f != NULL);
+	t = now_s();
+	r = classfs_client_save(c, NULL, f);
+	t = now_s() - t;
+	fclose(f);
+	printf("  SAVE of a device with %d never-answered remote attributes: %.3f s "
+	       "(call timeout %.1f s)\n", SLOW_ATTRS, t, CALL_TIMEOUT_S);
+	CHECK_INT(r, 0);
+	/* one call timeout, not one per attribute (4 of them: 16 s) */
+	CHECK(t < 2 * CALL_TIMEOUT_S);
+	CHECK(t >= CALL_TIMEOUT_S - 0.5);	/* it did wait for them */
+	/* what was answered is there, what was not is left out */
+	CHECK(rec && strstr(rec, "P: /devices/virtual/stall/s0\n"));
+	CHECK(rec && strstr(rec, "A: label=kept\\n\n"));
+	CHECK(rec && strstr(rec, "P: /devices/virtual/plain/p0\n"));
+	CHECK(rec && !strstr(rec, "A: r0="));
+	/* and the daemon serves on: a value it holds, at once */
+	t = now_s();
+	CHECK_INT(classfs_client_attr_get(c, "plain", "p0", "label", (char[16]){ 0 }, 16), 5);
+	CHECK(now_s() - t < 1.0);
+out:
+	free(rec);
+	classfs_client_disconnect(c);
+	stop_publisher(pub);
+	CHECK_INT(stop_daemon(&d), 0);
+}
