@@ -360,6 +360,7 @@ void cfsd_calls_fail(struct cfsd_conn *c);
 
 /* ops.c */
 void cfsd_handle(struct cfsd_conn *c, const uint8_t *buf, size_t len);
+void cfsd_reply_error(struct cfsd_conn *c, uint32_t serial, int err, const char *msg);
 
 /* events.c */
 int cfsd_events_init(void);

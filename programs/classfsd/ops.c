@@ -771,6 +771,25 @@ static bool makes_events(uint16_t op)
 	}
 }
 
+/**
+ * cfsd_reply_error() - the final REPLY of @c's request @serial that could
+ * not run: @err (-errno) and @msg
+ */
+void cfsd_reply_error(struct cfsd_conn *c, uint32_t serial, int err, const char *msg)
+{
+	struct cfs_buf b;
+	int r;
+
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_REPLY, serial, 0);
+	cfs_buf_i32(&b, CFS_T_ERROR, err);
+	cfs_buf_str(&b, CFS_T_MESSAGE, msg);
+	r = cfsd_conn_send(c, &b);
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+		log_debug("pid %d: cannot send a reply: %s", (int)c->pid, strerror(-r));
+	cfs_buf_free(&b);
+}
+
 void cfsd_handle(struct cfsd_conn *c, const uint8_t *buf, size_t len)
 {
 	struct reply rp = { .msg = "" };
