@@ -766,6 +766,8 @@ static void class_drop(struct cfsd_rclass *rc, bool fresh)
 void cfsd_removal_finish(struct cfsd_removal *rm)
 {
 	cfsd_assert_not_held();
+	if (!rm->n)
+		goto out;	/* refused: nothing left the registry */
 	for (size_t i = 0; i < rm->n; i++) {
 		struct cfsd_gone *g = &rm->v[i];
 
@@ -792,6 +794,7 @@ void cfsd_removal_finish(struct cfsd_removal *rm)
 					    CFSD_Q_OBJ, 1);
 		classfs_device_put(dev);	/* the registry's, or the removal's own */
 	}
+out:
 	if (rm->v != rm->inl)
 		free(rm->v);
 	cfsd_removal_init(rm);
