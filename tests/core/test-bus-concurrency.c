@@ -2,9 +2,9 @@
 /*
  * test-bus-concurrency.c - a device_add() refused after its bus link was
  * made gives back what it reserved under the tree lock: one thread adds
- * bus devices that are refused (their parent is not added) while another
- * adds and removes a device of the same bus, whose devices directory's
- * table the refused adds must not free beneath it.  The daemon's
+ * bus devices that are refused (their parent holds a device of that name)
+ * while another adds and removes a device of the same bus, whose devices
+ * directory's table the refused adds must not free beneath it.  The daemon's
  * ThreadSanitizer build runs it (its name says "concurrency"); under
  * AddressSanitizer a table freed without the lock is a use after free.
  */
@@ -12,14 +12,17 @@
 
 #include "../harness.h"
 
-#define ROUNDS 20000
+#define ROUNDS 100000
 
 static struct classfs_bus bus = { .name = "race" };
 static struct classfs_tree *tree;
 
 struct counts {
-	unsigned int ok, einval, other;
+	unsigned int ok, eexist, other;
 };
+
+/* the parent of the refused adds, and the device of theirs name it holds */
+static struct classfs_device holder, taken;
 
 static void plain_release(struct classfs_device *dev)
 {
@@ -43,23 +46,21 @@ static struct classfs_device *bus_dev(const char *name, struct classfs_device *p
 	return d;
 }
 
-/* adds refused: the parent was never added (-EINVAL once the bus link exists) */
+/* adds refused with their bus link made: the parent's directory has their name (-EEXIST) */
 static void *refused_adds(void *arg)
 {
 	struct counts *n = arg;
-	struct classfs_device *orphan_parent = bus_dev("never-added", NULL);
 
-	for (int i = 0; i < ROUNDS && orphan_parent; i++) {
-		struct classfs_device *d = bus_dev("refused", orphan_parent);
+	for (int i = 0; i < ROUNDS; i++) {
+		struct classfs_device *d = bus_dev("taken", &holder);
 		int r = d ? classfs_device_add(d) : -ENOMEM;
 
-		if (r == -EINVAL)
-			n->einval++;
+		if (r == -EEXIST)
+			n->eexist++;
 		else
 			n->other++;
 		classfs_device_put(d);
 	}
-	classfs_device_put(orphan_parent);
 	return NULL;
 }
 
@@ -90,16 +91,24 @@ TEST(refused_add_beside_another)
 	tree = classfs_tree_new(CLASSFS_LAYOUT_DEVICES);
 	REQUIRE(tree != NULL);
 	REQUIRE(classfs_bus_register(tree, &bus) == 0);
+	classfs_device_initialize(&holder);
+	classfs_device_initialize(&taken);
+	taken.parent = &holder;
+	REQUIRE(classfs_device_set_name(&holder, "holder") == 0);
+	REQUIRE(classfs_device_set_name(&taken, "taken") == 0);
+	REQUIRE(classfs_device_add_to(tree, &holder) == 0);
+	REQUIRE(classfs_device_add(&taken) == 0);
 	base = classfs_tree_node_count(tree);
 	pthread_create(&ta, NULL, refused_adds, &a);
 	pthread_create(&tb, NULL, adds_and_removes, &b);
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
-	CHECK_INT(a.einval, ROUNDS);
+	CHECK_INT(a.eexist, ROUNDS);
 	CHECK_INT(a.other, 0);
 	CHECK_INT(b.ok, ROUNDS);
 	CHECK_INT(b.other, 0);
 	CHECK_INT(classfs_tree_node_count(tree), base);
+	CHECK_INT(classfs_device_unregister(&holder), 0);
 	CHECK_INT(classfs_bus_unregister(&bus), 0);
 	CHECK_INT(classfs_tree_free(tree), 0);
 }
