@@ -592,18 +592,26 @@ struct cfsd_rclass *cfsd_class_lookup(const char *name)
 {
 	struct cfsd_rclass *rc;
 	struct classfs_class *cls;
+	bool removing = false;
 
 	uint32_t h = hash_str(name);
 
 	cfsd_assert_held();
 	/*
 	 * A class being removed stays listed until the tree let it go: not
-	 * found, and not taken for the record loader's either.
+	 * found, and not taken for the record loader's either.  A new one of
+	 * its name, made once the tree let the old one go, is listed beside
+	 * it meanwhile.
 	 */
 	if (cfsd.nclass_buckets)
 		for (rc = cfsd.classes[h & (cfsd.nclass_buckets - 1)]; rc; rc = rc->hnext)
-			if (rc->hash == h && !strcmp(rc->name, name))
-				return rc->o.removing ? NULL : rc;
+			if (rc->hash == h && !strcmp(rc->name, name)) {
+				if (!rc->o.removing)
+					return rc;
+				removing = true;
+			}
+	if (removing)
+		return NULL;
 	/* a class the record loader made: take it in, owned by root */
 	cls = classfs_class_find(cfsd.tree, name);
 	if (!cls)
