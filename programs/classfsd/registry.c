@@ -263,6 +263,8 @@ static void dev_forget(struct cfsd_rdev *rd)
 
 /* removals so far, and as of the last forget_dead() walk (under cfsd.lock) */
 static unsigned long removals, removals_swept;
+/* a removal dropped the classes it removed (signalled under R) */
+static pthread_cond_t removed_cond = PTHREAD_COND_INITIALIZER;
 
 /*
  * Entries whose device the core removed on its own (with a parent, a
@@ -356,6 +358,7 @@ static struct classfs_bus *bus_get(const char *name)
 static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c,
 			   struct cfsd_rclass *rc, char *msg, size_t msgsz);
 static void class_drop(struct cfsd_rclass *rc, bool fresh);
+static void class_wait_removed(const char *name);
 
 /* what @m asks for is a device: fields that fit together, attribute names of its own */
 static int dev_add_check(const struct cfs_msg *m, char *msg, size_t msgsz)
@@ -390,8 +393,10 @@ int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c, char
 	r = dev_add_check(m, msg, msgsz);
 	if (r < 0)
 		return r;
-	if (m->cls)
+	if (m->cls) {
+		class_wait_removed(m->cls);
 		rc = cfsd_class_lookup(m->cls);
+	}
 	/*
 	 * Room for the device and the class made for it, checked before
 	 * either is made (nothing half-made on -EDQUOT); each is then
@@ -588,30 +593,57 @@ int cfsd_dev_rename(struct cfsd_rdev *rd, const char *new_name, const struct cfs
 
 /* ---- classes ---- */
 
+/*
+ * Under R: the listed class @name, else NULL; *@removing tells whether one
+ * of that name is being removed.  A class being removed stays listed until
+ * the tree let it go; a new one of its name, made once the tree let the
+ * old one go, is listed beside it meanwhile.
+ */
+static struct cfsd_rclass *class_listed(const char *name, bool *removing)
+{
+	uint32_t h = hash_str(name);
+
+	cfsd_assert_held();
+	*removing = false;
+	if (cfsd.nclass_buckets)
+		for (struct cfsd_rclass *rc = cfsd.classes[h & (cfsd.nclass_buckets - 1)]; rc;
+		     rc = rc->hnext)
+			if (rc->hash == h && !strcmp(rc->name, name)) {
+				if (!rc->o.removing)
+					return rc;
+				*removing = true;
+			}
+	return NULL;
+}
+
+/*
+ * Under R: wait until no class named @name is being removed (R released
+ * meanwhile), so that what is made in its name finds the name free, as it
+ * did when its removal ran under R.  The removal may wait up to the call
+ * timeout for the calls running on its devices: only requests in that
+ * class's name wait with it.
+ */
+static void class_wait_removed(const char *name)
+{
+	bool removing;
+
+	while (!class_listed(name, &removing) && removing) {
+		cfsd_owner_set((uintptr_t)0);
+		pthread_cond_wait(&removed_cond, &cfsd.lock);
+		cfsd_owner_set((uintptr_t)pthread_self());
+	}
+}
+
 struct cfsd_rclass *cfsd_class_lookup(const char *name)
 {
 	struct cfsd_rclass *rc;
 	struct classfs_class *cls;
-	bool removing = false;
+	bool removing;
 
-	uint32_t h = hash_str(name);
-
-	cfsd_assert_held();
-	/*
-	 * A class being removed stays listed until the tree let it go: not
-	 * found, and not taken for the record loader's either.  A new one of
-	 * its name, made once the tree let the old one go, is listed beside
-	 * it meanwhile.
-	 */
-	if (cfsd.nclass_buckets)
-		for (rc = cfsd.classes[h & (cfsd.nclass_buckets - 1)]; rc; rc = rc->hnext)
-			if (rc->hash == h && !strcmp(rc->name, name)) {
-				if (!rc->o.removing)
-					return rc;
-				removing = true;
-			}
-	if (removing)
-		return NULL;
+	/* not found while being removed, and not taken for the record loader's either */
+	rc = class_listed(name, &removing);
+	if (rc || removing)
+		return rc;
 	/* a class the record loader made: take it in, owned by root */
 	cls = classfs_class_find(cfsd.tree, name);
 	if (!cls)
@@ -637,6 +669,7 @@ int cfsd_class_create(const char *name, uid_t owner, struct cfsd_conn *bind, str
 	struct cfsd_rclass *rc;
 	int r;
 
+	class_wait_removed(name);
 	if (cfsd_class_lookup(name)) {
 		snprintf(msg, msgsz, "class %s exists", name);
 		return -EEXIST;
@@ -793,6 +826,7 @@ void cfsd_removal_finish(struct cfsd_removal *rm)
 	for (size_t i = 0; i < rm->n; i++)
 		if (rm->v[i].rc)
 			class_drop(rm->v[i].rc, false);
+	pthread_cond_broadcast(&removed_cond);
 	cfsd_unlock();
 	for (size_t i = 0; i < rm->n; i++) {
 		struct classfs_device *dev = rm->v[i].dev;
