@@ -25,7 +25,10 @@
  *                 and drains their calls (cfsd_removal_finish() asserts R
  *                 is not held).  R may be held across core calls that wait
  *                 for no callback: adding a device or a class, a rename,
- *                 creating a file, lookups and walks.
+ *                 creating a file, lookups and walks.  One wait releases
+ *                 it: what is made in the name of a class being removed
+ *                 waits for that removal on a condition of R's
+ *                 (registry.c's class_wait_removed()).
  *  cfsd.vlock (V) the stored attribute values and each cfsd_rdev.name.
  *                 Taken inside R (R -> V) and by the attribute callbacks,
  *                 which never take R.
@@ -221,23 +224,31 @@ struct cfsd_removal {
 
 /* registry.c */
 int cfsd_registry_init(void);
-void cfsd_registry_clear(void);
-void cfsd_registry_shutdown(void);
 struct cfsd_rclass *cfsd_class_lookup(const char *name);
 struct cfsd_rdev *cfsd_dev_lookup(const char *cls, const char *name);
 int cfsd_class_create(const char *name, uid_t owner, struct cfsd_conn *bind, struct cfsd_rclass **out,
 		      char *msg, size_t msgsz);
 int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c, char *msg, size_t msgsz);
 int cfsd_dev_rename(struct cfsd_rdev *rd, const char *new_name, const struct cfsd_conn *by);
-void cfsd_unbind_all(struct cfsd_conn *c);
 bool cfsd_may_change(const struct cfsd_obj *o, uid_t uid);
 bool cfsd_dev_is_entry(const struct classfs_device *dev);
+struct cfsd_rdev *cfsd_dev_entry(const struct classfs_device *dev);
 bool cfsd_dev_removing(const struct classfs_device *dev);
+/* (for removal.c) */
+void cfsd_dev_unpublish(struct cfsd_rdev *rd);
+void cfsd_class_unpublish(struct cfsd_rclass *rc);
+void cfsd_class_drop(struct cfsd_rclass *rc, bool fresh);
+void cfsd_removals_done(void);
+
+/* removal.c */
 void cfsd_removal_init(struct cfsd_removal *rm);
 int cfsd_removal_reserve(struct cfsd_removal *rm, size_t n);
 void cfsd_removal_add_dev(struct cfsd_removal *rm, struct classfs_device *dev);
 void cfsd_removal_add_class(struct cfsd_removal *rm, struct cfsd_rclass *rc);
 void cfsd_removal_finish(struct cfsd_removal *rm);
+void cfsd_registry_clear(void);
+void cfsd_registry_shutdown(void);
+void cfsd_unbind_all(struct cfsd_conn *c);
 
 /* attrs.c */
 int cfsd_attrs_check(const struct cfs_msg *m, char *msg, size_t msgsz);

@@ -8,9 +8,9 @@
  * of a removed class): such an entry is found dead (no longer added) and
  * dropped the next time anything looks at it.  All of it runs under
  * cfsd.lock (R, see daemon.h), which is never held while the tree drains
- * a removed device's running show()/store() calls: a removal takes its
- * objects out of the registry under R (struct cfsd_removal) and removes
- * them from the tree after R is released (cfsd_removal_finish()).
+ * a removed device's running show()/store() calls: a removal (removal.c)
+ * takes its objects out of the registry under R and removes them from the
+ * tree after R is released.
  */
 #include <errno.h>
 #include <limits.h>
@@ -237,6 +237,12 @@ bool cfsd_dev_is_entry(const struct classfs_device *dev)
 	return dev && dev->release == rdev_release;
 }
 
+/** cfsd_dev_entry() - the registry entry of @dev, or NULL (the record loader's device) */
+struct cfsd_rdev *cfsd_dev_entry(const struct classfs_device *dev)
+{
+	return cfsd_dev_is_entry(dev) ? container_of(dev, struct cfsd_rdev, dev) : NULL;
+}
+
 /** cfsd_dev_removing() - whether a removal took @dev's entry out of the registry; under R */
 bool cfsd_dev_removing(const struct classfs_device *dev)
 {
@@ -244,8 +250,8 @@ bool cfsd_dev_removing(const struct classfs_device *dev)
 	return cfsd_dev_is_entry(dev) && container_of(dev, struct cfsd_rdev, dev)->o.removing;
 }
 
-/* under R: @rd out of the tables and lists; the registry's reference stays */
-static void dev_unpublish(struct cfsd_rdev *rd)
+/** cfsd_dev_unpublish() - @rd out of the name table and the lists, marked removing; the registry's reference stays; under R */
+void cfsd_dev_unpublish(struct cfsd_rdev *rd)
 {
 	dev_hash_remove(rd);
 	all_unlink(&rd->o);
@@ -256,7 +262,7 @@ static void dev_unpublish(struct cfsd_rdev *rd)
 /* drop an entry whose device the core already removed from the registry */
 static void dev_forget(struct cfsd_rdev *rd)
 {
-	dev_unpublish(rd);
+	cfsd_dev_unpublish(rd);
 	cfsd_quota_uncharge(rd->o.owner, CFSD_Q_OBJ, 1);
 	classfs_device_put(&rd->dev);
 }
@@ -357,7 +363,6 @@ static struct classfs_bus *bus_get(const char *name)
 
 static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c,
 			   struct cfsd_rclass *rc, char *msg, size_t msgsz);
-static void class_drop(struct cfsd_rclass *rc, bool fresh);
 static void class_wait_removed(const char *name);
 
 /* what @m asks for is a device: fields that fit together, attribute names of its own */
@@ -421,7 +426,7 @@ int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c, char
 out_class:
 	/* a refused add leaves nothing behind, not even the class made for it */
 	if (made_class)
-		class_drop(rc, true);
+		cfsd_class_drop(rc, true);
 	return r;
 }
 
@@ -711,82 +716,16 @@ enomem:
 	return -ENOMEM;
 }
 
-/* ---- removals: out of the registry under R, out of the tree after ---- */
-
-void cfsd_removal_init(struct cfsd_removal *rm)
-{
-	*rm = (struct cfsd_removal){ .cap = sizeof(rm->inl) / sizeof(rm->inl[0]) };
-	rm->v = rm->inl;
-}
-
 /**
- * cfsd_removal_reserve() - room in @rm for @n more objects, so that
- * adding them cannot fail half way
- * Return: 0, -ENOMEM (@rm unchanged).
+ * cfsd_class_drop() - forget @rc, whose class the tree let go (a removal's,
+ * cfsd_class_unpublish()ed), or which this request made and which holds
+ * nothing (@fresh: unregistered here, there is nothing to wait for); under R
  */
-int cfsd_removal_reserve(struct cfsd_removal *rm, size_t n)
-{
-	struct cfsd_gone *v;
-	size_t cap = rm->cap;
-
-	if (rm->n + n <= cap)
-		return 0;
-	while (cap < rm->n + n)
-		cap *= 2;
-	v = malloc(cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	memcpy(v, rm->v, rm->n * sizeof(*v));
-	if (rm->v != rm->inl)
-		free(rm->v);
-	rm->v = v;
-	rm->cap = cap;
-	return 0;
-}
-
-/**
- * cfsd_removal_add_dev() - @dev goes with @rm (reserved room): a registry
- * entry leaves the registry now, the registry's reference moving to @rm;
- * the record loader's device is referenced.  An entry another removal took
- * already is left to it (the tree's removal of what it depends on waits
- * for that one).  Under R.
- */
-void cfsd_removal_add_dev(struct cfsd_removal *rm, struct classfs_device *dev)
-{
-	cfsd_assert_held();
-	if (cfsd_dev_is_entry(dev)) {
-		struct cfsd_rdev *rd = container_of(dev, struct cfsd_rdev, dev);
-
-		if (rd->o.removing)
-			return;
-		dev_unpublish(rd);
-	} else {
-		classfs_device_get(dev);
-	}
-	rm->v[rm->n++] = (struct cfsd_gone){ .dev = dev };
-}
-
-/**
- * cfsd_removal_add_class() - @rc goes with @rm (reserved room), after the
- * devices added before it: off the object lists now, marked removing (it
- * stays in the name table, so no lookup finds it and it is not taken for
- * the record loader's until the tree let it go).  Under R.
- */
-void cfsd_removal_add_class(struct cfsd_removal *rm, struct cfsd_rclass *rc)
-{
-	cfsd_assert_held();
-	all_unlink(&rc->o);
-	bound_unlink(&rc->o);
-	rc->o.removing = true;
-	rm->v[rm->n++] = (struct cfsd_gone){ .rc = rc };
-}
-
-/* under R: forget @rc, whose class the tree let go or never showed (@fresh: made by this request) */
-static void class_drop(struct cfsd_rclass *rc, bool fresh)
+void cfsd_class_drop(struct cfsd_rclass *rc, bool fresh)
 {
 	cfsd_assert_held();
 	if (fresh) {
-		classfs_class_unregister(rc->cls);	/* holds nothing: nothing to wait for */
+		classfs_class_unregister(rc->cls);
 		all_unlink(&rc->o);
 		bound_unlink(&rc->o);
 	}
@@ -797,91 +736,24 @@ static void class_drop(struct cfsd_rclass *rc, bool fresh)
 	free(rc);
 }
 
+/** cfsd_class_unpublish() - @rc off the object lists, marked removing (it stays in the name table until cfsd_class_drop()); under R */
+void cfsd_class_unpublish(struct cfsd_rclass *rc)
+{
+	all_unlink(&rc->o);
+	bound_unlink(&rc->o);
+	rc->o.removing = true;
+}
+
 /**
- * cfsd_removal_finish() - remove from the tree what @rm took out of the
- * registry, in its order, each device with its REMOVE event; the tree
- * waits there for the show()/store() calls running on them.  Then their
- * entries and references go and their owners' quotas are returned.
- * Called without R (it takes R at the end to drop the classes' entries).
+ * cfsd_removals_done() - a removal is over: entries whose devices went
+ * with it are found dead now (forget_dead()), and what waits for a class
+ * name to be free looks again (class_wait_removed()); under R
  */
-void cfsd_removal_finish(struct cfsd_removal *rm)
+void cfsd_removals_done(void)
 {
-	cfsd_assert_not_held();
-	if (!rm->n)
-		goto out;	/* refused: nothing left the registry */
-	for (size_t i = 0; i < rm->n; i++) {
-		struct cfsd_gone *g = &rm->v[i];
-
-		if (g->dev) {
-			/* -EINVAL: the tree removed it already, with what it depends on */
-			(void)classfs_device_unregister(g->dev);
-		} else if (!g->rc->foreign) {
-			/* removes its devices left, deepest first, with their REMOVE events */
-			classfs_class_unregister(g->rc->cls);
-		}
-	}
-	cfsd_lock();
-	/* entries whose devices went with these are found dead now (forget_dead()) */
+	cfsd_assert_held();
 	removals++;
-	for (size_t i = 0; i < rm->n; i++)
-		if (rm->v[i].rc)
-			class_drop(rm->v[i].rc, false);
 	pthread_cond_broadcast(&removed_cond);
-	cfsd_unlock();
-	for (size_t i = 0; i < rm->n; i++) {
-		struct classfs_device *dev = rm->v[i].dev;
-
-		if (cfsd_dev_is_entry(dev))
-			cfsd_quota_uncharge(container_of(dev, struct cfsd_rdev, dev)->o.owner,
-					    CFSD_Q_OBJ, 1);
-		classfs_device_put(dev);	/* the registry's, or the removal's own */
-	}
-out:
-	if (rm->v != rm->inl)
-		free(rm->v);
-	cfsd_removal_init(rm);
-}
-
-/*
- * Under R: as many of the objects of @list (linked by @off in each
- * cfsd_obj), newest first, as @rm has room for (at least its own inline
- * room); true when that was all of them.
- */
-static bool take_newest(struct cfsd_removal *rm, struct cfs_list *list, bool bound)
-{
-	while (!cfs_list_empty(list)) {
-		struct cfsd_obj *o = bound ? cfs_list_entry(list->prev, struct cfsd_obj, bound_link)
-					   : cfs_list_entry(list->prev, struct cfsd_obj, all_link);
-
-		if (cfsd_removal_reserve(rm, 1) < 0)
-			return false;	/* the rest in the next round */
-		if (o->is_class)
-			cfsd_removal_add_class(rm, container_of(o, struct cfsd_rclass, o));
-		else
-			cfsd_removal_add_dev(rm, &container_of(o, struct cfsd_rdev, o)->dev);
-	}
-	return true;
-}
-
-/* remove every object of @list (the connection's bound ones, or cfsd.all), newest first */
-static void remove_list(struct cfs_list *list, bool bound)
-{
-	struct cfsd_removal rm;
-	bool all;
-
-	cfsd_removal_init(&rm);
-	do {
-		cfsd_lock();
-		all = take_newest(&rm, list, bound);
-		cfsd_unlock();
-		cfsd_removal_finish(&rm);
-	} while (!all);
-}
-
-/* the connection went: remove what it bound, newest first (children before parents) */
-void cfsd_unbind_all(struct cfsd_conn *c)
-{
-	remove_list(&c->bound, true);
 }
 
 int cfsd_registry_init(void)
@@ -890,40 +762,4 @@ int cfsd_registry_init(void)
 	pthread_mutex_init(&cfsd.lock, NULL);
 	pthread_mutex_init(&cfsd.vlock, NULL);
 	return 0;
-}
-
-/*
- * Remove every registered object, newest first, so every device sends
- * its REMOVE, then the buses made for devices (those still in use stay
- * listed).  Called without R.
- */
-void cfsd_registry_clear(void)
-{
-	size_t kept = 0;
-
-	remove_list(&cfsd.all, false);
-	cfsd_lock();
-	for (size_t i = 0; i < cfsd.nbuses; i++) {
-		if (classfs_bus_unregister(cfsd.buses[i]) == 0) {
-			free((char *)cfsd.buses[i]->name);
-			free(cfsd.buses[i]);
-		} else {
-			cfsd.buses[kept++] = cfsd.buses[i];
-		}
-	}
-	cfsd.nbuses = kept;
-	cfsd_unlock();
-}
-
-/* remove everything (cfsd_registry_clear()) and free the registry's tables */
-void cfsd_registry_shutdown(void)
-{
-	cfsd_registry_clear();
-	free(cfsd.buses);
-	free(cfsd.devs);
-	free(cfsd.classes);
-	cfsd.buses = NULL;
-	cfsd.devs = NULL;
-	cfsd.classes = NULL;
-	cfsd.nbuses = 0;
 }
