@@ -132,9 +132,10 @@ out:
 }
 
 /*
- * Under R: as many of the objects of @list (linked by @off in each
- * cfsd_obj), newest first, as @rm has room for (at least its own inline
- * room); true when that was all of them.
+ * Under R: as many of the objects of @list (a connection's bound objects
+ * when @bound, else cfsd.all), newest first, as @rm has room for (at
+ * least its own inline room); true when that was all of them.  Every
+ * object on those lists is published: a removal takes its own off them.
  */
 static bool take_newest(struct cfsd_removal *rm, struct cfs_list *list, bool bound)
 {
