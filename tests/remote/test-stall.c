@@ -4,15 +4,20 @@
  * stalls only those who wait on it: a removal of its device waits for the
  * running show() with no lock of the daemon held (other uids' requests go
  * on), and a SAVE of its device waits about one call timeout for all of
- * its attributes together, not one per attribute.
+ * its attributes together, not one per attribute; so does a classfs-run
+ * environment's /dev, which saves each added device for its properties.
  *
  * The figures (the slowest request of another uid while a removal waits,
  * a save's duration) are printed; the checks have margins wide enough for
  * a busy machine, far below what the stall they catch takes.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
+
+#include <classfs/run.h>
 
 #include "../harness.h"
 #include "remote-util.h"
@@ -23,16 +28,28 @@
 
 static const char *const timeout_args[] = { "--call-timeout", "4000", "--group", "nogroup", NULL };
 
-static ssize_t never_called(void *data, char *buf, size_t size)
+static int ready_fd = -1;
+
+/*
+ * Runs only for a CALL that came while the publisher still waited for the
+ * reply of its last add (a classfs-run holder saving the device at once):
+ * the device is there, the publisher is ready; it never answers.
+ */
+static ssize_t never_answers(void *data, char *buf, size_t size)
 {
-	return snprintf(buf, size, "unreachable\n");	/* the publisher never dispatches */
+	if (write(ready_fd, "r", 1) != 1)
+		_exit(3);
+	for (;;)
+		pause();
+	return -EIO;
 }
 
 /*
- * A publisher (root, a child of its own) of stall/s0 with @nremote remote
- * attributes r0.. and one stored one, and of plain/p0 with a stored value:
- * once they are added it never reads its socket again, so no CALL is ever
- * answered.  Return: its pid, or -1.
+ * A publisher (root, a child of its own) of plain/p0 with a stored value,
+ * then of stall/s0 with @nremote remote attributes r0.. and one stored
+ * one: once they are added it never reads its socket again (or it is
+ * stuck for good in the show() of one), so no CALL is ever answered.
+ * Return: its pid, or -1.
  */
 static pid_t start_silent_publisher(const char *sock, unsigned int nremote)
 {
@@ -50,17 +67,18 @@ static pid_t start_silent_publisher(const char *sock, unsigned int nremote)
 		unsigned int n = 0;
 
 		close(ready[0]);
+		ready_fd = ready[1];
 		for (; n < nremote && n < 16; n++) {
 			snprintf(names[n], sizeof(names[n]), "r%u", n);
 			a[n] = (struct classfs_client_attr){ .name = names[n], .mode = 0444,
-							     .show = never_called };
+							     .show = never_answers };
 		}
 		a[n++] = (struct classfs_client_attr){ .name = "label", .mode = 0444,
 						       .value = "kept\n", .len = 5 };
 		if (!p || classfs_client_device_add(p, &(struct classfs_client_device){
-				.cls = "stall", .name = "s0", .attrs = a, .nattrs = n }) < 0 ||
+				.cls = "plain", .name = "p0", .attrs = &a[n - 1], .nattrs = 1 }) < 0 ||
 		    classfs_client_device_add(p, &(struct classfs_client_device){
-				.cls = "plain", .name = "p0", .attrs = &a[n - 1], .nattrs = 1 }) < 0)
+				.cls = "stall", .name = "s0", .attrs = a, .nattrs = n }) < 0)
 			_exit(1);
 		if (write(ready[1], "r", 1) != 1)
 			_exit(2);
@@ -316,4 +334,83 @@ out:
 	classfs_client_disconnect(c);
 	stop_publisher(pub);
 	CHECK_INT(stop_daemon(&d), 0);
+}
+
+/* ---- a classfs-run environment's /dev waits once for such a device ---- */
+
+/* inside the environment: until /dev/fast0 is there (0), at most 60 s */
+static int wait_fast0(void *data)
+{
+	(void)data;
+	for (double t0 = now_s(); now_s() - t0 < 60; usleep(5000))
+		if (access("/dev/fast0", F_OK) == 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * In a private mount namespace (nothing shows on the host): an
+ * environment (devices layout) whose holder saves every added device for
+ * its properties; stall/s0 with 6 never-answered remote attributes comes
+ * first, then fast/fast0 (240:2) from another connection.  *@delay: how
+ * long /dev/fast0 took.  Return: 0, or the step that failed.
+ */
+static int run_env_delay(double *delay)
+{
+	struct classfs_run_options o = { .layout = CLASSFS_LAYOUT_DEVICES };
+	struct classfs_run *run = NULL;
+	struct classfs_client *c = NULL;
+	pid_t pub = -1;
+	int r = 1;
+	double t0;
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return 2;
+	if (classfs_run_start(&o, &run, NULL) < 0)
+		return 3;
+	pub = start_silent_publisher(classfs_run_socket(run), 6);
+	c = classfs_client_connect(classfs_run_socket(run), 0);
+	if (pub <= 0 || !c) {
+		r = 4;
+		goto out;
+	}
+	usleep(100000);		/* the holder is saving stall/s0 */
+	t0 = now_s();
+	if (classfs_client_device_add(c, &(struct classfs_client_device){
+			.cls = "fast", .name = "fast0", .devt = makedev(240, 2) }) < 0) {
+		r = 5;
+		goto out;
+	}
+	r = classfs_run_call(run, wait_fast0, NULL) == 0 ? 0 : 6;
+	*delay = now_s() - t0;
+out:
+	classfs_client_disconnect(c);
+	stop_publisher(pub);
+	if (classfs_run_stop(run) < 0 && r == 0)
+		r = 7;
+	return r;
+}
+
+TEST(run_dev_node_waits_once)
+{
+	double *delay = mmap(NULL, sizeof(*delay), PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pid;
+	int st;
+
+	REQUIRE(delay != MAP_FAILED);
+	*delay = -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		_exit(run_env_delay(delay));
+	REQUIRE(pid > 0 && waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	CHECK_INT(WEXITSTATUS(st), 0);
+	printf("  classfs-run, devices layout: /dev/fast0 appeared %.3f s after its add, behind a "
+	       "device with 6 never-answered remote attributes (call timeout 5 s)\n", *delay);
+	/* one call timeout (5 s), not one per attribute (30 s) */
+	CHECK(*delay >= 0 && *delay < 12);
+	CHECK(*delay > 2);	/* the holder did wait on the silent publisher */
+	munmap(delay, sizeof(*delay));
 }
