@@ -38,12 +38,12 @@ struct cfsd_rdev *cfsd_rdev_of(const struct classfs_device *dev)
 	struct cfsd_rdev *rd;
 	const char *n;
 
-	pthread_mutex_lock(&cfsd.lock);
+	cfsd_lock();
 	n = classfs_device_name(dev);
 	rd = n ? cfsd_dev_lookup(dev->cls ? dev->cls->name : NULL, n) : NULL;
 	if (rd && &rd->dev != dev)
 		rd = NULL;
-	pthread_mutex_unlock(&cfsd.lock);
+	cfsd_unlock();
 	return rd;
 }
 
@@ -149,10 +149,10 @@ static struct classfs_device *candidate(struct classfs_class *cls, const char *n
 	} else {
 		struct cfsd_rdev *rd;
 
-		pthread_mutex_lock(&cfsd.lock);
+		cfsd_lock();
 		rd = cfsd_dev_lookup(NULL, name);
 		d = rd ? classfs_device_get(&rd->dev) : NULL;
-		pthread_mutex_unlock(&cfsd.lock);
+		cfsd_unlock();
 	}
 	if (d && dev_at(d, dir))
 		return d;
@@ -197,9 +197,9 @@ static struct classfs_device *dir_device(struct classfs_device *up, const char *
 	if (d || (d = candidate(NULL, x.name, dir)))
 		return d;
 	/* match_dir() reads every device's name: no RENAME meanwhile */
-	pthread_mutex_lock(&cfsd.lock);
+	cfsd_lock();
 	classfs_tree_for_each_device(cfsd.tree, match_dir, &x);
-	pthread_mutex_unlock(&cfsd.lock);
+	cfsd_unlock();
 	return x.found;
 }
 
@@ -239,12 +239,12 @@ int cfsd_file_owner(struct classfs_device *dev, char *path, const char *attr, ui
 			const char *n;
 
 			/* a RENAME (under cfsd.lock) frees the name: copied out under it */
-			pthread_mutex_lock(&cfsd.lock);
+			cfsd_lock();
 			*owner = cfsd_dev_owner(d);
 			n = classfs_device_name(d);
 			snprintf(who, whosz, "%s%s%.255s", d->cls ? d->cls->name : "",
 				 d->cls ? "/" : "", n ? n : "?");
-			pthread_mutex_unlock(&cfsd.lock);
+			cfsd_unlock();
 			classfs_device_put(up);
 			up = d;
 		}

@@ -228,6 +228,7 @@ ssize_t cfsd_remote_call(struct cfsd_conn *c, struct cfsd_rattr *ra, unsigned in
 	ssize_t r;
 	int e;
 
+	cfsd_assert_not_held();		/* it may wait up to the call timeout */
 	pthread_once(&calls_once, calls_init);
 	if (timer_running && (k = malloc(sizeof(*k)))) {
 		*k = (struct call){ .reply = classfs_defer() };

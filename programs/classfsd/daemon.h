@@ -4,6 +4,38 @@
  * connections, the event loop that serves them and the worker pool that
  * runs their requests, remote attribute calls, request handlers, the
  * event ring and its subscribers.
+ *
+ * Locking rules (the one place they are stated):
+ *
+ *  cfsd.lock (R)  the registry: its name tables (cfsd.devs, cfsd.classes),
+ *                 the object lists (cfsd.all, each connection's bound),
+ *                 every entry's owner and removing flag, cfsd.buses.
+ *                 Taken with cfsd_lock(); every function that touches
+ *                 what it guards asserts it (cfsd_assert_held()), in
+ *                 -O0 and sanitizer builds (CFSD_LOCK_CHECKS).
+ *                 R is never held across a wait on a client: not across a
+ *                 remote call (cfsd_remote_call() asserts it), and not
+ *                 across the core's removal of a device or a class, which
+ *                 waits for the show()/store() calls running on it, each
+ *                 of which may wait for its publisher up to the call
+ *                 timeout.  A removal follows Linux's device_del() order:
+ *                 under R its objects leave the registry (struct
+ *                 cfsd_removal), so no lookup finds them and no request
+ *                 starts on them; R is dropped; then the tree removes them
+ *                 and drains their calls (cfsd_removal_finish() asserts R
+ *                 is not held).  R may be held across core calls that wait
+ *                 for no callback: adding a device or a class, a rename,
+ *                 creating a file, lookups and walks.  One wait releases
+ *                 it: what is made in the name of a class being removed
+ *                 waits for that removal on a condition of R's
+ *                 (registry.c's class_wait_removed()).
+ *  cfsd.vlock (V) the stored attribute values and each cfsd_rdev.name.
+ *                 Taken inside R (R -> V) and by the attribute callbacks,
+ *                 which never take R.
+ *  Inside R a thread may also take V, the quota lock (quota.c), the tree's
+ *  own locks and what the tree's event listener takes (events.c); no lock
+ *  taken inside R takes R.  Other locks are private to their file and
+ *  stated there (call.c's calls_lock, pool.c's, each connection's olock).
  */
 #ifndef CLASSFSD_DAEMON_H
 #define CLASSFSD_DAEMON_H
@@ -78,7 +110,7 @@ struct cfsd_source {
 	struct cfsd_source *kick_next;
 };
 
-/* every published object: its owner and, when bound, its connection */
+/* every published object: its owner and, when bound, its connection (all under R) */
 struct cfsd_obj {
 	uid_t owner;
 	struct cfsd_conn *bound;		/* NULL: not bound */
@@ -86,6 +118,7 @@ struct cfsd_obj {
 	struct cfs_list all_link;	/* in cfsd.all: every object, in creation order */
 	bool is_class;
 	bool open;			/* a device other uids may publish below (CFS_F_OPEN) */
+	bool removing;			/* out of the registry: a removal unregisters it */
 };
 
 struct cfsd_rclass {
@@ -169,24 +202,99 @@ struct cfsd {
 	size_t ndev_buckets, ndevs;
 	struct classfs_bus **buses;
 	size_t nbuses;
+	uintptr_t lock_owner;		/* the thread holding R (CFSD_LOCK_CHECKS), else 0 */
 };
 
 extern struct cfsd cfsd;
 
+/*
+ * R's owner is recorded, and the assertions check it, where the core
+ * checks its own lock (src/core/internal.h): not in the optimized build,
+ * nor with NDEBUG.
+ */
+#ifdef __has_feature
+#define CFSD_HAS_FEATURE(f) __has_feature(f)
+#else
+#define CFSD_HAS_FEATURE(f) 0
+#endif
+#if !defined(NDEBUG) &&                                                             \
+	(!defined(__OPTIMIZE__) || defined(__SANITIZE_ADDRESS__) ||                \
+	 defined(__SANITIZE_THREAD__) || CFSD_HAS_FEATURE(address_sanitizer) ||    \
+	 CFSD_HAS_FEATURE(thread_sanitizer))
+#define CFSD_LOCK_CHECKS 1
+#endif
+
+#ifdef CFSD_LOCK_CHECKS
+void cfsd_assert_held_fn(const char *fn);
+void cfsd_assert_not_held_fn(const char *fn);
+#define cfsd_assert_held() cfsd_assert_held_fn(__func__)
+#define cfsd_assert_not_held() cfsd_assert_not_held_fn(__func__)
+#define cfsd_owner_set(t) __atomic_store_n(&cfsd.lock_owner, (t), __ATOMIC_RELAXED)
+#else
+#define cfsd_assert_held() ((void)0)
+#define cfsd_assert_not_held() ((void)0)
+#define cfsd_owner_set(t) ((void)0)
+#endif
+
+/* take R (cfsd.lock) */
+static inline void cfsd_lock(void)
+{
+	pthread_mutex_lock(&cfsd.lock);
+	cfsd_owner_set((uintptr_t)pthread_self());
+}
+
+/* release R */
+static inline void cfsd_unlock(void)
+{
+	cfsd_owner_set((uintptr_t)0);
+	pthread_mutex_unlock(&cfsd.lock);
+}
+
+/*
+ * A removal in progress: the devices and classes a request removes, taken
+ * out of the registry under R, in the order the tree is to remove them
+ * (each device before those it depends on, a class after its devices).
+ * Each holds a reference until cfsd_removal_finish() has removed it.
+ */
+struct cfsd_gone {
+	struct classfs_device *dev;	/* a device (referenced) ... */
+	struct cfsd_rclass *rc;		/* ... or a class (its entry, removing) */
+};
+
+struct cfsd_removal {
+	struct cfsd_gone *v;
+	size_t n, cap;
+	struct cfsd_gone inl[16];	/* a removal always takes this many */
+};
+
 /* registry.c */
 int cfsd_registry_init(void);
-void cfsd_registry_clear(void);
-void cfsd_registry_shutdown(void);
 struct cfsd_rclass *cfsd_class_lookup(const char *name);
 struct cfsd_rdev *cfsd_dev_lookup(const char *cls, const char *name);
 int cfsd_class_create(const char *name, uid_t owner, struct cfsd_conn *bind, struct cfsd_rclass **out,
 		      char *msg, size_t msgsz);
-int cfsd_class_remove(struct cfsd_rclass *rc);
 int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c, char *msg, size_t msgsz);
-int cfsd_dev_remove(struct cfsd_rdev *rd);
 int cfsd_dev_rename(struct cfsd_rdev *rd, const char *new_name, const struct cfsd_conn *by);
-void cfsd_unbind_all(struct cfsd_conn *c);
 bool cfsd_may_change(const struct cfsd_obj *o, uid_t uid);
+bool cfsd_dev_is_entry(const struct classfs_device *dev);
+struct cfsd_rdev *cfsd_dev_entry(const struct classfs_device *dev);
+bool cfsd_dev_removing(const struct classfs_device *dev);
+/* (for removal.c) */
+void cfsd_dev_unpublish(struct cfsd_rdev *rd);
+void cfsd_class_unpublish(struct cfsd_rclass *rc);
+void cfsd_class_drop(struct cfsd_rclass *rc, bool fresh);
+void cfsd_removals_done(void);
+void cfsd_forget_dead(void);
+
+/* removal.c */
+void cfsd_removal_init(struct cfsd_removal *rm);
+int cfsd_removal_reserve(struct cfsd_removal *rm, size_t n);
+void cfsd_removal_add_dev(struct cfsd_removal *rm, struct classfs_device *dev);
+void cfsd_removal_add_class(struct cfsd_removal *rm, struct cfsd_rclass *rc);
+void cfsd_removal_finish(struct cfsd_removal *rm);
+void cfsd_registry_clear(void);
+void cfsd_registry_shutdown(void);
+void cfsd_unbind_all(struct cfsd_conn *c);
 
 /* attrs.c */
 int cfsd_attrs_check(const struct cfs_msg *m, char *msg, size_t msgsz);
@@ -211,8 +319,8 @@ int cfsd_attr_create(const struct cfsd_conn *c, const struct cfs_msg *m,
 
 /* remove.c */
 int cfsd_remove_with_dependents(uid_t uid, struct cfsd_rclass *rc, struct classfs_device *top,
-				const char *what, char *msg, size_t msgsz);
-int cfsd_remove_all_devices(char *msg, size_t msgsz);
+				const char *what, struct cfsd_removal *rm, char *msg, size_t msgsz);
+int cfsd_remove_all_devices(struct cfsd_removal *rm, char *msg, size_t msgsz);
 
 /* reset.c */
 int cfsd_reset(uid_t uid, char *msg, size_t msgsz);
@@ -360,6 +468,7 @@ void cfsd_calls_fail(struct cfsd_conn *c);
 
 /* ops.c */
 void cfsd_handle(struct cfsd_conn *c, const uint8_t *buf, size_t len);
+void cfsd_reply_error(struct cfsd_conn *c, uint32_t serial, int err, const char *msg);
 
 /* events.c */
 int cfsd_events_init(void);

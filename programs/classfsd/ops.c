@@ -52,7 +52,7 @@ static int match_name(struct classfs_device *dev, void *data)
 	struct find_ctx *f = data;
 	const char *n = classfs_device_name(dev);
 
-	if (!dev->cls && n && !strcmp(n, f->name)) {
+	if (!dev->cls && n && !strcmp(n, f->name) && !cfsd_dev_is_entry(dev)) {
 		f->found = classfs_device_get(dev);
 		return 1;
 	}
@@ -64,6 +64,8 @@ static int match_name(struct classfs_device *dev, void *data)
  * root: a class device by its class's name index (not one whose class
  * link was unlinked through the filesystem: another may have its name
  * now), a physical one by a walk.  Returns it with a reference, or NULL.
+ * A client's device that a removal took out of the registry is none:
+ * not found, though the tree still holds it while it drains.
  * Called with cfsd.lock held: the walk reads published devices' names.
  */
 static struct classfs_device *foreign_find(const char *cls_name, const char *name)
@@ -75,7 +77,7 @@ static struct classfs_device *foreign_find(const char *cls_name, const char *nam
 
 		/* by the class's name index: the device whose class link it is */
 		f.found = cls ? classfs_class_find_device(cls, name) : NULL;
-		if (f.found && !classfs_device_is_added(f.found)) {
+		if (f.found && (!classfs_device_is_added(f.found) || cfsd_dev_is_entry(f.found))) {
 			classfs_device_put(f.found);
 			f.found = NULL;
 		}
@@ -97,9 +99,9 @@ static int dev_ref_syspath(struct cfsd_conn *c, const struct cfs_msg *m, bool ch
 		snprintf(rp->msg, sizeof(rp->msg), "no device at %.900s", m->syspath);
 		return -ENOENT;
 	}
-	pthread_mutex_lock(&cfsd.lock);
+	cfsd_lock();
 	who = cfsd_dev_owner(dev);
-	pthread_mutex_unlock(&cfsd.lock);
+	cfsd_unlock();
 	if (change && c->uid != 0 && c->uid != who) {
 		classfs_device_put(dev);
 		return denied(rp, c, "device", m->syspath, who);
@@ -123,7 +125,7 @@ static int dev_ref(struct cfsd_conn *c, const struct cfs_msg *m, bool change, st
 
 	if (m->syspath)
 		return dev_ref_syspath(c, m, change, rp, out, owner);
-	pthread_mutex_lock(&cfsd.lock);
+	cfsd_lock();
 	rd = cfsd_dev_lookup(m->cls, m->name);
 	if (!rd)
 		r = not_found(rp, m);
@@ -136,7 +138,7 @@ static int dev_ref(struct cfsd_conn *c, const struct cfs_msg *m, bool change, st
 	/* foreign_find() reads devices' names: under cfsd.lock, where RENAME frees them */
 	if (!rd)
 		*out = foreign_find(m->cls, m->name);
-	pthread_mutex_unlock(&cfsd.lock);
+	cfsd_unlock();
 	if (!rd && *out) {
 		rp->msg[0] = '\0';
 		r = 0;
@@ -180,20 +182,22 @@ static int op_class_create(struct cfsd_conn *c, const struct cfs_msg *m, struct 
 {
 	int r;
 
-	pthread_mutex_lock(&cfsd.lock);
+	cfsd_lock();
 	r = cfsd_class_create(m->cls, c->uid, m->flags & CFS_F_BIND ? c : NULL, NULL, rp->msg,
 			      sizeof(rp->msg));
-	pthread_mutex_unlock(&cfsd.lock);
+	cfsd_unlock();
 	return r;
 }
 
 static int op_class_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
+	struct cfsd_removal rm;
 	char what[300];
 	struct cfsd_rclass *rc;
 	int r = 0;
 
-	pthread_mutex_lock(&cfsd.lock);
+	cfsd_removal_init(&rm);
+	cfsd_lock();
 	rc = cfsd_class_lookup(m->cls);
 	if (!rc) {
 		snprintf(rp->msg, sizeof(rp->msg), "no class %s", m->cls);
@@ -206,9 +210,12 @@ static int op_class_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct 
 		r = -EPERM;
 	} else {
 		snprintf(what, sizeof(what), "class %s", m->cls);
-		r = cfsd_remove_with_dependents(c->uid, rc, NULL, what, rp->msg, sizeof(rp->msg));
+		r = cfsd_remove_with_dependents(c->uid, rc, NULL, what, &rm, rp->msg,
+						sizeof(rp->msg));
 	}
-	pthread_mutex_unlock(&cfsd.lock);
+	cfsd_unlock();
+	/* out of the registry: the tree removes them, waiting for their running calls */
+	cfsd_removal_finish(&rm);
 	return r;
 }
 
@@ -216,36 +223,39 @@ static int op_device_add(struct cfsd_conn *c, const struct cfs_msg *m, struct re
 {
 	int r;
 
-	pthread_mutex_lock(&cfsd.lock);
+	cfsd_lock();
 	r = cfsd_dev_add(m, c->uid, c, rp->msg, sizeof(rp->msg));
-	pthread_mutex_unlock(&cfsd.lock);
+	cfsd_unlock();
 	return r;
 }
 
 static int op_device_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
 {
 	struct classfs_device *dev = NULL;
+	struct cfsd_removal rm;
 	char what[600];
 	struct cfsd_rdev *rd;
 	int r = 0;
 
+	cfsd_removal_init(&rm);
 	if (m->syspath) {
 		/* by its path: also a device that left its class's name index */
 		snprintf(what, sizeof(what), "device %.580s", m->syspath);
 		dev = classfs_tree_find_device(cfsd.tree, m->syspath);
-		pthread_mutex_lock(&cfsd.lock);
+		cfsd_lock();
 		rd = dev ? cfsd_dev_lookup(dev->cls ? dev->cls->name : NULL,
 					   classfs_device_name(dev)) : NULL;
 		if (rd && &rd->dev != dev)
 			rd = NULL;	/* the registry's of that name is another */
-		if (!dev) {
+		/* (a client's device whose entry another removal took: it is going) */
+		if (!dev || (!rd && cfsd_dev_is_entry(dev))) {
 			snprintf(rp->msg, sizeof(rp->msg), "no device at %.900s", m->syspath);
 			r = -ENOENT;
 		}
 	} else {
 		snprintf(what, sizeof(what), "device %s%s%s", m->cls ? m->cls : "",
 			 m->cls ? "/" : "", m->name);
-		pthread_mutex_lock(&cfsd.lock);
+		cfsd_lock();
 		rd = cfsd_dev_lookup(m->cls, m->name);
 		if (rd)
 			dev = classfs_device_get(&rd->dev);
@@ -260,9 +270,12 @@ static int op_device_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct
 		r = denied(rp, c, "device", rd ? rd->key : m->name ? m->name : m->syspath,
 			   rd ? rd->o.owner : 0);
 	else
-		r = cfsd_remove_with_dependents(c->uid, NULL, dev, what, rp->msg, sizeof(rp->msg));
+		r = cfsd_remove_with_dependents(c->uid, NULL, dev, what, &rm, rp->msg,
+						sizeof(rp->msg));
+	cfsd_unlock();
+	/* out of the registry: the tree removes them, waiting for their running calls */
+	cfsd_removal_finish(&rm);
 	classfs_device_put(dev);
-	pthread_mutex_unlock(&cfsd.lock);
 	return r;
 }
 
@@ -271,7 +284,7 @@ static int op_rename(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 	struct cfsd_rdev *rd;
 	int r;
 
-	pthread_mutex_lock(&cfsd.lock);
+	cfsd_lock();
 	rd = cfsd_dev_lookup(m->cls, m->name);
 	if (!rd) {
 		r = not_found(rp, m);
@@ -288,7 +301,7 @@ static int op_rename(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 			snprintf(rp->msg, sizeof(rp->msg), "cannot rename %s to %s: %s", rd->key,
 				 m->new_name, strerror(-r));
 	}
-	pthread_mutex_unlock(&cfsd.lock);
+	cfsd_unlock();
 	return r;
 }
 
@@ -811,6 +824,25 @@ static bool makes_events(uint16_t op)
 	default:
 		return false;
 	}
+}
+
+/**
+ * cfsd_reply_error() - the final REPLY of @c's request @serial that could
+ * not run: @err (-errno) and @msg
+ */
+void cfsd_reply_error(struct cfsd_conn *c, uint32_t serial, int err, const char *msg)
+{
+	struct cfs_buf b;
+	int r;
+
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_REPLY, serial, 0);
+	cfs_buf_i32(&b, CFS_T_ERROR, err);
+	cfs_buf_str(&b, CFS_T_MESSAGE, msg);
+	r = cfsd_conn_send(c, &b);
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+		log_debug("pid %d: cannot send a reply: %s", (int)c->pid, strerror(-r));
+	cfs_buf_free(&b);
 }
 
 void cfsd_handle(struct cfsd_conn *c, const uint8_t *buf, size_t len)

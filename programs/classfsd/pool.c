@@ -31,8 +31,13 @@
  * waiting on a publisher that never answers (the uid's own, say) hold
  * that share for the call timeout, and the other uids' requests still
  * find workers.
+ *
+ * Every request gets its one final REPLY, in its turn: one that cannot be
+ * copied for lack of memory is queued as its serial alone and answered
+ * ENOMEM when its turn comes.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -44,6 +49,8 @@
 struct cfsd_req {
 	struct cfsd_req *next;
 	size_t len;
+	int err;		/* -ENOMEM: not copied, answered with it */
+	uint32_t serial;	/* when not copied */
 	uint8_t data[];
 };
 
@@ -185,23 +192,61 @@ static void schedule_locked(struct cfsd_conn *c)
 	run_locked(cfsd_conn_get(c));
 }
 
+/*
+ * A test's fault: with CLASSFSD_TEST_FAIL_QUEUE=N in its environment the
+ * daemon fails the copy of every Nth request it queues, as if out of
+ * memory (tests/remote/test-protocol checks their ENOMEM answers).
+ */
+static unsigned long fail_every, queued;
+static pthread_once_t fail_once = PTHREAD_ONCE_INIT;
+
+static void fail_init(void)
+{
+	const char *e = getenv("CLASSFSD_TEST_FAIL_QUEUE");
+
+	fail_every = e ? strtoul(e, NULL, 10) : 0;
+}
+
+/* the copy of a request of @len bytes (the loop's only) */
+static struct cfsd_req *req_alloc(size_t len)
+{
+	pthread_once(&fail_once, fail_init);
+	if (fail_every && ++queued % fail_every == 0)
+		return NULL;
+	return malloc(sizeof(struct cfsd_req) + len);
+}
+
 /**
  * cfsd_pool_queue() - the loop: @c's request of @len bytes at @msg, to be
- * run after those before it.  Return: true when @c has CFSD_QUEUE_MAX
- * requests waiting: the loop reads no more of them until the pool kicks it.
+ * run after those before it.  One that cannot be copied is answered
+ * -ENOMEM in its turn; when not even that can be queued, @c ends (its
+ * client sees the connection close rather than wait for a reply that
+ * would never come).
+ * Return: true when @c has CFSD_QUEUE_MAX requests waiting, or ended: the
+ * loop reads no more of them until the pool kicks it.
  */
 bool cfsd_pool_queue(struct cfsd_conn *c, const uint8_t *msg, size_t len)
 {
-	struct cfsd_req *q = malloc(sizeof(*q) + len);
+	struct cfsd_req *q = req_alloc(len);
 	bool full;
 
-	if (!q) {
-		log_err("out of memory queueing a request of pid %d", (int)c->pid);
-		return false;
+	if (q) {
+		*q = (struct cfsd_req){ .len = len };
+		memcpy(q->data, msg, len);
+	} else {
+		q = malloc(sizeof(*q));
+		if (!q) {
+			log_err("out of memory queueing a request of pid %d: ending its connection",
+				(int)c->pid);
+			cfsd_conn_end(c);
+			return true;
+		}
+		*q = (struct cfsd_req){ .err = -ENOMEM };
+		if (len >= CFS_HDR_SIZE)
+			memcpy(&q->serial, msg + 8, sizeof(q->serial));
+		log_warn("out of memory queueing a request of pid %d: answering ENOMEM",
+			 (int)c->pid);
 	}
-	q->next = NULL;
-	q->len = len;
-	memcpy(q->data, msg, len);
 	pthread_mutex_lock(&P.lock);
 	if (c->qtail)
 		c->qtail->next = q;
@@ -281,8 +326,12 @@ static void run_one(struct cfsd_conn *c)
 	pthread_mutex_unlock(&P.lock);
 	if (resume)
 		cfsd_conn_kick(c);
-	if (q && !__atomic_load_n(&c->dead, __ATOMIC_SEQ_CST))
-		cfsd_handle(c, q->data, q->len);
+	if (q && !__atomic_load_n(&c->dead, __ATOMIC_SEQ_CST)) {
+		if (q->err)
+			cfsd_reply_error(c, q->serial, q->err, "out of memory queueing the request");
+		else
+			cfsd_handle(c, q->data, q->len);
+	}
 	free(q);
 	if (teardown)
 		cfsd_conn_teardown(c);

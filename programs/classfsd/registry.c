@@ -7,8 +7,10 @@
  * remove a device on its own (the devices below a removed parent, those
  * of a removed class): such an entry is found dead (no longer added) and
  * dropped the next time anything looks at it.  All of it runs under
- * cfsd.lock; attribute callbacks never take cfsd.lock (they take cfsd.vlock), so
- * holding it across core calls that wait for running show()s is safe.
+ * cfsd.lock (R, see daemon.h), which is never held while the tree drains
+ * a removed device's running show()/store() calls: a removal (removal.c)
+ * takes its objects out of the registry under R and removes them from the
+ * tree after R is released.
  */
 #include <errno.h>
 #include <limits.h>
@@ -55,24 +57,48 @@ static char *dev_key(const char *cls, const char *name)
 
 /* ---- object lists ---- */
 
+/* ---- R's assertions ---- */
+
+#ifdef CFSD_LOCK_CHECKS
+void cfsd_assert_held_fn(const char *fn)
+{
+	if (__atomic_load_n(&cfsd.lock_owner, __ATOMIC_RELAXED) == (uintptr_t)pthread_self())
+		return;
+	log_err("%s() called without cfsd.lock", fn);
+	abort();
+}
+
+void cfsd_assert_not_held_fn(const char *fn)
+{
+	if (__atomic_load_n(&cfsd.lock_owner, __ATOMIC_RELAXED) != (uintptr_t)pthread_self())
+		return;
+	log_err("%s() called with cfsd.lock held: it may wait for a publisher", fn);
+	abort();
+}
+#endif
+
 static void all_link(struct cfsd_obj *o)
 {
+	cfsd_assert_held();
 	cfs_list_add_tail(&o->all_link, &cfsd.all);
 }
 
 static void all_unlink(struct cfsd_obj *o)
 {
+	cfsd_assert_held();
 	cfs_list_del(&o->all_link);
 }
 
 static void bound_link(struct cfsd_obj *o, struct cfsd_conn *c)
 {
+	cfsd_assert_held();
 	o->bound = c;
 	cfs_list_add_tail(&o->bound_link, &c->bound);
 }
 
 static void bound_unlink(struct cfsd_obj *o)
 {
+	cfsd_assert_held();
 	if (!o->bound)
 		return;
 	cfs_list_del(&o->bound_link);
@@ -120,6 +146,7 @@ static int dev_hash_insert(struct cfsd_rdev *rd)
 {
 	size_t b;
 
+	cfsd_assert_held();
 	if (grow((void ***)&cfsd.devs, &cfsd.ndev_buckets, cfsd.ndevs, offsetof(struct cfsd_rdev, hnext),
 		 offsetof(struct cfsd_rdev, hash)) < 0)
 		return -ENOMEM;
@@ -135,6 +162,7 @@ static void dev_hash_remove(struct cfsd_rdev *rd)
 {
 	struct cfsd_rdev **pp = &cfsd.devs[rd->hash & (cfsd.ndev_buckets - 1)];
 
+	cfsd_assert_held();
 	for (; *pp; pp = &(*pp)->hnext)
 		if (*pp == rd) {
 			*pp = rd->hnext;
@@ -147,6 +175,7 @@ static int class_hash_insert(struct cfsd_rclass *rc)
 {
 	size_t b;
 
+	cfsd_assert_held();
 	if (grow((void ***)&cfsd.classes, &cfsd.nclass_buckets, cfsd.nclasses,
 		 offsetof(struct cfsd_rclass, hnext), offsetof(struct cfsd_rclass, hash)) < 0)
 		return -ENOMEM;
@@ -162,6 +191,7 @@ static void class_hash_remove(struct cfsd_rclass *rc)
 {
 	struct cfsd_rclass **pp = &cfsd.classes[rc->hash & (cfsd.nclass_buckets - 1)];
 
+	cfsd_assert_held();
 	for (; *pp; pp = &(*pp)->hnext)
 		if (*pp == rc) {
 			*pp = rc->hnext;
@@ -199,21 +229,55 @@ static void rdev_release(struct classfs_device *dev)
 	rdev_free(container_of(dev, struct cfsd_rdev, dev));
 }
 
-/* drop an entry (its device already gone or just removed) from the registry */
-static void dev_forget(struct cfsd_rdev *rd)
+/**
+ * cfsd_dev_is_entry() - whether @dev is a registry entry's device (one a
+ * client published), listed or being removed; else the record loader's
+ */
+bool cfsd_dev_is_entry(const struct classfs_device *dev)
+{
+	return dev && dev->release == rdev_release;
+}
+
+/** cfsd_dev_entry() - the registry entry of @dev, or NULL (the record loader's device) */
+struct cfsd_rdev *cfsd_dev_entry(const struct classfs_device *dev)
+{
+	return cfsd_dev_is_entry(dev) ? container_of(dev, struct cfsd_rdev, dev) : NULL;
+}
+
+/** cfsd_dev_removing() - whether a removal took @dev's entry out of the registry; under R */
+bool cfsd_dev_removing(const struct classfs_device *dev)
+{
+	cfsd_assert_held();
+	return cfsd_dev_is_entry(dev) && container_of(dev, struct cfsd_rdev, dev)->o.removing;
+}
+
+/** cfsd_dev_unpublish() - @rd out of the name table and the lists, marked removing; the registry's reference stays; under R */
+void cfsd_dev_unpublish(struct cfsd_rdev *rd)
 {
 	dev_hash_remove(rd);
 	all_unlink(&rd->o);
 	bound_unlink(&rd->o);
+	rd->o.removing = true;
+}
+
+/* drop an entry whose device the core already removed from the registry */
+static void dev_forget(struct cfsd_rdev *rd)
+{
+	cfsd_dev_unpublish(rd);
 	cfsd_quota_uncharge(rd->o.owner, CFSD_Q_OBJ, 1);
 	cfsd_quota_dev_gone(rd);
 	classfs_device_put(&rd->dev);
 }
 
-/* removals so far, and as of the last forget_dead() walk (under cfsd.lock) */
+/* removals so far, and as of the last cfsd_forget_dead() walk (under cfsd.lock) */
 static unsigned long removals, removals_swept;
+/* a removal dropped the classes it removed (signalled under R) */
+static pthread_cond_t removed_cond = PTHREAD_COND_INITIALIZER;
 
-/*
+/**
+ * cfsd_forget_dead() - drop the entries whose device the core removed
+ * on its own; under R
+ *
  * Entries whose device the core removed on its own (with a parent, a
  * physical device or a class, when a connection's bound objects go) are
  * dropped only when looked up: before a uid is refused for holding too
@@ -222,10 +286,11 @@ static unsigned long removals, removals_swept;
  * uid at its limit does not make the daemon walk every object on each
  * refused request.
  */
-static void forget_dead(void)
+void cfsd_forget_dead(void)
 {
 	struct cfs_list *pos, *next;
 
+	cfsd_assert_held();
 	if (removals == removals_swept)
 		return;
 	removals_swept = removals;
@@ -250,7 +315,7 @@ static int obj_charge(uid_t uid, size_t n, char *msg, size_t msgsz)
 	int r = cfsd_quota_charge(uid, CFSD_Q_OBJ, n, msg, msgsz);
 
 	if (r == -EDQUOT) {
-		forget_dead();
+		cfsd_forget_dead();
 		r = cfsd_quota_charge(uid, CFSD_Q_OBJ, n, msg, msgsz);
 	}
 	return r;
@@ -264,6 +329,7 @@ struct cfsd_rdev *cfsd_dev_lookup(const char *cls, const char *name)
 
 	uint32_t h;
 
+	cfsd_assert_held();
 	if (!key || !cfsd.ndev_buckets)
 		return NULL;
 	h = hash_str(key);
@@ -302,6 +368,7 @@ static struct classfs_bus *bus_get(const char *name)
 
 static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c,
 			   struct cfsd_rclass *rc, char *msg, size_t msgsz);
+static void class_wait_removed(const char *name);
 
 /* what @m asks for is a device: fields that fit together, attribute names of its own */
 static int dev_add_check(const struct cfs_msg *m, char *msg, size_t msgsz)
@@ -336,8 +403,10 @@ int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c, char
 	r = dev_add_check(m, msg, msgsz);
 	if (r < 0)
 		return r;
-	if (m->cls)
+	if (m->cls) {
+		class_wait_removed(m->cls);
 		rc = cfsd_class_lookup(m->cls);
+	}
 	/*
 	 * Room for the device and the class made for it, checked before
 	 * either is made (nothing half-made on -EDQUOT); each is then
@@ -362,7 +431,7 @@ int cfsd_dev_add(const struct cfs_msg *m, uid_t owner, struct cfsd_conn *c, char
 out_class:
 	/* a refused add leaves nothing behind, not even the class made for it */
 	if (made_class)
-		cfsd_class_remove(rc);
+		cfsd_class_drop(rc, true);
 	return r;
 }
 
@@ -500,20 +569,12 @@ static int dev_add_charged(const struct cfs_msg *m, uid_t owner, struct cfsd_con
 	return 0;
 }
 
-int cfsd_dev_remove(struct cfsd_rdev *rd)
-{
-	removals++;
-	if (classfs_device_is_added(&rd->dev))
-		classfs_device_unregister(&rd->dev);
-	dev_forget(rd);
-	return 0;
-}
-
 int cfsd_dev_rename(struct cfsd_rdev *rd, const char *new_name, const struct cfsd_conn *by)
 {
 	char *key = dev_key(rd->cls_name, new_name);
 	int r;
 
+	cfsd_assert_held();
 	if (!key)
 		return -ENOMEM;
 	if (cfsd_dev_lookup(rd->cls_name, new_name)) {
@@ -551,17 +612,57 @@ int cfsd_dev_rename(struct cfsd_rdev *rd, const char *new_name, const struct cfs
 
 /* ---- classes ---- */
 
+/*
+ * Under R: the listed class @name, else NULL; *@removing tells whether one
+ * of that name is being removed.  A class being removed stays listed until
+ * the tree let it go; a new one of its name, made once the tree let the
+ * old one go, is listed beside it meanwhile.
+ */
+static struct cfsd_rclass *class_listed(const char *name, bool *removing)
+{
+	uint32_t h = hash_str(name);
+
+	cfsd_assert_held();
+	*removing = false;
+	if (cfsd.nclass_buckets)
+		for (struct cfsd_rclass *rc = cfsd.classes[h & (cfsd.nclass_buckets - 1)]; rc;
+		     rc = rc->hnext)
+			if (rc->hash == h && !strcmp(rc->name, name)) {
+				if (!rc->o.removing)
+					return rc;
+				*removing = true;
+			}
+	return NULL;
+}
+
+/*
+ * Under R: wait until no class named @name is being removed (R released
+ * meanwhile), so that what is made in its name finds the name free, as it
+ * did when its removal ran under R.  The removal may wait up to the call
+ * timeout for the calls running on its devices: only requests in that
+ * class's name wait with it.
+ */
+static void class_wait_removed(const char *name)
+{
+	bool removing;
+
+	while (!class_listed(name, &removing) && removing) {
+		cfsd_owner_set((uintptr_t)0);
+		pthread_cond_wait(&removed_cond, &cfsd.lock);
+		cfsd_owner_set((uintptr_t)pthread_self());
+	}
+}
+
 struct cfsd_rclass *cfsd_class_lookup(const char *name)
 {
 	struct cfsd_rclass *rc;
 	struct classfs_class *cls;
+	bool removing;
 
-	uint32_t h = hash_str(name);
-
-	if (cfsd.nclass_buckets)
-		for (rc = cfsd.classes[h & (cfsd.nclass_buckets - 1)]; rc; rc = rc->hnext)
-			if (rc->hash == h && !strcmp(rc->name, name))
-				return rc;
+	/* not found while being removed, and not taken for the record loader's either */
+	rc = class_listed(name, &removing);
+	if (rc || removing)
+		return rc;
 	/* a class the record loader made: take it in, owned by root */
 	cls = classfs_class_find(cfsd.tree, name);
 	if (!cls)
@@ -587,6 +688,7 @@ int cfsd_class_create(const char *name, uid_t owner, struct cfsd_conn *bind, str
 	struct cfsd_rclass *rc;
 	int r;
 
+	class_wait_removed(name);
 	if (cfsd_class_lookup(name)) {
 		snprintf(msg, msgsz, "class %s exists", name);
 		return -EEXIST;
@@ -628,39 +730,44 @@ enomem:
 	return -ENOMEM;
 }
 
-int cfsd_class_remove(struct cfsd_rclass *rc)
+/**
+ * cfsd_class_drop() - forget @rc, whose class the tree let go (a removal's,
+ * cfsd_class_unpublish()ed), or which this request made and which holds
+ * nothing (@fresh: unregistered here, there is nothing to wait for); under R
+ */
+void cfsd_class_drop(struct cfsd_rclass *rc, bool fresh)
 {
-	removals++;
-	/* removes its devices, deepest first, with their REMOVE events */
-	if (!rc->foreign)
+	cfsd_assert_held();
+	if (fresh) {
 		classfs_class_unregister(rc->cls);
+		all_unlink(&rc->o);
+		bound_unlink(&rc->o);
+	}
 	class_hash_remove(rc);
-	all_unlink(&rc->o);
-	bound_unlink(&rc->o);
 	cfsd_quota_uncharge(rc->o.owner, CFSD_Q_OBJ, 1);
 	classfs_class_put(rc->cls);
 	free(rc->name);
 	free(rc);
-	return 0;
 }
 
-static void obj_remove(struct cfsd_obj *o)
+/** cfsd_class_unpublish() - @rc off the object lists, marked removing (it stays in the name table until cfsd_class_drop()); under R */
+void cfsd_class_unpublish(struct cfsd_rclass *rc)
 {
-	if (o->is_class)
-		cfsd_class_remove(container_of(o, struct cfsd_rclass, o));
-	else
-		cfsd_dev_remove(container_of(o, struct cfsd_rdev, o));
+	all_unlink(&rc->o);
+	bound_unlink(&rc->o);
+	rc->o.removing = true;
 }
 
-/* the connection went: remove what it bound, newest first (children before parents) */
-void cfsd_unbind_all(struct cfsd_conn *c)
+/**
+ * cfsd_removals_done() - a removal is over: entries whose devices went
+ * with it are found dead now (cfsd_forget_dead()), and what waits for a class
+ * name to be free looks again (class_wait_removed()); under R
+ */
+void cfsd_removals_done(void)
 {
-	pthread_mutex_lock(&cfsd.lock);
-	while (!cfs_list_empty(&c->bound))
-		obj_remove(cfs_list_entry(c->bound.prev, struct cfsd_obj, bound_link));
-	/* the unbound devices the core removed with them: their counts go now (quota.c) */
-	forget_dead();
-	pthread_mutex_unlock(&cfsd.lock);
+	cfsd_assert_held();
+	removals++;
+	pthread_cond_broadcast(&removed_cond);
 }
 
 int cfsd_registry_init(void)
@@ -669,41 +776,4 @@ int cfsd_registry_init(void)
 	pthread_mutex_init(&cfsd.lock, NULL);
 	pthread_mutex_init(&cfsd.vlock, NULL);
 	return 0;
-}
-
-/*
- * Under cfsd.lock: remove every registered object, newest first, so
- * every device sends its REMOVE, then the buses made for devices (those
- * still in use stay listed).
- */
-void cfsd_registry_clear(void)
-{
-	size_t kept = 0;
-
-	while (!cfs_list_empty(&cfsd.all))
-		obj_remove(cfs_list_entry(cfsd.all.prev, struct cfsd_obj, all_link));
-	for (size_t i = 0; i < cfsd.nbuses; i++) {
-		if (classfs_bus_unregister(cfsd.buses[i]) == 0) {
-			free((char *)cfsd.buses[i]->name);
-			free(cfsd.buses[i]);
-		} else {
-			cfsd.buses[kept++] = cfsd.buses[i];
-		}
-	}
-	cfsd.nbuses = kept;
-}
-
-/* remove everything (cfsd_registry_clear()) and free the registry's tables */
-void cfsd_registry_shutdown(void)
-{
-	pthread_mutex_lock(&cfsd.lock);
-	cfsd_registry_clear();
-	pthread_mutex_unlock(&cfsd.lock);
-	free(cfsd.buses);
-	free(cfsd.devs);
-	free(cfsd.classes);
-	cfsd.buses = NULL;
-	cfsd.devs = NULL;
-	cfsd.classes = NULL;
-	cfsd.nbuses = 0;
 }

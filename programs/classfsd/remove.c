@@ -12,7 +12,10 @@
  * anything changes when another uid's device is in it, and else removes
  * it itself, deepest first, so each REMOVE comes before its parent's and
  * its physical device's and each registry entry goes with its device.
- * All under cfsd.lock.
+ * The set is found, checked and taken out of the registry under cfsd.lock
+ * (struct cfsd_removal); the caller removes it from the tree once it has
+ * released the lock (cfsd_removal_finish()): the tree waits there for the
+ * show()/store() calls running on those devices.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -76,6 +79,9 @@ static int collect(struct classfs_device *dev, void *data)
 {
 	struct dependents *x = data;
 
+	/* another request's removal took it: it goes with that one */
+	if (cfsd_dev_removing(dev))
+		return 0;
 	if (!x->all && !(x->top ? dev == x->top : dev->cls == x->cls) &&
 	    !devset_has(&x->set, dev->parent) &&
 	    !devset_has(&x->set, dev->phys))
@@ -143,19 +149,18 @@ static int others_in(const struct dependents *x, uid_t uid, const char *what, ch
 	return 0;
 }
 
-/* remove one device of the set: through its registry entry, or a record's own */
-static void remove_one(struct classfs_device *dev)
+/* under cfsd.lock: the set, deepest first, into @rm (nothing when it has no room) */
+static int take_set(const struct dependents *x, struct cfsd_removal *rm)
 {
-	const char *n = classfs_device_name(dev);
-	struct cfsd_rdev *rd;
+	int r = cfsd_removal_reserve(rm, x->n + 1);
 
-	if (!classfs_device_is_added(dev))
-		return;
-	rd = n ? cfsd_dev_lookup(dev->cls ? dev->cls->name : NULL, n) : NULL;
-	if (rd && &rd->dev == dev)
-		cfsd_dev_remove(rd);
-	else
-		classfs_device_unregister(dev);	/* the record loader's: the tree's reference */
+	if (r < 0)
+		return r;
+	/* reversed, each comes before its parent and its physical device */
+	for (size_t i = x->n; i-- > 0;)
+		if (classfs_device_is_added(x->v[i]))
+			cfsd_removal_add_dev(rm, x->v[i]);
+	return 0;
 }
 
 /**
@@ -167,20 +172,23 @@ static void remove_one(struct classfs_device *dev)
  * @top: the device to remove when @rc is NULL (a registry entry's device
  *       or one the record loader made).
  * @what: "class NAME" or "device CLASS/NAME", for the message.
+ * @rm: receives what is to go (cfsd_removal_init()ed).
  * @msg: receives why it was refused.
  * @msgsz: its size.
  *
  * Called with cfsd.lock held.  The caller has checked that @uid may change
- * @rc or @top itself.
- * Return: 0 (removed), -EBUSY (another uid's device depends on it:
- * nothing removed), -ENOMEM (nothing removed).
+ * @rc or @top itself.  It calls cfsd_removal_finish(@rm) once it released
+ * the lock: the devices and the class leave the tree there.
+ * Return: 0 (out of the registry), -EBUSY (another uid's device depends
+ * on it: nothing removed), -ENOMEM (nothing removed).
  */
 int cfsd_remove_with_dependents(uid_t uid, struct cfsd_rclass *rc, struct classfs_device *top,
-				const char *what, char *msg, size_t msgsz)
+				const char *what, struct cfsd_removal *rm, char *msg, size_t msgsz)
 {
 	struct dependents x = { .cls = rc ? rc->cls : NULL, .top = rc ? NULL : top };
 	int r;
 
+	cfsd_assert_held();
 	r = classfs_tree_for_each_device(cfsd.tree, collect, &x);
 	if (r < 0) {
 		snprintf(msg, msgsz, "cannot remove %s: %s", what, strerror(-r));
@@ -191,36 +199,39 @@ int cfsd_remove_with_dependents(uid_t uid, struct cfsd_rclass *rc, struct classf
 		if (r < 0)
 			goto out;
 	}
-	/* reversed, each comes before its parent and its physical device */
-	for (size_t i = x.n; i-- > 0;)
-		remove_one(x.v[i]);
-	if (rc)
-		cfsd_class_remove(rc);
+	r = take_set(&x, rm);
+	if (r < 0)
+		snprintf(msg, msgsz, "cannot remove %s: %s", what, strerror(-r));
+	else if (rc)
+		cfsd_removal_add_class(rm, rc);		/* room reserved with the set */
 out:
 	dependents_free(&x);
 	return r;
 }
 
 /**
- * cfsd_remove_all_devices() - remove every device of the tree, deepest
- * first (each after those below it and on it), registry entries with
- * their devices, the record loader's devices too
+ * cfsd_remove_all_devices() - take every device of the tree out of the
+ * registry into @rm, deepest first (each after those below it and on it),
+ * the record loader's devices too
+ * @rm: receives them (cfsd_removal_init()ed); cfsd_removal_finish() it
+ *      without the lock.
  * @msg: receives why it failed.
  * @msgsz: its size.
  *
  * Called with cfsd.lock held, for a reset (the caller checked who asks).
  * Return: 0, -ENOMEM (nothing removed).
  */
-int cfsd_remove_all_devices(char *msg, size_t msgsz)
+int cfsd_remove_all_devices(struct cfsd_removal *rm, char *msg, size_t msgsz)
 {
 	struct dependents x = { .all = true };
-	int r = classfs_tree_for_each_device(cfsd.tree, collect, &x);
+	int r;
 
+	cfsd_assert_held();
+	r = classfs_tree_for_each_device(cfsd.tree, collect, &x);
+	if (r == 0)
+		r = take_set(&x, rm);
 	if (r < 0)
 		snprintf(msg, msgsz, "cannot reset the tree: %s", strerror(-r));
-	else
-		for (size_t i = x.n; i-- > 0;)
-			remove_one(x.v[i]);
 	dependents_free(&x);
 	return r;
 }

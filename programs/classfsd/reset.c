@@ -30,6 +30,7 @@
  */
 int cfsd_reset(uid_t uid, char *msg, size_t msgsz)
 {
+	struct cfsd_removal rm;
 	int r;
 
 	if (uid != 0 && uid != geteuid()) {
@@ -37,14 +38,19 @@ int cfsd_reset(uid_t uid, char *msg, size_t msgsz)
 			 (unsigned int)uid, (unsigned int)geteuid());
 		return -EACCES;
 	}
-	pthread_mutex_lock(&cfsd.lock);
-	r = cfsd_remove_all_devices(msg, msgsz);
+	cfsd_removal_init(&rm);
+	cfsd_lock();
+	r = cfsd_remove_all_devices(&rm, msg, msgsz);
+	cfsd_unlock();
+	/* without the lock: the tree waits for the calls running on them */
+	cfsd_removal_finish(&rm);
 	if (r == 0) {
 		/* the classes (records' ones only let go of), then the record's own */
 		cfsd_registry_clear();
+		cfsd_lock();
 		(void)classfs_record_unload(cfsd.tree);
+		cfsd_unlock();
 	}
-	pthread_mutex_unlock(&cfsd.lock);
 	if (r == 0) {
 		r = classfs_tree_remove_plain(cfsd.tree);
 		if (r < 0)

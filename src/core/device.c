@@ -343,7 +343,7 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev,
 	if (backlink && (r = cfs_reserve_link(t, &dev->phys->p.node, backlink)) < 0)
 		goto out_id;
 	if (buslink && (r = cfs_reserve_link(t, dev->bus->p.devices, buslink)) < 0)
-		goto out_backlink;
+		goto out_buslink;
 
 	/* publish: nothing below can fail */
 	dev->p.node.active = 0;
@@ -392,20 +392,22 @@ static int device_add(struct classfs_tree *t, struct classfs_device *dev,
 		cfs_interfaces_add_device(dev);
 	return 0;
 
-out_backlink:
+	/* every table is given back under L: another thread may be reserving in it */
+out_buslink:
+	cfs_unreserve_dir(t, dev->bus->p.devices);
 	if (backlink) {
 		cfs_node_id_release(t, backlink);
-		cfs_unreserve_dir(&dev->phys->p.node);
+		cfs_unreserve_dir(t, &dev->phys->p.node);
 	}
 out_id:
 	cfs_node_id_release(t, &dev->p.node);
 out_devts:
-	cfs_unreserve_htab(&t->devts);
+	cfs_unreserve_htab(t, &t->devts);
 out_names:
 	if (dev->cls)
-		cfs_unreserve_htab(&dev->cls->p.names);
+		cfs_unreserve_htab(t, &dev->cls->p.names);
 out_dir:
-	cfs_unreserve_dir(dir);
+	cfs_unreserve_dir(t, dir);
 out_glue:
 	cfs_glue_put_locked(t, glue, &freelist);
 	if (made)
@@ -414,8 +416,6 @@ out_unlock:
 	cfs_unlock(t);
 	cfs_free_list(freelist);
 out_free:
-	if (buslink && dev->bus)
-		cfs_unreserve_dir(dev->bus->p.devices);
 	if (backlink)
 		cfs_node_free(backlink);
 	if (buslink)

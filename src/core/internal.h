@@ -467,8 +467,8 @@ bool cfs_wants_backlink(struct classfs_tree *t, const struct classfs_device *dev
 struct classfs_node *cfs_backlink_new(struct classfs_device *dev, const char *name);
 struct classfs_node *cfs_backlink_find(struct classfs_device *dev);
 int cfs_reserve_link(struct classfs_tree *t, struct classfs_node *dir, struct classfs_node *n);
-void cfs_unreserve_dir(struct classfs_node *dir);
-void cfs_unreserve_htab(struct classfs_htab *h);
+void cfs_unreserve_dir(struct classfs_tree *t, struct classfs_node *dir);
+void cfs_unreserve_htab(struct classfs_tree *t, struct classfs_htab *h);
 
 /* ---- exact places: a device at the directory its caller names (placement.c) ---- */
 #define CFS_EXACT_DEPTH 128	/* components of the directory, as node.c's paths */

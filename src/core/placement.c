@@ -145,8 +145,10 @@ int cfs_reserve_link(struct classfs_tree *t, struct classfs_node *dir, struct cl
 	return cfs_node_id_alloc(t, n);
 }
 
-void cfs_unreserve_dir(struct classfs_node *dir)
+/* under L: give back what cfs_dir_reserve() took, if @dir holds nothing */
+void cfs_unreserve_dir(struct classfs_tree *t, struct classfs_node *dir)
 {
+	cfs_assert_held(t);
 	if (dir->u.dir && !dir->u.dir->count) {
 		cfs_htab_destroy(dir->u.dir);
 		cfs_free(dir->u.dir);
@@ -154,8 +156,10 @@ void cfs_unreserve_dir(struct classfs_node *dir)
 	}
 }
 
-void cfs_unreserve_htab(struct classfs_htab *h)
+/* under L: give back what cfs_htab_reserve() took, if @h holds nothing */
+void cfs_unreserve_htab(struct classfs_tree *t, struct classfs_htab *h)
 {
+	cfs_assert_held(t);
 	if (h->buckets && !h->count)
 		cfs_htab_destroy(h);
 }

@@ -756,6 +756,66 @@ out:
 	CHECK_INT(stop_daemon(&d), 0);
 }
 
+/*
+ * A request the daemon cannot copy for lack of memory is answered ENOMEM
+ * in its turn, never dropped: with every 3rd copy failing
+ * (CLASSFSD_TEST_FAIL_QUEUE, pool.c's fault seam), 9 requests sent at once
+ * get 9 final replies, in order, the 3rd, 6th and 9th ENOMEM.
+ */
+TEST(queue_out_of_memory)
+{
+	static uint8_t buf[1 << 17];
+	struct daemon d;
+	struct cfs_buf b;
+	uint32_t got = 0, disorder = 0, enomem = 0, wrong = 0;
+	int fd, r;
+
+	setenv("CLASSFSD_TEST_FAIL_QUEUE", "3", 1);
+	r = start_daemon(&d, false, NULL);
+	unsetenv("CLASSFSD_TEST_FAIL_QUEUE");
+	CHECK_INT(r, 0);
+	fd = raw_connect(d.sock);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		goto out;
+	cfs_buf_init(&b);
+	for (uint32_t i = 1; i <= 9; i++) {
+		cfs_buf_truncate(&b, 0);
+		cfs_buf_hdr(&b, CFS_OP_STATUS, i, 0);
+		cfs_buf_seal(&b);
+		CHECK(send(fd, b.p, b.len, MSG_NOSIGNAL) == (ssize_t)b.len);
+	}
+	cfs_buf_free(&b);
+	while (got < 9) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct cfs_msg m;
+		ssize_t n;
+
+		if (poll(&pfd, 1, 5000) != 1 || (n = recv(fd, buf, sizeof(buf), 0)) <= 0 ||
+		    cfs_msg_decode(buf, (size_t)n, &m) < 0)
+			break;
+		if (m.op != CFS_OP_REPLY || (m.flags & CFS_F_MORE))
+			continue;
+		got++;
+		disorder += m.serial != got;
+		enomem += m.error == -ENOMEM;
+		wrong += m.error != (m.serial % 3 == 0 ? -ENOMEM : 0);
+	}
+	CHECK_INT(got, 9);
+	CHECK_INT(disorder, 0);
+	CHECK_INT(enomem, 3);
+	CHECK_INT(wrong, 0);
+	/* the connection goes on */
+	cfs_buf_init(&b);
+	cfs_buf_hdr(&b, CFS_OP_STATUS, 10, 0);
+	cfs_buf_seal(&b);
+	CHECK_INT(raw_call(fd, b.p, b.len, NULL, NULL, 0), 0);
+	cfs_buf_free(&b);
+	close(fd);
+out:
+	CHECK_INT(stop_daemon(&d), 0);
+}
+
 /* the daemon's CPU time so far, in clock ticks */
 static long proc_cpu_ticks(pid_t pid)
 {

@@ -9,6 +9,7 @@
 #define CLASSFS_RECORD_INTERNAL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -275,5 +276,22 @@ const char *cfs_rec_subsystem(const struct classfs_device *dev);
 
 int cfs_rec_collect(struct classfs_tree *tree, struct rec_devlist *l);
 void cfs_rec_devlist_free(struct rec_devlist *l);
+
+/* later.c: a save's reads answered later (classfs_defer()), waited for together */
+struct rec_later;
+struct rec_later_set {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct rec_later *list;		/* newest first */
+	size_t pending;			/* not answered yet */
+};
+void cfs_rec_later_init(struct rec_later_set *set);
+ssize_t cfs_rec_read_value(struct classfs_tree *tree, const struct classfs_stat *st, char **buf,
+			   struct rec_later_set *set, void *owner, char tag, const char *name);
+void cfs_rec_later_each(struct rec_later_set *set,
+			void (*fn)(void *owner, char tag, const char *name, const char *value,
+				   size_t len, void *data),
+			void *data);
+void cfs_rec_later_free(struct rec_later_set *set);
 
 #endif

@@ -9,6 +9,11 @@
  * now; a device made through the API from what the tree shows: its
  * `uevent`, its files and its links.  Paths are Linux's (devices layout)
  * whatever the tree's layout.
+ *
+ * Every device's lines are made before any is written: a value whose
+ * show() answers later (a remote attribute of classfsd) gets its line when
+ * the answer comes, and all of those are waited for together (later.c),
+ * so a save waits for slow publishers once, not once per attribute.
  */
 #include "record-internal.h"
 
@@ -143,21 +148,42 @@ static int lookup_rel(struct classfs_tree *tree, uint64_t ino, const char *name,
 	}
 }
 
-/* a whole value; *buf is malloc()ed (caller frees) */
-static ssize_t read_value(struct classfs_tree *tree, const struct classfs_stat *st, char **buf)
+/* the line of a value: "A: NAME=escaped" or "H: NAME=hex" */
+static void value_line(struct sbuf *b, char tag, const char *name, const char *val, size_t n)
 {
-	size_t size = st->size > CLASSFS_ATTR_MAX ? (size_t)st->size : CLASSFS_ATTR_MAX;
-	ssize_t n;
+	sb_add(b, tag == 'H' ? "H: " : "A: ", 3);
+	sb_key(b, name);
+	sb_add(b, "=", 1);
+	if (tag == 'H')
+		sb_hex(b, (const unsigned char *)val, n);
+	else
+		sb_escape(b, val, n);
+	sb_eol(b);
+}
 
-	*buf = malloc(size + 1);
-	if (!*buf)
-		return -ENOMEM;
-	n = classfs_read(tree, st->ino, *buf, size, 0);
-	if (n < 0) {
-		free(*buf);
-		*buf = NULL;
-	}
-	return n;
+/* an answer that came later: its line into the device's lines (@owner) */
+static void later_line(void *owner, char tag, const char *name, const char *value, size_t len,
+		       void *data)
+{
+	(void)data;
+	value_line(owner, tag, name, value, len);
+}
+
+/*
+ * The line of the value of file @st (@name in its device's directory)
+ * into @b, now or, when its show() answers later, once @later has the
+ * answer.  A value that cannot be read has no line.
+ */
+static void read_line(struct classfs_tree *tree, const struct classfs_stat *st, struct sbuf *b,
+		      struct rec_later_set *later, char tag, const char *name)
+{
+	char *val;
+	ssize_t n = cfs_rec_read_value(tree, st, &val, later, b, tag, name);
+
+	if (n < 0)
+		return;
+	value_line(b, tag, name, val, (size_t)n);
+	free(val);
 }
 
 /* the directory of @dev in @tree: its inode */
@@ -213,6 +239,7 @@ struct list_ctx {
 	const struct rec_dev *rd;	/* a loaded device: only what its record does not name */
 	const char *prefix;		/* the names' directory below the device's: "" or "d/.../" */
 	int depth;
+	struct rec_later_set *later;	/* where answers that come later go */
 };
 
 /* does @rd's record name @name (an attribute or a link), or is it the tree's own? */
@@ -256,7 +283,7 @@ static void list_subdir(struct list_ctx *c, const char *path, const char *key)
 static int list_entry(void *data, const char *name, const struct classfs_stat *st)
 {
 	struct list_ctx *c = data;
-	char path[PATH_MAX], key[PATH_MAX], *val;
+	char path[PATH_MAX], key[PATH_MAX];
 	ssize_t n;
 
 	if (snprintf(path, sizeof(path), "%s/%s", c->relpath, name) >= (int)sizeof(path) ||
@@ -267,15 +294,7 @@ static int list_entry(void *data, const char *name, const struct classfs_stat *s
 	if (st->type == CLASSFS_FT_REG) {
 		if (!strcmp(name, "uevent") || !(st->mode & 0444))
 			return 0;
-		n = read_value(c->tree, st, &val);
-		if (n < 0)
-			return 0;
-		sb_add(c->b, "A: ", 3);
-		sb_key(c->b, key);
-		sb_add(c->b, "=", 1);
-		sb_escape(c->b, val, (size_t)n);
-		sb_eol(c->b);
-		free(val);
+		read_line(c->tree, st, c->b, c->later, 'A', key);
 	} else if (st->type == CLASSFS_FT_LNK) {
 		char text[PATH_MAX], target[PATH_MAX];
 
@@ -304,20 +323,18 @@ static int list_entry(void *data, const char *name, const struct classfs_stat *s
 	return 0;
 }
 
-static void lines_loaded(struct classfs_tree *tree, struct rec_dev *rd, struct sbuf *b)
+static void lines_loaded(struct classfs_tree *tree, struct rec_dev *rd, struct sbuf *b,
+			 struct rec_later_set *later)
 {
 	char devpath[PATH_MAX], syspath[PATH_MAX];
 	struct list_ctx c = { .tree = tree, .dev = &rd->dev, .syspath = syspath, .relpath = devpath + 1,
-			      .b = b, .rd = rd, .prefix = "" };
+			      .b = b, .rd = rd, .prefix = "", .later = later };
 	struct classfs_stat dir, st;
 	bool have_dir = device_dir(tree, &rd->dev, &dir) == 0;
 	struct rec_entry e;
 	size_t off = 0;
 
 	while (cfs_rec_next(rd, &off, &e)) {
-		char *val;
-		ssize_t n;
-
 		switch (e.tag) {
 		case 'E':
 		case 'U':
@@ -355,18 +372,9 @@ static void lines_loaded(struct classfs_tree *tree, struct rec_dev *rd, struct s
 		case 'A':
 		case 'H':
 			/* as the tree holds it now: writes show */
-			if (!have_dir || lookup_rel(tree, dir.ino, e.a, &st) < 0 ||
-			    st.type != CLASSFS_FT_REG || (n = read_value(tree, &st, &val)) < 0)
-				break;
-			sb_add(b, e.tag == 'A' ? "A: " : "H: ", 3);
-			sb_key(b, e.a);
-			sb_add(b, "=", 1);
-			if (e.tag == 'A')
-				sb_escape(b, val, (size_t)n);
-			else
-				sb_hex(b, (const unsigned char *)val, (size_t)n);
-			sb_eol(b);
-			free(val);
+			if (have_dir && lookup_rel(tree, dir.ino, e.a, &st) == 0 &&
+			    st.type == CLASSFS_FT_REG)
+				read_line(tree, &st, b, later, e.tag, e.a);
 			break;
 		}
 	}
@@ -377,12 +385,12 @@ static void lines_loaded(struct classfs_tree *tree, struct rec_dev *rd, struct s
 }
 
 static void lines_api(struct classfs_tree *tree, struct classfs_device *dev, const char *syspath,
-		      struct sbuf *b)
+		      struct sbuf *b, struct rec_later_set *later)
 {
 	const char *subsystem = cfs_rec_subsystem(dev);
 	char devpath[PATH_MAX], path[PATH_MAX + 8], uev[CLASSFS_ATTR_MAX + 1];
 	struct list_ctx c = { .tree = tree, .dev = dev, .syspath = syspath, .relpath = devpath + 1,
-			      .b = b, .prefix = "" };
+			      .b = b, .prefix = "", .later = later };
 	ssize_t n;
 
 	if (classfs_device_devpath(dev, devpath, sizeof(devpath)) < 0)
@@ -555,9 +563,10 @@ static int class_devpath_syspath(struct classfs_tree *tree, const char *devpath,
  */
 int classfs_record_save(struct classfs_tree *tree, const char *syspath, FILE *out)
 {
+	struct rec_later_set later;
 	struct rec_devlist l;
 	struct saved *v;
-	struct sbuf b = { 0 };
+	struct sbuf *b = NULL;
 	size_t n = 0, k = 0;
 	char path[PATH_MAX], named[PATH_MAX];
 	const char *want = NULL;
@@ -579,6 +588,7 @@ int classfs_record_save(struct classfs_tree *tree, const char *syspath, FILE *ou
 	r = want ? collect_path(tree, want, &l) : cfs_rec_collect(tree, &l);
 	if (r < 0)
 		return r;
+	cfs_rec_later_init(&later);
 	v = calloc(l.n ? l.n : 1, sizeof(*v));
 	if (!v) {
 		r = -ENOMEM;
@@ -611,20 +621,28 @@ int classfs_record_save(struct classfs_tree *tree, const char *syspath, FILE *ou
 		}
 	}
 	qsort(v, n, sizeof(*v), cmp_saved);
+	b = calloc(n ? n : 1, sizeof(*b));
+	if (!b) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* every device's lines, the values answered later waited for together */
 	for (k = 0; k < n; k++) {
 		struct rec_dev *rd = cfs_rec_of(v[k].dev);
 
-		b.len = 0;
 		if (rd)
-			lines_loaded(tree, rd, &b);
+			lines_loaded(tree, rd, &b[k], &later);
 		else
-			lines_api(tree, v[k].dev, v[k].syspath, &b);
-		if (b.oom) {
+			lines_api(tree, v[k].dev, v[k].syspath, &b[k], &later);
+	}
+	cfs_rec_later_each(&later, later_line, NULL);
+	for (k = 0; k < n; k++) {
+		if (b[k].oom) {
 			r = -ENOMEM;
 			goto out;
 		}
 		fprintf(out, "P: %s\n", v[k].syspath);
-		r = write_lines(&b, out);
+		r = write_lines(&b[k], out);
 		if (r < 0)
 			goto out;
 		fputc('\n', out);
@@ -632,10 +650,15 @@ int classfs_record_save(struct classfs_tree *tree, const char *syspath, FILE *ou
 	if (ferror(out) || fflush(out))
 		r = -EIO;
 out:
-	for (size_t i = 0; i < n; i++)
+	/* (answers still to come write into the set: waited for first) */
+	cfs_rec_later_free(&later);
+	for (size_t i = 0; i < n; i++) {
 		free(v[i].syspath);
+		if (b)
+			free(b[i].s);
+	}
 	free(v);
-	free(b.s);
+	free(b);
 	cfs_rec_devlist_free(&l);
 	return r;
 }
