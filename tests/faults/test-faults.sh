@@ -32,13 +32,16 @@ classfsd=$1 classctl=$2 driver=$3 alloc_test=$4
 results=${CLASSFS_RELIABILITY_DIR:-$tmp}/faults.tsv
 mkdir -p "$(dirname "$results")"
 : >"$results"
-fail=0
 # row CASE EXPECTED GOT - record a case; it holds when GOT is EXPECTED
 row() {
 	local verdict=ok
-	[[ $3 == "$2" ]] || { verdict=FAIL; fail=1; }
+	[[ $3 == "$2" ]] || verdict=FAIL
 	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$verdict" >>"$results"
-	printf '%-4s %s: expected "%s", got "%s"\n' "$verdict" "$1" "$2" "$3"
+	if [[ $verdict == ok ]]; then
+		ok "$1: expected \"$2\", got \"$3\""
+	else
+		bad "$1: expected \"$2\", got \"$3\""
+	fi
 }
 
 entries() { find "$1" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
@@ -379,4 +382,4 @@ for i in 1 2 3 4; do
 done
 kill "${mons[@]}" 2>/dev/null
 
-exit $fail
+cfs_summary
