@@ -5,27 +5,32 @@
 #   (c) ThreadSanitizer build with clang (build-tsan/), concurrency tests only
 #   (d) bench/run.sh --quick, if present (informative: never fails the check)
 #   (e) every libFuzzer target for 30 s (fuzz/run.sh; clang, build-fuzz/)
-#   then docs/reliability.md is written from what the tests recorded
+#   then build/reliability.md is written from what the tests recorded
 #   (fuzz runs, stress runs of CLASSFS_STRESS_SECONDS, default 60, faults,
-#   security; scripts/reliability.sh).
+#   security; scripts/reliability.sh): a check changes no tracked file.
 # ./check.sh --quick runs (a) only; ./check.sh --fuzz SECONDS runs only the
-# fuzzers, SECONDS each. Closes with "N passed, N failed".
+# fuzzers, SECONDS each; ./check.sh --update-reliability copies the last
+# full run's build/reliability.md to docs/reliability.md (to commit by
+# choice: git commit docs/reliability.md). Closes with "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/deps.sh
 
-quick=0 fuzz_only=0 fuzz_seconds=30
+quick=0 fuzz_only=0 fuzz_seconds=30 update_reliability=0
 case "${1:-}" in
 --quick) quick=1 ;;
+--update-reliability) update_reliability=1 ;;
 --fuzz)
 	fuzz_only=1 fuzz_seconds=${2:-}
 	[[ $fuzz_seconds =~ ^[0-9]+$ ]] || { echo "usage: $0 --fuzz SECONDS" >&2; exit 2; }
 	;;
 "") ;;
-*) echo "usage: $0 [--quick | --fuzz SECONDS]" >&2; exit 2 ;;
+*) echo "usage: $0 [--quick | --fuzz SECONDS | --update-reliability]" >&2; exit 2 ;;
 esac
 
-if ((quick)); then
+if ((update_reliability)); then
+	:
+elif ((quick)); then
 	classfs_install_missing "${CLASSFS_BUILD_DEPS[@]}"
 else
 	classfs_install_missing "${CLASSFS_BUILD_DEPS[@]}" "${CLASSFS_CHECK_DEPS[@]}"
@@ -40,8 +45,9 @@ fi
 # here go there; its build directories stay, so builds stay incremental)
 # into $CLASSFS_CHECK_DIR/KEY/NAME (default ~/.cache/classfs-check, made
 # 0700) and runs there; ../shared, the data beside the tree, is linked
-# beside the mirror, and what the run writes into the tree (docs/,
-# fuzz/ inputs) comes back.  CLASSFS_CHECK_IN_PLACE=1: run here.
+# beside the mirror, and what the run writes into the tree (fuzz/
+# regressions; docs/reliability.md with --update-reliability) comes back.
+# CLASSFS_CHECK_IN_PLACE=1: run here.
 if [[ -z ${CLASSFS_CHECK_IN_PLACE:-} ]] && ((EUID == 0)); then
 	# shellcheck source=tests/stage.sh
 	source tests/stage.sh
@@ -76,6 +82,18 @@ if [[ -z ${CLASSFS_CHECK_IN_PLACE:-} ]] && ((EUID == 0)); then
 		echo "== ran in $mirror (its build directories are there)"
 		exit "$rc"
 	fi
+fi
+
+if ((update_reliability)); then
+	# (from a tree other uids can enter, this runs in the mirror, where the
+	# last run's build/ is; docs/reliability.md comes back with the rest)
+	if [[ ! -f build/reliability.md ]]; then
+		echo "$0: no build/reliability.md: run ./check.sh first" >&2
+		exit 1
+	fi
+	cp build/reliability.md docs/reliability.md
+	echo "docs/reliability.md: the tables of $(sed -n 's/.*in the run of \(.*UTC\).*/\1/p' build/reliability.md | head -1) (git commit docs/reliability.md to keep them)"
+	exit 0
 fi
 
 passed=0 failed=0 skipped=0
@@ -220,7 +238,10 @@ if ((!quick)); then
 			echo "== $b exited with status $? (informative, not counted)"
 	done
 
-	bash scripts/reliability.sh || true	# its violations are the tests' failures
+	# the tables go beside the build; docs/reliability.md changes only by
+	# ./check.sh --update-reliability
+	bash scripts/reliability.sh build/reliability.md || true	# its violations are the tests' failures
+	echo "== reliability tables: $PWD/build/reliability.md (./check.sh --update-reliability: into docs/)"
 fi
 
 cat "$tails"
