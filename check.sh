@@ -129,12 +129,6 @@ run_tests() {
 		skip=$(grep -c '"result": "SKIP"' "$log" || true)
 	fi
 	((rc == 0 || bad > 0)) || bad=1
-	# names that match no test: meson runs nothing and exits 0
-	if ((ok + bad + skip == 0)); then
-		echo "== $dir: no test ran${*:+ (filter: $*)}"
-		failures+=("$dir: no test matched${*:+ $*}")
-		bad=1
-	fi
 	if ((bad)); then
 		local before=${#failures[@]}
 		[[ -f $log ]] && mapfile -t -O "${#failures[@]}" failures < <(grep -E \
@@ -151,6 +145,12 @@ run_tests() {
 		        print("== output of " + t["name"] + " (last 30 lines):")
 		        print("\n".join(out.splitlines()[-30:]))
 		PY
+	fi
+	# names that match no test: meson runs nothing and exits 0
+	if ((ok + bad + skip == 0)); then
+		echo "== $dir: no test ran${*:+ (filter: $*)}"
+		failures+=("$dir: no test matched${*:+ $*}")
+		bad=1
 	fi
 	echo "== $dir: $ok passed, $bad failed, $skip skipped"
 	passed=$((passed + ok)) failed=$((failed + bad)) skipped=$((skipped + skip))
