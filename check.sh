@@ -2,30 +2,36 @@
 # check.sh - install what is missing, build, and run every test:
 #   (a) regular build (build/, warnings as errors)
 #   (b) AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/)
-#   (c) ThreadSanitizer build with clang (build-tsan/), concurrency tests only
+#   (c) ThreadSanitizer build with clang (build-tsan/), every test but the
+#       few TSan cannot run (tsan_cannot below says why for each)
 #   (d) bench/run.sh --quick, if present (informative: never fails the check)
 #   (e) every libFuzzer target for 30 s (fuzz/run.sh; clang, build-fuzz/)
-#   then docs/reliability.md is written from what the tests recorded
+#   then build/reliability.md is written from what the tests recorded
 #   (fuzz runs, stress runs of CLASSFS_STRESS_SECONDS, default 60, faults,
-#   security; scripts/reliability.sh).
+#   security; scripts/reliability.sh): a check changes no tracked file.
 # ./check.sh --quick runs (a) only; ./check.sh --fuzz SECONDS runs only the
-# fuzzers, SECONDS each. Closes with "N passed, N failed".
+# fuzzers, SECONDS each; ./check.sh --update-reliability copies the last
+# full run's build/reliability.md to docs/reliability.md (to commit by
+# choice: git commit docs/reliability.md). Closes with "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/deps.sh
 
-quick=0 fuzz_only=0 fuzz_seconds=30
+quick=0 fuzz_only=0 fuzz_seconds=30 update_reliability=0
 case "${1:-}" in
 --quick) quick=1 ;;
+--update-reliability) update_reliability=1 ;;
 --fuzz)
 	fuzz_only=1 fuzz_seconds=${2:-}
 	[[ $fuzz_seconds =~ ^[0-9]+$ ]] || { echo "usage: $0 --fuzz SECONDS" >&2; exit 2; }
 	;;
 "") ;;
-*) echo "usage: $0 [--quick | --fuzz SECONDS]" >&2; exit 2 ;;
+*) echo "usage: $0 [--quick | --fuzz SECONDS | --update-reliability]" >&2; exit 2 ;;
 esac
 
-if ((quick)); then
+if ((update_reliability)); then
+	:
+elif ((quick)); then
 	classfs_install_missing "${CLASSFS_BUILD_DEPS[@]}"
 else
 	classfs_install_missing "${CLASSFS_BUILD_DEPS[@]}" "${CLASSFS_CHECK_DEPS[@]}"
@@ -40,8 +46,9 @@ fi
 # here go there; its build directories stay, so builds stay incremental)
 # into $CLASSFS_CHECK_DIR/KEY/NAME (default ~/.cache/classfs-check, made
 # 0700) and runs there; ../shared, the data beside the tree, is linked
-# beside the mirror, and what the run writes into the tree (docs/,
-# fuzz/ inputs) comes back.  CLASSFS_CHECK_IN_PLACE=1: run here.
+# beside the mirror, and what the run writes into the tree (fuzz/
+# regressions; docs/reliability.md with --update-reliability) comes back.
+# CLASSFS_CHECK_IN_PLACE=1: run here.
 if [[ -z ${CLASSFS_CHECK_IN_PLACE:-} ]] && ((EUID == 0)); then
 	# shellcheck source=tests/stage.sh
 	source tests/stage.sh
@@ -76,6 +83,18 @@ if [[ -z ${CLASSFS_CHECK_IN_PLACE:-} ]] && ((EUID == 0)); then
 		echo "== ran in $mirror (its build directories are there)"
 		exit "$rc"
 	fi
+fi
+
+if ((update_reliability)); then
+	# (from a tree other uids can enter, this runs in the mirror, where the
+	# last run's build/ is; docs/reliability.md comes back with the rest)
+	if [[ ! -f build/reliability.md ]]; then
+		echo "$0: no build/reliability.md: run ./check.sh first" >&2
+		exit 1
+	fi
+	cp build/reliability.md docs/reliability.md
+	echo "docs/reliability.md: the tables of $(sed -n 's/.*in the run of \(.*UTC\).*/\1/p' build/reliability.md | head -1) (git commit docs/reliability.md to keep them)"
+	exit 0
 fi
 
 passed=0 failed=0 skipped=0
@@ -127,6 +146,12 @@ run_tests() {
 		        print("\n".join(out.splitlines()[-30:]))
 		PY
 	fi
+	# names that match no test: meson runs nothing and exits 0
+	if ((ok + bad + skip == 0)); then
+		echo "== $dir: no test ran${*:+ (filter: $*)}"
+		failures+=("$dir: no test matched${*:+ $*}")
+		bad=1
+	fi
 	echo "== $dir: $ok passed, $bad failed, $skip skipped"
 	passed=$((passed + ok)) failed=$((failed + bad)) skipped=$((skipped + skip))
 }
@@ -169,6 +194,52 @@ run_fuzzers() {
 	done <build-fuzz/fuzz-results.tsv
 }
 
+# What the ThreadSanitizer build cannot run, and why.  A name here that
+# is no test is an error (a renamed test must not come back unchecked).
+declare -A tsan_cannot=(
+	# classfs-run (and libclassfs's run API) enter mount and user
+	# namespaces: setns(CLONE_NEWNS) and unshare(CLONE_NEWUSER) refuse a
+	# process of more than one thread (EINVAL), and the TSan runtime runs
+	# a thread of its own in every process, forked children too
+	[test-run]="classfs_run_*() enter namespaces: EINVAL beside TSan's own thread"
+	[test-run-unpriv]="classfs_run_*() enter namespaces: EINVAL beside TSan's own thread"
+	[test-classfs-run]="classfs-run enters namespaces: EINVAL beside TSan's own thread"
+	[test-classfs-run-unpriv]="classfs-run enters namespaces: EINVAL beside TSan's own thread"
+	[test-fs-writable]="runs inside classfs-run: EINVAL beside TSan's own thread"
+	[test-fs-writable-unpriv]="runs inside classfs-run: EINVAL beside TSan's own thread"
+	[test-record-machine]="loads the recording with classfs-run: EINVAL beside TSan's own thread"
+	[python-testbed-join]="runs pytest inside classfs-run: EINVAL beside TSan's own thread"
+	[python-testbed-join-unpriv]="runs pytest inside classfs-run: EINVAL beside TSan's own thread"
+	# python3 is no TSan build: the runtime is linked into executables
+	# only, so the extension's libclassfs cannot load in it
+	[python-testbed]="python3 cannot load a TSan libclassfs (undefined symbol __tsan_atomic8_store)"
+	[python-testbed-unpriv]="python3 cannot load a TSan libclassfs (undefined symbol __tsan_atomic8_store)"
+)
+
+# tsan_tests - every test of build-tsan but those of tsan_cannot
+tsan_tests() {
+	local all=() run=() t
+	mapfile -t all < <(meson test -C build-tsan --list --no-rebuild 2>/dev/null |
+		sed 's/^.* \/ //')
+	for t in "${!tsan_cannot[@]}"; do
+		if [[ " ${all[*]} " != *" $t "* ]]; then
+			echo "== build-tsan: tsan_cannot names $t, which is no test"
+			failures+=("build-tsan: tsan_cannot names $t, which is no test")
+			failed=$((failed + 1))
+		fi
+	done
+	for t in "${all[@]}"; do
+		if [[ -n ${tsan_cannot[$t]:-} ]]; then
+			echo "== build-tsan: $t not run: ${tsan_cannot[$t]}"
+			skipped=$((skipped + 1))
+		else
+			run+=("$t")
+		fi
+	done
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		run_tests build-tsan --timeout-multiplier=5 "${run[@]}"
+}
+
 if ((fuzz_only)); then
 	run_fuzzers "$fuzz_seconds"
 	echo "$passed passed, $failed failed"
@@ -186,16 +257,9 @@ if ((!quick)); then
 		step build-asan --timeout-multiplier=3 -- \
 		-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=false
 
-	# (c) TSan (clang), tests whose name contains "concurrency" or "stress"
+	# (c) TSan (clang), every test but those it cannot run
 	if CC=clang build build-tsan -Db_sanitize=thread -Db_lundef=false -Dwerror=false; then
-		mapfile -t conc < <(meson test -C build-tsan --list --no-rebuild 2>/dev/null |
-			sed 's/^.*[:\/] *//' | grep -E 'concurrency|stress' || true)
-		if ((${#conc[@]})); then
-			TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-				run_tests build-tsan --timeout-multiplier=5 "${conc[@]}"
-		else
-			echo "== build-tsan: no concurrency test registered yet; built only"
-		fi
+		tsan_tests
 	else
 		echo "== build-tsan: build failed"
 		failures+=("build-tsan: build")
@@ -214,7 +278,10 @@ if ((!quick)); then
 			echo "== $b exited with status $? (informative, not counted)"
 	done
 
-	bash scripts/reliability.sh || true	# its violations are the tests' failures
+	# the tables go beside the build; docs/reliability.md changes only by
+	# ./check.sh --update-reliability
+	bash scripts/reliability.sh build/reliability.md || true	# its violations are the tests' failures
+	echo "== reliability tables: $PWD/build/reliability.md (./check.sh --update-reliability: into docs/)"
 fi
 
 cat "$tails"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# scripts/reliability.sh [OUT] - write docs/reliability.md (or OUT) from what
-# the tests recorded in their last run:
+# scripts/reliability.sh [OUT] - write the reliability tables (default
+# build/reliability.md, beside the build: a check leaves the clone as it
+# was; `./check.sh --update-reliability` copies the last one to the tracked
+# docs/reliability.md, to commit by choice) from what the tests recorded
+# in their last run:
 #   build-fuzz/fuzz-results.tsv            fuzz/run.sh
 #   BUILD/reliability/stress.tsv           tests/stress (plain, ASan, TSan builds)
 #   build/reliability/faults.tsv           tests/faults/test-faults.sh
@@ -11,7 +14,8 @@
 # recorded row is a violation, crash or failure.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-out=${1:-docs/reliability.md}
+out=${1:-build/reliability.md}
+mkdir -p "$(dirname "$out")" || exit 2
 bad=0
 
 {

@@ -11,6 +11,8 @@
 # tests/ (comments aside) that calls setpriv, setuid(), setgid(),
 # setres[ug]id() or setre[ug]id() outside those helpers.
 set -uo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 dir=${1:?usage: check-uid-switch.sh TESTS_DIR}
 cd "$dir" || exit 1
 # the helpers themselves
@@ -19,18 +21,19 @@ allowed='^(stage\.sh|as-uid\.h|python/conftest\.py|check-uid-switch\.sh):'
 # limit as the namespace's own root, then drops to uid 65534 inside it
 # (of the copies it staged itself), where cfs_as_uid cannot stage
 pending='^python/test_testbed\.py:.*exec setpriv'
-bad=$(grep -rnE --include='*.sh' --include='*.c' --include='*.h' --include='*.py' \
+found=$(grep -rnE --include='*.sh' --include='*.c' --include='*.h' --include='*.py' \
 	'(^|[^[:alnum:]_-])(setpriv|setuid|setgid|setresuid|setresgid|setreuid|setregid)([^[:alnum:]_-]|$)' . |
 	sed 's|^\./||' |
 	grep -vE "$allowed" |
 	grep -vE "$pending" |
 	# comments: shell and Python "#", C "/*", " *" and "//"
 	grep -vE '^[^:]+:[0-9]+:[[:space:]]*(#|/\*|\*|//)')
-if [[ -n $bad ]]; then
-	echo "FAIL: a uid switch outside the helpers (tests/stage.sh cfs_as_uid, tests/as-uid.h"
-	echo "cfs_test_as_uid(), tests/python/conftest.py as_uid()):"
-	echo "$bad"
-	exit 1
+if [[ -n $found ]]; then
+	bad "a uid switch outside the helpers (tests/stage.sh cfs_as_uid, tests/as-uid.h" \
+		"cfs_test_as_uid(), tests/python/conftest.py as_uid()):"
+	echo "$found"
+else
+	n=$(grep -rlE --include='*.sh' --include='*.c' --include='*.py' 'cfs_as_uid|cfs_test_as_uid|as_uid\(' . | wc -l)
+	ok "no uid switch outside the helpers ($n files use them)"
 fi
-n=$(grep -rlE --include='*.sh' --include='*.c' --include='*.py' 'cfs_as_uid|cfs_test_as_uid|as_uid\(' . | wc -l)
-echo "ok: no uid switch outside the helpers ($n files use them)"
+cfs_summary

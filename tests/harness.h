@@ -6,6 +6,8 @@
  * (for a step the rest cannot do without); SKIP_TEST(why) ends a test
  * that cannot run here, saying why.  The exit status is 1 when a test
  * failed, 77 (meson's SKIP) when every test that ran was skipped, else 0.
+ * Arguments name the tests to run (all when none); a name that matches no
+ * test exits 2 with a message naming it.
  */
 #ifndef CLASSFS_TEST_HARNESS_H
 #define CLASSFS_TEST_HARNESS_H
@@ -97,8 +99,28 @@ int main(int argc, char **argv)
 			test_dropped, TEST_MAX);
 		return 1;
 	}
+	/*
+	 * NAME arguments run those tests only; a name that is none of them
+	 * (a typo, a test renamed) is an error, not a run of nothing that
+	 * passes
+	 */
+	for (int a = 1; a < argc; a++) {
+		int found = 0;
+
+		for (int i = 0; i < test_count && !found; i++)
+			found = !strcmp(argv[a], test_cases[i].name);
+		if (!found) {
+			fprintf(stderr, "%s: no test named \"%s\" (the filter matches nothing)\n",
+				argv[0], argv[a]);
+			return 2;
+		}
+	}
 	for (int i = 0; i < test_count; i++) {
-		if (argc > 1 && strcmp(argv[1], test_cases[i].name))
+		int chosen = argc == 1;
+
+		for (int a = 1; a < argc && !chosen; a++)
+			chosen = !strcmp(argv[a], test_cases[i].name);
+		if (!chosen)
 			continue;
 		test_failed_now = test_skipped_now = 0;
 		test_cases[i].fn();

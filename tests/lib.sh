@@ -16,6 +16,16 @@
 #                           $tmp/NAME/log)
 #   wait_for SECONDS CMD..  retry CMD until it succeeds (status 1 on timeout)
 #
+# Results, in one dialect for every shell test (the lines harness.h prints
+# for the C tests):
+#   ok MESSAGE...           a check that held: "ok   MESSAGE"
+#   bad MESSAGE...          one that did not: "FAIL MESSAGE", counted
+#   check MESSAGE CMD...    ok MESSAGE or bad MESSAGE, by CMD's exit status
+#   cfs_summary             prints "N passed, N failed"; status 1 when a
+#                           check failed (a script's last command)
+# The counts live in the shell that calls them: not in a ( subshell ) or
+# the body of a pipeline's loop.
+#
 # $tmp is a private temporary directory; on exit every tracked process is
 # killed (SIGCONT first, so stopped ones die too), every mount below $tmp
 # is removed and $tmp deleted, whatever happened.
@@ -92,4 +102,35 @@ wait_for() {
 		sleep 0.05
 	done
 	return 1
+}
+
+cfs_passed=0 cfs_failed=0
+
+# ok MESSAGE... - see above
+ok() {
+	echo "ok   $*"
+	cfs_passed=$((cfs_passed + 1))
+}
+
+# bad MESSAGE... - see above
+bad() {
+	echo "FAIL $*"
+	cfs_failed=$((cfs_failed + 1))
+}
+
+# check MESSAGE COMMAND... - see above
+check() {
+	local what=$1
+	shift
+	if "$@"; then
+		ok "$what"
+	else
+		bad "$what"
+	fi
+}
+
+# cfs_summary - see above
+cfs_summary() {
+	echo "$cfs_passed passed, $cfs_failed failed"
+	((cfs_failed == 0))
 }

@@ -25,15 +25,6 @@ stop_daemons() {
 	cfs_pids=()
 }
 
-fail=0
-check() {	# check DESCRIPTION COMMAND...
-	if "${@:2}"; then
-		echo "ok   $1"
-	else
-		echo "FAIL $1"
-		fail=1
-	fi
-}
 ctl() { "$classctl" --socket "$sock" "$@"; }
 # fails NAME PATTERN COMMAND... - the command exits non-zero, prints PATTERN on stderr, nothing on stdout
 fails() {
@@ -42,10 +33,9 @@ fails() {
 	"$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	if ((rc != 0)) && grep -Eq -e "$pat" "$tmp/err" && [[ ! -s $tmp/out ]]; then
-		echo "ok   $name (exit $rc: $(head -1 "$tmp/err"))"
+		ok "$name (exit $rc: $(head -1 "$tmp/err"))"
 	else
-		echo "FAIL $name (exit $rc)"; cat "$tmp/out" "$tmp/err"
-		fail=1
+		bad "$name (exit $rc)"; cat "$tmp/out" "$tmp/err"
 	fi
 }
 # unchanged NAME COMMAND... - the command fails and the whole tree (as saved) stays as it was
@@ -225,7 +215,7 @@ mkdir "$tmp/small"
 mount -t tmpfs -o size=8k tmpfs "$tmp/small"
 echo old >"$tmp/small/rec"
 big=$(head -c 3000 /dev/zero | tr '\0' x)
-for i in $(seq 8); do ctl add big "b$i" --attr "v=$big" || fail=1; done
+for i in $(seq 8); do ctl add big "b$i" --attr "v=$big" || bad "add big b$i"; done
 fails "save with no room" "rec" ctl save "$tmp/small/rec"
 check "  old file kept" [ "$(cat "$tmp/small/rec")" = old ]
 check "  no temporary file left" [ "$(ls -A "$tmp/small")" = rec ]
@@ -255,7 +245,7 @@ check "  the classes gone" [ -z "$(ls "$tmp/b/mnt/class")" ]
 # gap, and stops there unless --lossy
 start_daemon c --ring-size 16
 sock=$tmp/c/sock
-for i in $(seq 12); do ctl add gap "g$i" && ctl rm gap "g$i" || fail=1; done
+for i in $(seq 12); do ctl add gap "g$i" && ctl rm gap "g$i" || bad "add and rm gap g$i"; done
 timeout -s INT 2 "$classctl" --socket "$sock" monitor --since 1 >"$tmp/gap.out" 2>"$tmp/gap.err"
 rc=$?
 check "monitor past the replay ring: gap notice on stderr" \
@@ -273,4 +263,4 @@ check "  replay resumes right after the gap" [ "$first" = $((last_missed + 1)) ]
 
 stop_daemons
 check "daemons stopped, mounts gone" bash -c '! mountpoint -q "$1" && ! mountpoint -q "$2"' _ "$tmp/a/mnt" "$tmp/b/mnt"
-exit $fail
+cfs_summary

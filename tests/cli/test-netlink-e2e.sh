@@ -6,6 +6,8 @@
 # (unshare -n -m): nothing reaches the machine's udev; a tmpfs on /run
 # holds /run/udev/control, which udevadm monitor requires.
 set -uo pipefail
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 if [[ ${1:-} != --inside ]]; then
 	if ((EUID != 0)); then
@@ -44,10 +46,6 @@ for _ in $(seq 100); do
 	sleep 0.05
 done
 ctl() { "$classctl" --socket "$tmp/sock" "$@"; }
-fail=0
-check() {
-	if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
 check "classctl add" ctl add block sda --dev 8:0 --type disk --attr size=8
 check "classctl rename" ctl rename block sda sdb
 check "classctl rm" ctl rm block sdb
@@ -66,4 +64,4 @@ check "udevadm saw the move" grep -Eq '^UDEV  \[[0-9.]+\] move     /class/block/
 check "  with DEVPATH_OLD" grep -qx 'DEVPATH_OLD=/class/block/sda' "$tmp/udev"
 check "udevadm saw the remove" grep -Eq '^UDEV  \[[0-9.]+\] remove   /class/block/sdb \(block\)$' "$tmp/udev"
 check "SEQNUMs increase" bash -c 'grep "^SEQNUM=" "$1" | cut -d= -f2 | sort -nc' _ "$tmp/udev"
-exit $fail
+cfs_summary

@@ -7,6 +7,8 @@
 # udev) and a private mount namespace with a tmpfs on /run holding
 # /run/udev/control (udevadm monitor refuses to run without it).
 set -euo pipefail
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 if [[ ${1:-} != --inside ]]; then
 	if ((EUID != 0)); then
@@ -65,15 +67,6 @@ done
 sleep 0.2
 stop_monitors
 
-fail=0
-check() {	# check DESCRIPTION COMMAND...
-	if "${@:2}"; then
-		echo "ok   $1"
-	else
-		echo "FAIL $1"
-		fail=1
-	fi
-}
 lines() { grep -c "$2" "$1" || true; }
 
 echo "--- udevadm monitor --udev --property:"
@@ -101,4 +94,4 @@ check "devtype filter block/partition: none" [ "$(lines "$tmp/part" '^UDEV  \[')
 check "subsystem filter input: input0's 2 events" [ "$(lines "$tmp/input" '^UDEV  \[')" = 2 ]
 check "tag filter seat: the CHANGE only" [ "$(lines "$tmp/seat" '^UDEV  \[')" = 1 ]
 check "tag filter nosuchtag: none" [ "$(lines "$tmp/nosuch" '^UDEV  \[')" = 0 ]
-exit $fail
+cfs_summary

@@ -13,6 +13,8 @@
 # Needs root (exit 77, skipped, otherwise). Leaves nothing mounted or
 # running, whatever happens.
 set -euo pipefail
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 demo=${1:-}
 if [[ -z $demo || ! -x $demo ]]; then
@@ -40,7 +42,6 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/classfs-tools.XXXXXX")
 mnt=
 demo_pid=
 layout=-
-failures=0
 
 is_mounted() {
 	[[ -n $1 ]] && awk -v m="$1" '$2 == m { f = 1 } END { exit !f }' /proc/self/mounts
@@ -80,12 +81,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-pass() { echo "PASS: [$layout] $*"; }
-
-fail() {
-	echo "FAIL: [$layout] $*"
-	failures=$((failures + 1))
-}
 
 # show OUTPUT - indent a tool's output under a FAIL line
 # shellcheck disable=SC2001 # every line, not the first
@@ -139,7 +134,7 @@ start_demo() {
 		kill -0 "$demo_pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	fail "classfs-demo --layout $layout did not get ready"
+	bad "[$layout] classfs-demo --layout $layout did not get ready"
 	show "$(cat "$work/demo.err")"
 	return 1
 }
@@ -154,10 +149,10 @@ check_links() {
 		esac
 	done < <(find "$mnt" -type l -print0)
 	if ((${#bad[@]})); then
-		fail "symlinks that do not resolve inside the mount:"
+		bad "[$layout] symlinks that do not resolve inside the mount:"
 		printf '    | %s\n' "${bad[@]}"
 	else
-		pass "every symlink resolves inside the mount"
+		ok "[$layout] every symlink resolves inside the mount"
 	fi
 }
 
@@ -169,18 +164,18 @@ check_lsblk() {
 	   grep -Eq '^sda +8:0 +0 +1\.5G +0 +disk' <<<"$out" &&
 	   grep -Eq '^(├─|\|-)sda1 +8:1 +0 +512M +0 +part' <<<"$out" &&
 	   grep -Eq '^(└─|`-)sda2 +8:2 +0 +1G +0 +part' <<<"$out"; then
-		pass "lsblk: sda 8:0 1.5G with children sda1 8:1 512M, sda2 8:2 1G"
+		ok "[$layout] lsblk: sda 8:0 1.5G with children sda1 8:1 512M, sda2 8:2 1G"
 	else
-		fail "lsblk (exit $rc)"
+		bad "[$layout] lsblk (exit $rc)"
 		show "$out"
 	fi
 
 	exp=$'sda 8:0 1611661312 disk \nsda1 8:1 536870912 part sda\nsda2 8:2 1073741824 part sda'
 	rc=0; out=$(ns lsblk -b -n -r -o NAME,MAJ:MIN,SIZE,TYPE,PKNAME 2>&1) || rc=$?
 	if ((rc == 0)) && [[ $out == "$exp" ]]; then
-		pass "lsblk -b: exact sizes (sectors * 512) and parent kernel names"
+		ok "[$layout] lsblk -b: exact sizes (sectors * 512) and parent kernel names"
 	else
-		fail "lsblk -b -n -r -o NAME,MAJ:MIN,SIZE,TYPE,PKNAME (exit $rc)"
+		bad "[$layout] lsblk -b -n -r -o NAME,MAJ:MIN,SIZE,TYPE,PKNAME (exit $rc)"
 		show "$out"
 	fi
 
@@ -189,34 +184,34 @@ check_lsblk() {
 	exp+='{"name":"sda2","maj:min":"8:2","size":1073741824,"type":"part"}]}]}'
 	rc=0; out=$(ns lsblk -J -b -o NAME,MAJ:MIN,SIZE,TYPE 2>&1) || rc=$?
 	if ((rc == 0)) && [[ $(tr -d ' \n' <<<"$out") == "$exp" ]]; then
-		pass "lsblk -J: sda1 and sda2 are children of sda, MAJ:MIN and SIZE right"
+		ok "[$layout] lsblk -J: sda1 and sda2 are children of sda, MAJ:MIN and SIZE right"
 	else
-		fail "lsblk -J -b -o NAME,MAJ:MIN,SIZE,TYPE (exit $rc)"
+		bad "[$layout] lsblk -J -b -o NAME,MAJ:MIN,SIZE,TYPE (exit $rc)"
 		show "$out"
 	fi
 
 	rc=0; out=$(ns lsblk -J 2>&1) || rc=$?
 	if ((rc == 0)) && tr -d ' \n' <<<"$out" | grep -Eq \
 	   '"name":"sda","maj:min":"8:0",[^{}]*"size":"1.5G",[^{}]*"children":\[{"name":"sda1","maj:min":"8:1",[^{}]*"size":"512M",[^{}]*},{"name":"sda2","maj:min":"8:2",[^{}]*"size":"1G",[^{}]*}\]'; then
-		pass "lsblk -J (default columns): same tree"
+		ok "[$layout] lsblk -J (default columns): same tree"
 	else
-		fail "lsblk -J (exit $rc)"
+		bad "[$layout] lsblk -J (exit $rc)"
 		show "$out"
 	fi
 
 	rc=0; out=$(ns --dev lsblk -b -n -r -o NAME,MAJ:MIN,SIZE,TYPE /dev/sda1 2>&1) || rc=$?
 	if ((rc == 0)) && [[ $out == "sda1 8:1 536870912 part" ]]; then
-		pass "lsblk /dev/sda1 (private /dev): sda1 8:1 536870912 part"
+		ok "[$layout] lsblk /dev/sda1 (private /dev): sda1 8:1 536870912 part"
 	else
-		fail "lsblk /dev/sda1 (exit $rc)"
+		bad "[$layout] lsblk /dev/sda1 (exit $rc)"
 		show "$out"
 	fi
 
 	rc=0; out=$(ns --dev lsblk -b -n -r -o NAME,MAJ:MIN,SIZE,TYPE /dev/sda 2>&1) || rc=$?
 	if ((rc == 0)) && [[ $out == $'sda 8:0 1611661312 disk\nsda1 8:1 536870912 part\nsda2 8:2 1073741824 part' ]]; then
-		pass "lsblk /dev/sda (private /dev): the disk and its partitions"
+		ok "[$layout] lsblk /dev/sda (private /dev): the disk and its partitions"
 	else
-		fail "lsblk /dev/sda (exit $rc)"
+		bad "[$layout] lsblk /dev/sda (exit $rc)"
 		show "$out"
 	fi
 }
@@ -238,9 +233,9 @@ check_udevadm_info() {
 		grep -qxF "$want" <<<"$out" || missing+=("$want")
 	done
 	if ((rc == 0 && ${#missing[@]} == 0)); then
-		pass "udevadm info --path=$path: SUBSYSTEM=block DEVTYPE=partition MAJOR=8 MINOR=1"
+		ok "[$layout] udevadm info --path=$path: SUBSYSTEM=block DEVTYPE=partition MAJOR=8 MINOR=1"
 	else
-		fail "udevadm info --query=all --path=$path (exit $rc), missing: ${missing[*]}"
+		bad "[$layout] udevadm info --query=all --path=$path (exit $rc), missing: ${missing[*]}"
 		show "$out"
 	fi
 
@@ -248,9 +243,9 @@ check_udevadm_info() {
 	if ((rc == 0)) && grep -qxF "E: SUBSYSTEM=input" <<<"$out" &&
 	   grep -qxF "E: MAJOR=13" <<<"$out" && grep -qxF "E: MINOR=64" <<<"$out" &&
 	   grep -qxF "P: $(devpath input event0)" <<<"$out"; then
-		pass "udevadm info --path=/class/input/event0 (flat alias): SUBSYSTEM=input 13:64"
+		ok "[$layout] udevadm info --path=/class/input/event0 (flat alias): SUBSYSTEM=input 13:64"
 	else
-		fail "udevadm info --query=all --path=/class/input/event0 (exit $rc)"
+		bad "[$layout] udevadm info --query=all --path=/class/input/event0 (exit $rc)"
 		show "$out"
 	fi
 
@@ -263,9 +258,9 @@ check_udevadm_info() {
 	if ((rc == 0 && ${#missing[@]} == 0)) &&
 	   [[ $(grep -cxF "E: SUBSYSTEM=block" <<<"$out") == 3 ]] &&
 	   [[ $(grep -cxF "E: SUBSYSTEM=input" <<<"$out") == 4 ]]; then
-		pass "udevadm info --export-db: all 7 class devices, nested ones included"
+		ok "[$layout] udevadm info --export-db: all 7 class devices, nested ones included"
 	else
-		fail "udevadm info --export-db (exit $rc), missing: ${missing[*]}"
+		bad "[$layout] udevadm info --export-db (exit $rc), missing: ${missing[*]}"
 		show "$out"
 	fi
 }
@@ -299,9 +294,9 @@ check_trigger() {
 
 	if ((rc == 0 && after - before == n)) &&
 	   [[ $(sort "$log") == $(printf '%s\n' "${exp[@]}" | sort) ]]; then
-		pass "udevadm trigger --action=add --subsystem-match=$subsys: $n add events (seqnum $before -> $after), one per device"
+		ok "[$layout] udevadm trigger --action=add --subsystem-match=$subsys: $n add events (seqnum $before -> $after), one per device"
 	else
-		fail "udevadm trigger --subsystem-match=$subsys (exit $rc): seqnum $before -> $after, want +$n"
+		bad "[$layout] udevadm trigger --subsystem-match=$subsys (exit $rc): seqnum $before -> $after, want +$n"
 		show "$out"
 		echo "    events seen by the uevent helper:"
 		show "$(cat "$log")"
@@ -330,9 +325,9 @@ check_systool() {
 		missing+=("path of sda")
 	grep -qx 'DEVTYPE=disk"\{0,1\}' <<<"$out" || missing+=("DEVTYPE=disk in uevent")
 	if ((rc == 0 && ${#missing[@]} == 0)); then
-		pass "systool -c block -v: sda with dev=8:0 size=3147776 uevent (disks, as /sys/block lists them)"
+		ok "[$layout] systool -c block -v: sda with dev=8:0 size=3147776 uevent (disks, as /sys/block lists them)"
 	else
-		fail "systool -c block -v (exit $rc), missing: ${missing[*]}"
+		bad "[$layout] systool -c block -v (exit $rc), missing: ${missing[*]}"
 		show "$out"
 	fi
 
@@ -342,9 +337,9 @@ check_systool() {
 		grep -qxF "  Class Device = \"$want\"" <<<"$out" || missing+=("$want")
 	done
 	if ((rc == 0 && ${#missing[@]} == 0)); then
-		pass "systool -c input: input0 event0 mouse0 mice"
+		ok "[$layout] systool -c input: input0 event0 mouse0 mice"
 	else
-		fail "systool -c input (exit $rc), missing: ${missing[*]}"
+		bad "[$layout] systool -c input (exit $rc), missing: ${missing[*]}"
 		show "$out"
 	fi
 
@@ -356,9 +351,9 @@ check_systool() {
 		grep -qxF "$want" <<<"$vals" || missing+=("$want")
 	done
 	if ((rc == 0 && ${#missing[@]} == 0)); then
-		pass "systool -c input -v: name and dev values of all four"
+		ok "[$layout] systool -c input -v: name and dev values of all four"
 	else
-		fail "systool -c input -v (exit $rc), missing: ${missing[*]}"
+		bad "[$layout] systool -c input -v (exit $rc), missing: ${missing[*]}"
 		show "$out"
 	fi
 }
@@ -380,8 +375,4 @@ for layout in class devices; do
 done
 layout=-
 
-if ((failures)); then
-	echo "FAIL: test-tools: $failures check(s) failed"
-	exit 1
-fi
-echo "PASS: test-tools: all checks passed in both layouts"
+cfs_summary

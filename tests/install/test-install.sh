@@ -16,6 +16,8 @@
 #     the build chooses is one /usr/bin/python3 searches.
 # Exit 77 (skipped, with the reason) without python3-dev.
 set -uo pipefail
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 src=$(realpath "${1:?usage: test-install.sh SOURCE_ROOT}")
 py=/usr/bin/python3
 if ! "$py" -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
@@ -25,9 +27,6 @@ fi
 tmp=$(mktemp -d /tmp/classfs-install.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
-fails=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # the site directories /usr/bin/python3 searches, one a line
 searched=$("$py" -c 'import sys; print("\n".join(sys.path))')
@@ -45,17 +44,17 @@ echo "== meson setup --prefix $prefix, build, install"
 if ! meson setup "$tmp/build" "$src" --prefix "$prefix" -Dwerror=false -Db_sanitize=none \
 	>"$tmp/setup.log" 2>&1; then
 	cat "$tmp/setup.log"
-	echo "FAIL: meson setup"
+	bad "meson setup"
 	exit 1
 fi
 if ! ninja -C "$tmp/build" >"$tmp/build.log" 2>&1; then
 	tail -30 "$tmp/build.log"
-	echo "FAIL: build"
+	bad "build"
 	exit 1
 fi
 if ! meson install -C "$tmp/build" --no-rebuild >"$tmp/install.log" 2>&1; then
 	tail -30 "$tmp/install.log"
-	echo "FAIL: meson install"
+	bad "meson install"
 	exit 1
 fi
 grep -q "ldconfig:" "$tmp/install.log" &&
@@ -104,5 +103,4 @@ with classfs.Testbed() as tb:
 else
 	echo "note: not root: no Testbed, no classfs-run"
 fi
-echo "$fails failure(s)"
-((fails == 0))
+cfs_summary

@@ -19,11 +19,6 @@ cfs_enter "$@"
 shift
 classfsd=$1 classctl=$2 classfs_run=$3
 
-fails=0
-bad() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
 # as WHO COMMAND... - as root or as nobody
 as() {
 	if [[ $1 == nobody ]]; then
@@ -49,7 +44,7 @@ refused() {
 	elif [[ $out != *"$says"* ]]; then
 		bad "$who: add $*: message '$out' does not say '$says'"
 	else
-		echo "ok: $who: add $*: $out"
+		ok "$who: add $*: $out"
 	fi
 }
 for who in root nobody; do
@@ -176,13 +171,13 @@ for k in "${!made[@]}"; do
 done
 [[ $(grep -c '^P:' "$tmp/s1") == "$accepted" ]] || bad "the save holds $(grep -c '^P:' "$tmp/s1") devices, $accepted were accepted"
 
-# classfs-run joins the daemon: it reads its tree back
-if ! out=$("$classfs_run" --socket "$sock" -- true 2>&1); then
+# classfs-run joins the daemon: it reads its tree back (not a TSan build
+# of it: the runtime's own thread makes its setns(CLONE_NEWNS) EINVAL)
+if grep -qF __tsan_init "$classfs_run"; then
+	echo "skip classfs-run --socket: a ThreadSanitizer build cannot enter namespaces"
+elif out=$("$classfs_run" --socket "$sock" -- true 2>&1); then
+	ok "classfs-run --socket reads the tree back"
+else
 	bad "classfs-run --socket: $out"
 fi
-
-if ((fails)); then
-	echo "$fails failure(s)"
-	exit 1
-fi
-echo "all ok"
+cfs_summary

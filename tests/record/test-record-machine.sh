@@ -7,6 +7,8 @@
 # umockdev-record or udevadm, or when not root.  The temporary directory
 # is deleted whatever happens; classfs-run leaves nothing running.
 set -uo pipefail
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 classfs_run=$1 classctl=$2
 
 if ((EUID != 0)); then
@@ -21,12 +23,6 @@ for p in umockdev-record udevadm; do
 done
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-
-fails=0
-bad() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
 
 rec=$tmp/machine.umockdev
 # devices that come and go while it reads (network namespaces of other
@@ -73,12 +69,7 @@ for layout in class devices; do
 	if [[ -n $missing ]]; then
 		bad "$layout: udevadm does not list $(wc -l <<<"$missing") recorded devices: $(head -10 <<<"$missing")"
 	else
-		echo "ok: $layout: saved, loaded again, udevadm lists all $n"
+		ok "$layout: saved, loaded again, udevadm lists all $n"
 	fi
 done
-
-if ((fails)); then
-	echo "$fails failure(s)"
-	exit 1
-fi
-echo "all ok"
+cfs_summary

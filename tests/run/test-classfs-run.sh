@@ -40,6 +40,8 @@ fi
 run=$(realpath "$1") classfsd=$(realpath "$2") classctl=$(realpath "$3")
 probe=$(realpath "$4") static=${5:+$(realpath "$5")}
 src=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib.sh
+. "$src/tests/lib.sh"
 own=$src/tests/record/data
 recs=("$own/usb-mouse.umockdev" "$own/spi-flash.umockdev" "$own/usb-token.umockdev")
 recdir=${CLASSFS_RECORDINGS:-$src/../shared/testdata/umockdev}
@@ -141,14 +143,6 @@ unbind() {
 }
 trap cleanup EXIT
 
-fails=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else bad "$what"; fi
-}
 has() { grep -q -- "$2" <<<"$1"; }
 
 # nothing of ours left: no process naming our directory, no socket directory
@@ -640,6 +634,6 @@ fi
 
 settle
 "$src/tests/stderr-only.sh" "$src/tests/run/test-classfs-run.stderr" --log "$stderr_log" &&
-	ok "classfs-run's stderr: only the lines the cases expect" || fails=$((fails + 1))
-echo "$fails failure(s)"
-((fails == 0))
+	ok "classfs-run's stderr: only the lines the cases expect" ||
+	bad "classfs-run's stderr: lines no case expects (above)"
+cfs_summary

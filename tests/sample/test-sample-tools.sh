@@ -14,6 +14,8 @@
 # Needs root (exit 77, skipped, otherwise). Leaves nothing mounted or
 # running, whatever happens.
 set -euo pipefail
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 serve=${1:-}
 record=${2:-}
@@ -36,7 +38,6 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/classfs-sample.XXXXXX")
 mnt=
 pid=
 layout=-
-failures=0
 
 is_mounted() {
 	[[ -n $1 ]] && awk -v m="$1" '$2 == m { f = 1 } END { exit !f }' /proc/self/mounts
@@ -77,11 +78,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-pass() { echo "PASS: [$layout] $*"; }
-fail() {
-	echo "FAIL: [$layout] $*"
-	failures=$((failures + 1))
-}
 # shellcheck disable=SC2001 # every line, not the first
 show() { sed 's/^/    | /' <<<"$1"; }
 
@@ -114,7 +110,7 @@ start_serve() {
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	fail "sample-serve --layout $layout did not get ready"
+	bad "[$layout] sample-serve --layout $layout did not get ready"
 	show "$(cat "$work/serve.err")"
 	return 1
 }
@@ -122,9 +118,9 @@ start_serve() {
 # expect WHAT EXPECTED ACTUAL - compare two texts
 expect() {
 	if [[ $2 == "$3" ]]; then
-		pass "$1"
+		ok "[$layout] $1"
 	else
-		fail "$1"
+		bad "[$layout] $1"
 		show "$(diff <(echo "$2") <(echo "$3") || true)"
 	fi
 }
@@ -138,10 +134,10 @@ has() {
 		grep -qxF -- "$line" <<<"$text" || missing+=("$line")
 	done
 	if ((${#missing[@]})); then
-		fail "$what: missing ${missing[*]}"
+		bad "[$layout] $what: missing ${missing[*]}"
 		show "$text"
 	else
-		pass "$what"
+		ok "[$layout] $what"
 	fi
 }
 
@@ -199,7 +195,7 @@ run_layout() {
 			loop0 nvme0n1 nvme0n1p1 nvme0n1p2 sda sda1 sda2 sda3
 		expect "lsblk lists 8 devices" 9 "$(wc -l <<<"$out")"
 	else
-		fail "lsblk failed"
+		bad "[$layout] lsblk failed"
 		show "$out"
 	fi
 	if out=$(ns lsblk -o NAME,MAJ:MIN,SIZE,TYPE 2>&1); then
@@ -207,14 +203,14 @@ run_layout() {
 		expect "lsblk -o NAME,MAJ:MIN,SIZE,TYPE" "$want_tree" \
 			"$(sed 's/ *$//' <<<"$out" | disks_sorted)"
 	else
-		fail "lsblk -o NAME,MAJ:MIN,SIZE,TYPE failed"
+		bad "[$layout] lsblk -o NAME,MAJ:MIN,SIZE,TYPE failed"
 		show "$out"
 	fi
 	if out=$(ns lsblk -b -P -o NAME,SIZE,RO,MODEL,SERIAL,TRAN,ROTA,PHY-SEC,FSTYPE,LABEL,PARTLABEL 2>&1); then
 		expect "lsblk -P (sizes, model, serial, transport, udev fields)" "$want_pairs" \
 			"$(sort <<<"$out")"
 	else
-		fail "lsblk -P failed"
+		bad "[$layout] lsblk -P failed"
 		show "$out"
 	fi
 	# udevadm on nested devices: the kernel's view (uevent, dev) and udev's
@@ -223,14 +219,14 @@ run_layout() {
 			"E: MAJOR=8" "E: MINOR=1" "E: PARTN=1" "E: SUBSYSTEM=block" "E: ID_FS_TYPE=ext4" \
 			"E: ID_PART_ENTRY_OFFSET=2048" "S: disk/by-label/home"
 	else
-		fail "udevadm info /sys/class/block/sda1 failed"
+		bad "[$layout] udevadm info /sys/class/block/sda1 failed"
 		show "$out"
 	fi
 	if out=$(ns udevadm info /sys/class/block/nvme0n1p1 2>&1); then
 		has "udevadm info nvme0n1p1" "$out" "P: $nvme" "N: nvme0n1p1" "E: MAJOR=259" \
 			"E: MINOR=1" "E: ID_FS_TYPE=vfat" "E: ID_MODEL=SAMSUNG MZVLB512HAJQ-000L7"
 	else
-		fail "udevadm info /sys/class/block/nvme0n1p1 failed"
+		bad "[$layout] udevadm info /sys/class/block/nvme0n1p1 failed"
 		show "$out"
 	fi
 	if out=$(ns udevadm info /sys/class/input/event0 2>&1); then
@@ -238,7 +234,7 @@ run_layout() {
 			"E: MINOR=64" "E: SUBSYSTEM=input" "E: ID_INPUT_KEYBOARD=1" \
 			"S: input/by-path/platform-i8042-serio-0-event-kbd"
 	else
-		fail "udevadm info /sys/class/input/event0 failed"
+		bad "[$layout] udevadm info /sys/class/input/event0 failed"
 		show "$out"
 	fi
 	# the parent walk: event0 -> input0 -> (class layout: its physical parent)
@@ -248,7 +244,7 @@ run_layout() {
 			'KERNELS=="input0"' 'ATTRS{name}=="AT Translated Set 2 keyboard"' \
 			'ATTRS{phys}=="isa0060/serio0/input0"'
 	else
-		fail "udevadm info -a /sys/class/input/event0 failed"
+		bad "[$layout] udevadm info -a /sys/class/input/event0 failed"
 		show "$out"
 	fi
 	# enumeration finds nested devices through their flat class entries
@@ -256,14 +252,14 @@ run_layout() {
 		expect "udevadm --export-db: devices with a node" \
 			"$(grep -c '^N: ' "$record")" "$(grep -c '^N: ' <<<"$out")"
 	else
-		fail "udevadm info --export-db failed"
+		bad "[$layout] udevadm info --export-db failed"
 		show "$out"
 	fi
 
 	if stop_serve; then
-		pass "sample-serve stopped cleanly, no load warnings"
+		ok "[$layout] sample-serve stopped cleanly, no load warnings"
 	else
-		fail "sample-serve exited with an error"
+		bad "[$layout] sample-serve exited with an error"
 		show "$(cat "$work/serve.err")"
 	fi
 }
@@ -273,10 +269,6 @@ for layout in class devices; do
 done
 
 if is_mounted "$mnt"; then
-	fail "a mount is left"
+	bad "[$layout] a mount is left"
 fi
-if ((failures)); then
-	echo "$failures failure(s)"
-	exit 1
-fi
-echo "all passed"
+cfs_summary
