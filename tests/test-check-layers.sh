@@ -12,14 +12,10 @@
 set -uo pipefail
 root=${1:?usage: test-check-layers.sh SOURCE_ROOT}
 check=$root/scripts/check-layers.sh
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
 
 # run_check NAME: check-layers.sh on $tmp/t; its status, stderr in $tmp/NAME.err
 run_check() {
@@ -36,14 +32,14 @@ expect_refused() {
 	run_check "$name"
 	rc=$?
 	if ((rc != 1)); then
-		fail "$name: $file with '$text': exit $rc, expected 1"
+		bad "$name: $file with '$text': exit $rc, expected 1"
 	elif [[ -e $tmp/stamp ]]; then
-		fail "$name: refused, but the stamp was written"
+		bad "$name: refused, but the stamp was written"
 	elif ! grep -qF "$file:2:" "$tmp/$name.err"; then
-		fail "$name: the refusal does not name $file:2:"
+		bad "$name: the refusal does not name $file:2:"
 		cat "$tmp/$name.err"
 	else
-		echo "ok: $name refused ($file:2)"
+		ok "$name refused ($file:2)"
 	fi
 	rm -f "$tmp/t/$file"
 }
@@ -61,9 +57,9 @@ printf '#include <classfs/client.h>\n#include "daemon.h"\n#include "util.h"\n' \
 printf '#include <classfs/run.h>\n#include "_classfs.h"\n' >"$tmp/t/python/module.c"
 printf '#include <classfs/kernel.h>\n' >"$tmp/t/examples/demo.c"
 if run_check good && [[ -e $tmp/stamp ]]; then
-	echo "ok: a tree that keeps the rules passes (layers include classfs-internal/)"
+	ok "a tree that keeps the rules passes (layers include classfs-internal/)"
 else
-	fail "a tree that keeps the rules was refused:"
+	bad "a tree that keeps the rules was refused:"
 	cat "$tmp/good.err"
 fi
 
@@ -81,10 +77,10 @@ expect_refused layer-outside-angled src/views/fuse/loop.c '#include <../core/int
 rm -f "$tmp/stamp"
 if "$check" "$tmp/stamp" "$root/src" --users "$root/programs" "$root/python" "$root/examples" \
 	2>"$tmp/tree.err" && [[ -e $tmp/stamp ]]; then
-	echo "ok: the source tree keeps the rules"
+	ok "the source tree keeps the rules"
 else
-	fail "the source tree breaks the rules:"
+	bad "the source tree breaks the rules:"
 	cat "$tmp/tree.err"
 fi
 
-((fails == 0)) || exit 1
+cfs_summary

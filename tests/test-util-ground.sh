@@ -9,8 +9,10 @@
 # define itself).  So the copies in the library and in a program linking
 # it have nothing to disagree about.
 set -uo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 ar=${1:?usage: test-util-ground.sh UTIL_ARCHIVE}
-syms=$(nm -A "$ar") || { echo "FAIL: nm $ar"; exit 1; }
+syms=$(nm -A "$ar") || { bad "nm $ar"; cfs_summary; exit; }
 defined=$(awk '$2 ~ /^[A-Za-z]$/ && $2 != "U" { print $3 }' <<<"$syms" | sort -u)
 # writable data: D/d (data), B/b (bss), G/g S/s (small data); the
 # sanitizers' and compilers' own (names starting with "__" or ".") aside
@@ -19,16 +21,16 @@ calls=$(awk '$2 == "U" && $3 ~ /^(classfs_|cfs_)/ { print $1, $3 }' <<<"$syms" |
 	while read -r where name; do
 		grep -qx "$name" <<<"$defined" || echo "$where $name"
 	done)
-rc=0
 if [[ -n $state ]]; then
-	echo "FAIL: src/util holds state (writable variables):"
+	bad "src/util holds state (writable variables):"
 	echo "$state" | sed 's/^/  /'
-	rc=1
+else
+	ok "src/util has no writable variable ($(wc -l <<<"$defined") symbols)"
 fi
 if [[ -n $calls ]]; then
-	echo "FAIL: src/util calls into the library:"
+	bad "src/util calls into the library:"
 	echo "$calls" | sed 's/^/  /'
-	rc=1
+else
+	ok "src/util calls nothing of the library"
 fi
-((rc == 0)) && echo "ok: src/util has no writable variable and calls nothing of the library ($(wc -l <<<"$defined") symbols)"
-exit $rc
+cfs_summary
