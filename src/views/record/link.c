@@ -164,6 +164,23 @@ static uint32_t ensure(struct rec_load *l, const char *path, size_t len, uint32_
 	return idx;
 }
 
+/* is @path's first @len bytes a directory below /devices/virtual/CLASS/, @d's class? */
+static bool own_virtual_dir(const struct rec_pdev *d, const char *path, size_t len)
+{
+	return len > 17 + d->subsyslen && !memcmp(path, "/devices/virtual/", 17) &&
+	       !memcmp(path + 17, d->subsys, d->subsyslen) && path[17 + d->subsyslen] == '/';
+}
+
+/* class device @d's parent, the first @plen bytes of its path, can be no device */
+static int parent_unrecorded(struct rec_load *l, uint32_t lineno, const struct rec_pdev *d,
+			     size_t plen)
+{
+	return cfs_rec_error(&l->p, lineno, "parent %.*s of %.*s is neither recorded nor in the "
+			     "tree, and a physical device cannot be under /devices/virtual/%.*s",
+			     (int)plen, d->path, (int)d->pathlen, d->path, (int)d->subsyslen,
+			     d->subsys);
+}
+
 /* decide parent and physical parent of recorded device @i */
 static int link_dev(struct rec_load *l, uint32_t i)
 {
@@ -201,6 +218,8 @@ static int link_dev(struct rec_load *l, uint32_t i)
 	if (cand == REC_NONE - 1)
 		return -ENOMEM;
 	d = &l->p.devs[i];
+	if (cand != REC_NONE && l->p.devs[cand].placeholder && own_virtual_dir(d, path, plen))
+		return parent_unrecorded(l, lineno, d, plen);
 	if (cand != REC_NONE) {
 		struct rec_pdev *c = &l->p.devs[cand];
 
@@ -242,20 +261,18 @@ static int link_dev(struct rec_load *l, uint32_t i)
 		 * In its own class's glue directory in /devices/virtual
 		 * (virtual/block/loop9/loop9p1) the parent can only be a class
 		 * device, and none is recorded or in the tree: not the root
-		 * of a virtual bus named like the class.
+		 * of a virtual bus named like the class, nor an unrecorded
+		 * ancestor that another device of the record (or of an
+		 * earlier one) made there, which a save does not keep: the
+		 * record would load or not depending on its devices' order.
 		 */
-		if (glen > 17 + d->subsyslen && !memcmp(path, "/devices/virtual/", 17) &&
-		    !memcmp(path + 17, d->subsys, d->subsyslen) && path[17 + d->subsyslen] == '/') {
+		if (own_virtual_dir(d, path, glen)) {
 			cand = cfs_rec_lookup_tree(l, path, glen);
 			if (cand == REC_NONE - 1)
 				return -ENOMEM;
 			d = &l->p.devs[i];
-			if (cand == REC_NONE)
-				return cfs_rec_error(&l->p, lineno, "parent %.*s of %.*s is neither "
-						     "recorded nor in the tree, and a physical device "
-						     "cannot be under /devices/virtual/%.*s",
-						     (int)glen, path, (int)d->pathlen, path,
-						     (int)d->subsyslen, d->subsys);
+			if (cand == REC_NONE || l->p.devs[cand].placeholder)
+				return parent_unrecorded(l, lineno, d, glen);
 		}
 		cand = ensure(l, path, glen, lineno);
 		if (cand >= REC_NONE - 1)
