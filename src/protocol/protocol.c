@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "protocol.h"
+#include "util.h"
 
 enum ftype {
 	FT_NONE, FT_I32, FT_U32, FT_U64, FT_STR, FT_NAME, FT_PATH, FT_SYSPATH, FT_ENV,
@@ -134,41 +135,6 @@ static int check_str(const uint8_t *v, size_t len)
 	return 0;
 }
 
-/*
- * Well-formed UTF-8 (RFC 3629: no overlong form, surrogate, or code
- * point past U+10FFFF); util's cfs_utf8_valid()'s rule, kept here so the
- * decoder depends on nothing.
- */
-static bool utf8_valid(const unsigned char *p, size_t len)
-{
-	const unsigned char *end = p + len;
-
-	while (p < end) {
-		size_t n;
-		unsigned int lo = 0x80, hi = 0xbf;
-
-		if (*p < 0x80) {
-			p++;
-			continue;
-		}
-		if (*p >= 0xc2 && *p <= 0xdf)
-			n = 1;
-		else if (*p >= 0xe0 && *p <= 0xef)
-			n = 2, lo = *p == 0xe0 ? 0xa0 : 0x80, hi = *p == 0xed ? 0x9f : 0xbf;
-		else if (*p >= 0xf0 && *p <= 0xf4)
-			n = 3, lo = *p == 0xf0 ? 0x90 : 0x80, hi = *p == 0xf4 ? 0x8f : 0xbf;
-		else
-			return false;
-		if ((size_t)(end - p) <= n || p[1] < lo || p[1] > hi)
-			return false;
-		for (size_t k = 2; k <= n; k++)
-			if ((p[k] & 0xc0) != 0x80)
-				return false;
-		p += n + 1;
-	}
-	return true;
-}
-
 /* classfs_name_valid()'s rule, kept here so the decoder depends on nothing */
 static int check_name(const char *s, size_t n)
 {
@@ -183,7 +149,7 @@ static int check_name(const char *s, size_t n)
 			return -EINVAL;
 		high |= c >= 0x80;
 	}
-	return high && !utf8_valid((const unsigned char *)s, n) ? -EINVAL : 0;
+	return high && !cfs_utf8_valid(s, n) ? -EINVAL : 0;
 }
 
 /* "name" or "dir/.../name": each component a valid name */
