@@ -15,18 +15,13 @@
 #include <classfs/record.h>
 
 #include "daemon.h"
+#include "ops.h"
 
-#define REPLIED 1		/* the handler sent its reply itself */
 #define LOAD_MAX (256u * 1024u * 1024u)
 #define FORMAT_LAST 2u	/* formats: text, JSON, DOT */
 
-struct reply {
-	struct cfs_buf extra;	/* fields after ERROR and MESSAGE */
-	char msg[1024];
-	uint64_t count;		/* BATCH: requests done */
-};
-
-static int not_found(struct reply *rp, const struct cfs_msg *m)
+/** cfsd_not_found() - -ENOENT, @rp's message naming the device @m names */
+int cfsd_not_found(struct cfsd_reply *rp, const struct cfs_msg *m)
 {
 	snprintf(rp->msg, sizeof(rp->msg), "no %s %s%s%s",
 		 m->cls ? "class device" : "physical device", m->cls ? m->cls : "",
@@ -34,8 +29,9 @@ static int not_found(struct reply *rp, const struct cfs_msg *m)
 	return -ENOENT;
 }
 
-static int denied(struct reply *rp, const struct cfsd_conn *c, const char *what, const char *name,
-		  uid_t owner)
+/** cfsd_denied() - -EPERM, @rp's message naming @c's uid, @what @name and its @owner */
+int cfsd_denied(struct cfsd_reply *rp, const struct cfsd_conn *c, const char *what,
+		const char *name, uid_t owner)
 {
 	snprintf(rp->msg, sizeof(rp->msg), "uid %u may not change %s %s (owned by uid %u)",
 		 (unsigned int)c->uid, what, name, (unsigned int)owner);
@@ -88,9 +84,9 @@ static struct classfs_device *foreign_find(const char *cls_name, const char *nam
 	return f.found;
 }
 
-/* dev_ref() of a request that names its device by SYSPATH ("/devices/...") */
+/* cfsd_dev_ref() of a request that names its device by SYSPATH ("/devices/...") */
 static int dev_ref_syspath(struct cfsd_conn *c, const struct cfs_msg *m, bool change,
-			   struct reply *rp, struct classfs_device **out, uid_t *owner)
+			   struct cfsd_reply *rp, struct classfs_device **out, uid_t *owner)
 {
 	struct classfs_device *dev = classfs_tree_find_device(cfsd.tree, m->syspath);
 	uid_t who;
@@ -104,7 +100,7 @@ static int dev_ref_syspath(struct cfsd_conn *c, const struct cfs_msg *m, bool ch
 	cfsd_unlock();
 	if (change && c->uid != 0 && c->uid != who) {
 		classfs_device_put(dev);
-		return denied(rp, c, "device", m->syspath, who);
+		return cfsd_denied(rp, c, "device", m->syspath, who);
 	}
 	if (owner)
 		*owner = who;
@@ -112,13 +108,15 @@ static int dev_ref_syspath(struct cfsd_conn *c, const struct cfs_msg *m, bool ch
 	return 0;
 }
 
-/*
- * Find a device, check that the caller may change it (@change), and take
- * a reference so it can be used with cfsd.lock released; @owner (may be
- * NULL) receives the device's owner (root for a record's devices).
+/**
+ * cfsd_dev_ref() - find the device @m names, check that the caller may
+ * change it (@change), and take a reference so it can be used with
+ * cfsd.lock released; @owner (may be NULL) receives the device's owner
+ * (root for a record's devices).
+ * Return: 0 (*@out referenced), -ENOENT, -EPERM (@rp says why).
  */
-static int dev_ref(struct cfsd_conn *c, const struct cfs_msg *m, bool change, struct reply *rp,
-		   struct classfs_device **out, uid_t *owner)
+int cfsd_dev_ref(struct cfsd_conn *c, const struct cfs_msg *m, bool change, struct cfsd_reply *rp,
+		 struct classfs_device **out, uid_t *owner)
 {
 	struct cfsd_rdev *rd;
 	int r = 0;
@@ -128,9 +126,9 @@ static int dev_ref(struct cfsd_conn *c, const struct cfs_msg *m, bool change, st
 	cfsd_lock();
 	rd = cfsd_dev_lookup(m->cls, m->name);
 	if (!rd)
-		r = not_found(rp, m);
+		r = cfsd_not_found(rp, m);
 	else if (change && !cfsd_may_change(&rd->o, c->uid))
-		r = denied(rp, c, "device", rd->key, rd->o.owner);
+		r = cfsd_denied(rp, c, "device", rd->key, rd->o.owner);
 	else
 		*out = classfs_device_get(&rd->dev);
 	if (rd && owner)
@@ -145,7 +143,7 @@ static int dev_ref(struct cfsd_conn *c, const struct cfs_msg *m, bool change, st
 		if (owner)
 			*owner = 0;
 		if (change && c->uid != 0) {
-			r = denied(rp, c, "device", m->name, 0);
+			r = cfsd_denied(rp, c, "device", m->name, 0);
 			classfs_device_put(*out);
 			*out = NULL;
 		}
@@ -153,8 +151,8 @@ static int dev_ref(struct cfsd_conn *c, const struct cfs_msg *m, bool change, st
 	return r;
 }
 
-/* "class/x/y/ATTR": the attribute's path below the tree's root */
-static int attr_path(struct classfs_device *dev, const char *attr, char *buf, size_t size)
+/** cfsd_attr_path() - "class/x/y/ATTR": @attr's path below the tree's root, into @buf */
+int cfsd_attr_path(struct classfs_device *dev, const char *attr, char *buf, size_t size)
 {
 	int n = classfs_device_devpath(dev, buf, size);
 
@@ -167,7 +165,7 @@ static int attr_path(struct classfs_device *dev, const char *attr, char *buf, si
 	return 0;
 }
 
-static int op_status(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_status(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp)
 {
 	cfs_buf_u32(&rp->extra, CFS_T_VERSION, CFS_PROTO_VERSION);
 	cfs_buf_u32(&rp->extra, CFS_T_LAYOUT, (uint32_t)cfsd.cfg.layout);
@@ -178,7 +176,7 @@ static int op_status(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 	return cfsd_quota_usage(&rp->extra);
 }
 
-static int op_class_create(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_class_create(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp)
 {
 	int r;
 
@@ -189,7 +187,7 @@ static int op_class_create(struct cfsd_conn *c, const struct cfs_msg *m, struct 
 	return r;
 }
 
-static int op_class_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_class_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp)
 {
 	struct cfsd_removal rm;
 	char what[300];
@@ -203,7 +201,7 @@ static int op_class_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct 
 		snprintf(rp->msg, sizeof(rp->msg), "no class %s", m->cls);
 		r = -ENOENT;
 	} else if (!cfsd_may_change(&rc->o, c->uid)) {
-		r = denied(rp, c, "class", m->cls, rc->o.owner);
+		r = cfsd_denied(rp, c, "class", m->cls, rc->o.owner);
 	} else if (rc->foreign) {
 		snprintf(rp->msg, sizeof(rp->msg),
 			 "class %s was made by the record loader: remove its devices instead", m->cls);
@@ -219,7 +217,7 @@ static int op_class_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct 
 	return r;
 }
 
-static int op_device_add(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_device_add(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp)
 {
 	int r;
 
@@ -229,7 +227,7 @@ static int op_device_add(struct cfsd_conn *c, const struct cfs_msg *m, struct re
 	return r;
 }
 
-static int op_device_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_device_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp)
 {
 	struct classfs_device *dev = NULL;
 	struct cfsd_removal rm;
@@ -262,12 +260,12 @@ static int op_device_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct
 		else
 			dev = foreign_find(m->cls, m->name);	/* a record's: root's */
 		if (!dev)
-			r = not_found(rp, m);
+			r = cfsd_not_found(rp, m);
 	}
 	if (r < 0)
 		;
 	else if (rd ? !cfsd_may_change(&rd->o, c->uid) : c->uid != 0)
-		r = denied(rp, c, "device", rd ? rd->key : m->name ? m->name : m->syspath,
+		r = cfsd_denied(rp, c, "device", rd ? rd->key : m->name ? m->name : m->syspath,
 			   rd ? rd->o.owner : 0);
 	else
 		r = cfsd_remove_with_dependents(c->uid, NULL, dev, what, &rm, rp->msg,
@@ -279,7 +277,7 @@ static int op_device_remove(struct cfsd_conn *c, const struct cfs_msg *m, struct
 	return r;
 }
 
-static int op_rename(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_rename(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp)
 {
 	struct cfsd_rdev *rd;
 	int r;
@@ -287,9 +285,9 @@ static int op_rename(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 	cfsd_lock();
 	rd = cfsd_dev_lookup(m->cls, m->name);
 	if (!rd) {
-		r = not_found(rp, m);
+		r = cfsd_not_found(rp, m);
 	} else if (!cfsd_may_change(&rd->o, c->uid)) {
-		r = denied(rp, c, "device", rd->key, rd->o.owner);
+		r = cfsd_denied(rp, c, "device", rd->key, rd->o.owner);
 	} else if (rd->dev.parent && cfsd_name_reserved(m->new_name, strlen(m->new_name))) {
 		/* in its parent's directory: as cfsd_dev_place_check() refuses it at add */
 		snprintf(rp->msg, sizeof(rp->msg), "cannot rename %s to %s: the tree makes that "
@@ -302,238 +300,6 @@ static int op_rename(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 				 m->new_name, strerror(-r));
 	}
 	cfsd_unlock();
-	return r;
-}
-
-/*
- * The read permission the mount would give: the mount shows every file
- * as root's, so without this a uid could read through the socket what
- * the kernel refuses it through the filesystem (a 0400 attribute).  Root
- * reads what the tree lets it read; the device's owner gets the owner
- * bits (it may also change the device); anyone else the "other" bits.
- */
-static int may_read(const struct cfsd_conn *c, uid_t owner, const char *path, struct reply *rp)
-{
-	struct classfs_stat st;
-	int r;
-
-	if (c->uid == 0)
-		return 0;
-	r = classfs_path_stat(cfsd.tree, path, &st);
-	if (r < 0) {
-		snprintf(rp->msg, sizeof(rp->msg), "cannot read %.900s: %s", path, strerror(-r));
-		return r;
-	}
-	if (st.mode & (c->uid == owner ? S_IRUSR : S_IROTH))
-		return 0;
-	snprintf(rp->msg, sizeof(rp->msg), "uid %u may not read %.900s (mode %04o)",
-		 (unsigned int)c->uid, path, (unsigned int)st.mode);
-	return -EACCES;
-}
-
-struct readable_ctx {
-	const struct cfsd_conn *c;
-	uid_t owner;
-	const char *dir;	/* the directory listed, below the root */
-	int depth;
-	struct reply *rp;
-	int err;
-};
-
-/* one entry of a device's directory: an attribute the caller may read, or a group of them */
-static int readable_one(void *ctx, const char *name, const struct classfs_stat *st)
-{
-	struct readable_ctx *x = ctx, sub = *x;
-	struct classfs_stat ust;
-	char path[CFS_PATH_MAX * 2];
-
-	snprintf(path, sizeof(path), "%.4000s/%.255s", x->dir, name);
-	if (st->type == CLASSFS_FT_REG)
-		x->err = may_read(x->c, x->owner, path, x->rp);
-	else if (st->type == CLASSFS_FT_DIR && x->depth == 0) {
-		char uev[CFS_PATH_MAX * 2 + 8];
-
-		snprintf(uev, sizeof(uev), "%s/uevent", path);
-		if (classfs_path_stat(cfsd.tree, uev, &ust) == 0)
-			return 0;	/* a child device: not part of this one's info */
-		sub.dir = path;
-		sub.depth = 1;
-		sub.err = 0;
-		classfs_path_list(cfsd.tree, path, readable_one, &sub);
-		x->err = sub.err;
-	}
-	return x->err;
-}
-
-/*
- * INFO prints every attribute's value: the caller must be allowed to
- * read each of them (may_read()), as through the mount.
- */
-static int may_read_all(const struct cfsd_conn *c, uid_t owner, struct classfs_device *dev,
-			struct reply *rp)
-{
-	char path[CFS_PATH_MAX * 2];
-	struct readable_ctx x = { .c = c, .owner = owner, .dir = path, .rp = rp };
-	int r;
-
-	if (c->uid == 0)
-		return 0;
-	r = classfs_device_devpath(dev, path, sizeof(path));
-	if (r < 0)
-		return r;
-	memmove(path, path + 1, (size_t)r);	/* below the root: drop the leading '/' */
-	r = classfs_path_list(cfsd.tree, path, readable_one, &x);
-	return x.err < 0 ? x.err : r < 0 ? r : 0;
-}
-
-static int op_attr_get(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
-{
-	struct classfs_device *dev = NULL;
-	char path[CFS_PATH_MAX * 2], who[2 * 256 + 2];
-	uid_t owner = 0;
-	char *buf;
-	ssize_t n;
-	int r;
-
-	r = dev_ref(c, m, false, rp, &dev, &owner);
-	if (r < 0)
-		return r;
-	buf = malloc(CFS_VALUE_MAX);
-	r = buf ? attr_path(dev, m->attr_name, path, sizeof(path)) : -ENOMEM;
-	/* the owner of the device that holds the file; through a link: the "other" bits */
-	if (r == 0 && c->uid != 0 &&
-	    cfsd_file_owner(dev, path, m->attr_name, &owner, who, sizeof(who)) > 0)
-		owner = (uid_t)-1;
-	if (r == 0)
-		r = may_read(c, owner, path, rp);
-	if (r == 0) {
-		/* no lock held: a remote show() may take up to the call timeout */
-		n = classfs_path_read(cfsd.tree, path, buf, CFS_VALUE_MAX);
-		if (n < 0) {
-			r = (int)n;
-			snprintf(rp->msg, sizeof(rp->msg), "cannot read %.900s: %s", path, strerror(-r));
-		} else {
-			cfs_buf_bytes(&rp->extra, CFS_T_VALUE, buf, (size_t)n);
-		}
-	}
-	free(buf);
-	classfs_device_put(dev);
-	return r;
-}
-
-/*
- * Is the file @attr names in @rd's own directories a value the core
- * stores (one ATTR_SET CREATE made, or root through the mount), not one
- * of @rd's published attributes (attrs.c counts those) nor a computed
- * file?  Only such a value's replacement is counted here.
- */
-static bool core_value(const struct cfsd_rdev *rd, const char *attr)
-{
-	const char *leaf = strrchr(attr, '/');
-
-	if (!strcmp(leaf ? leaf + 1 : attr, "uevent"))
-		return false;
-	for (unsigned int i = 0; i < rd->nattrs; i++)
-		if (!strcmp(rd->attrs[i].path, attr))
-			return false;
-	return true;
-}
-
-/*
- * A uid's write replaces a stored value of its own device: the
- * difference in size counts against it (quota.c), charged before the
- * write (-EDQUOT: nothing written).  *@delta receives what was charged,
- * to give back if the write fails.  Two writes of one file at once may
- * each count against the old size: the device's charge may then be off
- * by a value's size until the device goes, which gives back all of it.
- */
-static int replace_charge(struct cfsd_conn *c, struct classfs_device *dev, const struct cfs_msg *m,
-			  const char *path, struct cfsd_rdev **rdp, long *delta, struct reply *rp)
-{
-	struct cfsd_rdev *rd = cfsd_rdev_of(dev);
-	char *old;
-	ssize_t n;
-	int r;
-
-	*rdp = NULL;
-	*delta = 0;
-	if (!rd || !core_value(rd, m->attr_name))
-		return 0;
-	old = malloc(CFS_VALUE_MAX);
-	if (!old)
-		return -ENOMEM;
-	n = classfs_path_read(cfsd.tree, path, old, CFS_VALUE_MAX);	/* stored: no call */
-	free(old);
-	if (n < 0)
-		return 0;	/* the write says why */
-	r = cfsd_quota_dev_charge(rd, 0, (long)m->value_len - (long)n, rp->msg, sizeof(rp->msg));
-	if (r == 0) {
-		*rdp = rd;
-		*delta = (long)m->value_len - (long)n;
-	}
-	return r;
-}
-
-static int op_attr_set(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
-{
-	struct classfs_device *dev = NULL;
-	char path[CFS_PATH_MAX * 2], who[2 * 256 + 2];
-	struct cfsd_rdev *charged = NULL;
-	struct classfs_stat st;
-	uid_t owner = 0;
-	long delta = 0;
-	ssize_t n;
-	int r;
-
-	r = cfsd_attr_create_check(m, rp->msg, sizeof(rp->msg));
-	if (r < 0)
-		return r;
-	/* the right to change is checked on the device that holds the file */
-	r = dev_ref(c, m, false, rp, &dev, &owner);
-	if (r < 0)
-		return r;
-	snprintf(who, sizeof(who), "%s%s%s", m->cls ? m->cls : "", m->cls ? "/" : "", m->name);
-	r = attr_path(dev, m->attr_name, path, sizeof(path));
-	if (r == 0 && (m->flags & CFS_F_CREATE) &&
-	    classfs_path_stat(cfsd.tree, path, &st) == -ENOENT) {
-		r = cfsd_attr_create(c, m, dev, owner, who, rp->msg, sizeof(rp->msg));
-		classfs_device_put(dev);
-		return r;
-	}
-	if (r == 0 && (m->flags & CFS_F_LINK)) {
-		snprintf(rp->msg, sizeof(rp->msg), "cannot make link %.900s: it exists", path);
-		r = -EEXIST;
-	}
-	if (r == 0 && c->uid != 0) {
-		char named[sizeof(who)];
-
-		snprintf(named, sizeof(named), "%s", who);
-		r = cfsd_file_owner(dev, path, m->attr_name, &owner, who, sizeof(who));
-		if (r < 0)
-			snprintf(rp->msg, sizeof(rp->msg), "cannot write %.900s: %s", path,
-				 strerror(-r));
-		else if (r > 0)
-			snprintf(rp->msg, sizeof(rp->msg),
-				 "uid %u may not write %.900s: the path leaves the device through a link",
-				 (unsigned int)c->uid, path);
-		r = r > 0 ? -EPERM : r;
-		if (r == 0 && owner != c->uid)
-			r = denied(rp, c, "device", who, owner);
-		/* a file of the device named itself, not of a nested child's */
-		if (r == 0 && !strcmp(named, who))
-			r = replace_charge(c, dev, m, path, &charged, &delta, rp);
-	}
-	if (r == 0) {
-		/* as a write(2) through the mount: the mode bits decide */
-		n = classfs_path_write(cfsd.tree, path, (const char *)m->value, m->value_len);
-		if (n < 0) {
-			r = (int)n;
-			snprintf(rp->msg, sizeof(rp->msg), "cannot write %.900s: %s", path, strerror(-r));
-			if (charged)
-				cfsd_quota_dev_charge(charged, 0, -delta, NULL, 0);
-		}
-	}
-	classfs_device_put(dev);
 	return r;
 }
 
@@ -556,7 +322,7 @@ static bool own_variable(const char *kv)
 	return false;
 }
 
-static int op_trigger(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_trigger(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp)
 {
 	const char *extra[CFS_EVENT_VARS_MAX + 1];
 	struct classfs_device *dev = NULL;
@@ -581,7 +347,7 @@ static int op_trigger(struct cfsd_conn *c, const struct cfs_msg *m, struct reply
 		extra[n++] = (const char *)v;
 	}
 	extra[n] = NULL;
-	r = dev_ref(c, m, true, rp, &dev, NULL);
+	r = cfsd_dev_ref(c, m, true, rp, &dev, NULL);
 	if (r < 0)
 		return r;
 	/* a synthetic event, as a write to the device's `uevent` file makes */
@@ -594,7 +360,7 @@ static int op_trigger(struct cfsd_conn *c, const struct cfs_msg *m, struct reply
 	return r;
 }
 
-static int op_load(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_load(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp)
 {
 	int r = 0;
 
@@ -678,7 +444,7 @@ static int stream_data(struct cfsd_conn *c, uint32_t serial, const char *data, s
 }
 
 /* render with @fn into memory and stream it */
-static int op_render(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_render(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp)
 {
 	char *data = NULL;
 	size_t len = 0;
@@ -714,9 +480,9 @@ static int op_render(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 		r = classfs_tree_print(cfsd.tree, (enum classfs_print_format)m->format, f);
 		break;
 	case CFS_OP_INFO:
-		r = dev_ref(c, m, false, rp, &dev, &owner);
+		r = cfsd_dev_ref(c, m, false, rp, &dev, &owner);
 		if (r == 0)
-			r = may_read_all(c, owner, dev, rp);
+			r = cfsd_may_read_all(c, owner, dev, rp);
 		if (r == 0)
 			r = classfs_device_print_info(dev, (enum classfs_print_format)m->format, f);
 		classfs_device_put(dev);
@@ -736,7 +502,7 @@ static int op_render(struct cfsd_conn *c, const struct cfs_msg *m, struct reply 
 }
 
 /* a subscription counts for its uid (quota.c) until its connection ends */
-static int op_subscribe(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_subscribe(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp)
 {
 	bool charge = !c->subscribed && !c->sub_charged;
 	int r;
@@ -754,9 +520,9 @@ static int op_subscribe(struct cfsd_conn *c, const struct cfs_msg *m, struct rep
 	return r;
 }
 
-static int execute(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp);
+static int execute(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp);
 
-static int op_batch(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
+static int op_batch(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp)
 {
 	const uint8_t *v;
 	size_t off = 0, len;
@@ -780,7 +546,7 @@ static int op_batch(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *
 	return r;
 }
 
-static int execute(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *rp)
+static int execute(struct cfsd_conn *c, const struct cfs_msg *m, struct cfsd_reply *rp)
 {
 	switch (m->op) {
 	case CFS_OP_STATUS: return op_status(c, m, rp);
@@ -789,8 +555,8 @@ static int execute(struct cfsd_conn *c, const struct cfs_msg *m, struct reply *r
 	case CFS_OP_DEVICE_ADD: return op_device_add(c, m, rp);
 	case CFS_OP_DEVICE_REMOVE: return op_device_remove(c, m, rp);
 	case CFS_OP_RENAME: return op_rename(c, m, rp);
-	case CFS_OP_ATTR_GET: return op_attr_get(c, m, rp);
-	case CFS_OP_ATTR_SET: return op_attr_set(c, m, rp);
+	case CFS_OP_ATTR_GET: return cfsd_op_attr_get(c, m, rp);
+	case CFS_OP_ATTR_SET: return cfsd_op_attr_set(c, m, rp);
 	case CFS_OP_TRIGGER: return op_trigger(c, m, rp);
 	case CFS_OP_SUBSCRIBE: return op_subscribe(c, m, rp);
 	case CFS_OP_REPLAY:
@@ -847,7 +613,7 @@ void cfsd_reply_error(struct cfsd_conn *c, uint32_t serial, int err, const char 
 
 void cfsd_handle(struct cfsd_conn *c, const uint8_t *buf, size_t len)
 {
-	struct reply rp = { .msg = "" };
+	struct cfsd_reply rp = { .msg = "" };
 	struct cfs_msg m;
 	struct cfs_buf b;
 	int r;
