@@ -14,9 +14,16 @@ source "$(dirname "$0")/lib.sh"
 ar=${1:?usage: test-util-ground.sh UTIL_ARCHIVE}
 syms=$(nm -A "$ar") || { bad "nm $ar"; cfs_summary; exit; }
 defined=$(awk '$2 ~ /^[A-Za-z]$/ && $2 != "U" { print $3 }' <<<"$syms" | sort -u)
-# writable data: D/d (data), B/b (bss), G/g S/s (small data); the
-# sanitizers' and compilers' own (names starting with "__" or ".") aside
-state=$(awk '$2 ~ /^[DdBbGgSs]$/ && $3 !~ /^(__|\.)/' <<<"$syms")
+# writable data: objects in .data, .bss and their thread-local and small
+# kinds; .data.rel.ro (a const table of pointers, read-only once
+# relocated) is not state.  The sanitizers' and compilers' own (names
+# starting with "__" or ".") aside.
+state=$(objdump -t "$ar" | awk '$0 ~ / O / {
+	for (i = 1; i <= NF; i++)
+		if ($i ~ /^\.(data|bss|tdata|tbss|sdata|sbss)/ && $i !~ /^\.data\.rel\.ro/ &&
+		    $NF !~ /^(__|\.)/)
+			print $NF " (" $i ")"
+}')
 calls=$(awk '$2 == "U" && $3 ~ /^(classfs_|cfs_)/ { print $1, $3 }' <<<"$syms" |
 	while read -r where name; do
 		grep -qx "$name" <<<"$defined" || echo "$where $name"

@@ -19,7 +19,7 @@
 static struct {
 	struct cfsd_source src;
 	bool paused;		/* out of descriptors: until a connection ends (the loop's) */
-	bool started;
+	bool started;		/* set by the loop's thread, read by any (atomic) */
 } A;
 
 static void accept_all(void)
@@ -66,16 +66,20 @@ int cfsd_listen_start(int fd)
 
 	A.src = (struct cfsd_source){ .fd = fd, .events = EPOLLIN, .dispatch = listen_dispatch };
 	r = cfsd_source_add(&A.src);
-	A.started = r == 0;
+	__atomic_store_n(&A.started, r == 0, __ATOMIC_SEQ_CST);
 	return r;
 }
 
-/** cfsd_listen_stop() - the loop: accept no more (the socket stays the caller's to close) */
+/**
+ * cfsd_listen_stop() - the loop: accept no more (the socket stays the
+ * caller's to close).  A worker's teardown may still kick the source
+ * (cfsd_listen_fd_freed()) as it stops: the kick finds a loop that no
+ * longer runs, and the source lives as long as the process.
+ */
 void cfsd_listen_stop(void)
 {
-	if (A.started)
+	if (__atomic_exchange_n(&A.started, false, __ATOMIC_SEQ_CST))
 		cfsd_source_del(&A.src);
-	A.started = false;
 }
 
 /** cfsd_listen_fd_freed() - any thread: a descriptor was closed; accepting may resume */
