@@ -333,7 +333,8 @@ TEST(unscaled_attack_defaults)
 	fprintf(stderr, "  classfsd RSS %ld kB -> %ld kB (+%ld MiB) in %.1f s\n", before, after,
 		(after - before) / 1024, now_s() - t0);
 	/* bounded by the byte limit (64 MiB) and what 16,383 entries cost beside it */
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)	/* the sanitizers' shadow and quarantine more than double it */
+/* the sanitizers' shadow memory and quarantine more than double it */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 	CHECK(after - before < 128 * 1024);
 #endif
 	CHECK_INT(stop_daemon(&d), 0);
