@@ -30,6 +30,30 @@
 
 #include <classfs/client.h>
 
+/*
+ * The sanitizers' builds (gcc says so with __SANITIZE_*__, clang with
+ * __has_feature): under either the daemon's memory is not its own to
+ * judge (shadow memory, ASan's quarantine and redzones), so memory
+ * bounds are printed, not checked; under TSan a process has a thread of
+ * the runtime's from its start, so it cannot enter namespaces
+ * (classfs-run: EINVAL).
+ */
+#if defined(__has_feature)
+#define CFS_TEST_FEATURE(x) __has_feature(x)
+#else
+#define CFS_TEST_FEATURE(x) 0
+#endif
+#if defined(__SANITIZE_THREAD__) || CFS_TEST_FEATURE(thread_sanitizer)
+#define CFS_TEST_TSAN 1
+#else
+#define CFS_TEST_TSAN 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || CFS_TEST_FEATURE(address_sanitizer) || CFS_TEST_TSAN
+#define CFS_TEST_SANITIZED 1
+#else
+#define CFS_TEST_SANITIZED 0
+#endif
+
 struct daemon {
 	pid_t pid;
 	char dir[64];

@@ -15,16 +15,8 @@
 #include "../as-uid.h"
 #include "protocol.h"
 
-/*
- * Under a sanitizer the daemon's memory is not its own to judge (ASan's
- * quarantine keeps what is freed, redzones pad what is not): the figures
- * are printed, the bounds not checked.
- */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#else
-#define SANITIZED 0
-#endif
+/* under a sanitizer the figures are printed, the bounds not checked (remote-util.h) */
+#define SANITIZED CFS_TEST_SANITIZED
 
 /* a daemon's peak RSS growth that the defaults bound (KiB) */
 #define RSS_BOUND_KIB (128L * 1024L)
