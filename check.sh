@@ -66,8 +66,18 @@ if [[ -z ${CLASSFS_CHECK_IN_PLACE:-} ]] && ((EUID == 0)); then
 		else
 			find . \( -name 'build*' -prune \) -o \( -type f -printf '%P\0' \) >"$list"
 		fi
-		# (a file git knows of but gone from the tree is not copied)
-		tar -C . --null -T "$list" --ignore-failed-read -cf - 2>/dev/null | tar -C "$mirror" -xpf -
+		# Only the files that differ from the mirror's are copied, and
+		# with the time of the copy (tar -m): a file edited here while an
+		# earlier run built there is newer than what that run built,
+		# whatever its time here, so the builds there see the change.
+		# (A file git knows of but gone from the tree is not copied.)
+		changed=$(mktemp)
+		while IFS= read -r -d '' f; do
+			[[ -e $f || -L $f ]] || continue
+			cmp -s -- "$f" "$mirror/$f" || printf '%s\0' "$f"
+		done <"$list" >"$changed"
+		tar -C . --null -T "$changed" -cf - 2>/dev/null | tar -C "$mirror" -xmpf -
+		rm -f "$changed"
 		(cd "$mirror" && find . \( -path './build*' -prune \) -o \( -type f -printf '%P\0' \)) |
 			sort -z | comm -z -23 - <(sort -z "$list") |
 			(cd "$mirror" && xargs -0 -r rm -f --)

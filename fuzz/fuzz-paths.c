@@ -3,7 +3,7 @@
  * fuzz-paths.c - names and paths from outside: classfs_name_valid(), the
  * path API's walk (links followed, "..", long and odd names) and the
  * paths of stored values.  Checked here: no crash; a name is valid only
- * when it is a single component without control characters; a value
+ * when it is a single component of UTF-8 without control characters; a value
  * added at a path reads back and goes again, leaving the tree as it was;
  * so do a file, a directory and a link of that name (or with it as the
  * link's text) made, renamed and removed as through the filesystem.
@@ -55,6 +55,43 @@ static void setup(void)
 	sda_ino = st.ino;
 }
 
+/*
+ * UTF-8 by decoding each code point: the shortest form, no surrogate,
+ * nothing past U+10FFFF (RFC 3629)
+ */
+static int utf8_decodes(const unsigned char *s, size_t len)
+{
+	static const uint32_t least[] = { 0, 0x80, 0x800, 0x10000 };
+
+	for (size_t i = 0; i < len;) {
+		size_t n;	/* continuation bytes */
+		uint32_t cp;
+
+		if (s[i] < 0x80)
+			n = 0;
+		else if ((s[i] & 0xe0) == 0xc0)
+			n = 1;
+		else if ((s[i] & 0xf0) == 0xe0)
+			n = 2;
+		else if ((s[i] & 0xf8) == 0xf0)
+			n = 3;
+		else
+			return 0;	/* a continuation byte first, or 0xf8 and above */
+		if (i + n >= len && n)
+			return 0;	/* cut short */
+		cp = n ? s[i] & (0x3f >> n) : s[i];
+		for (size_t k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		i += n + 1;
+	}
+	return 1;
+}
+
 /* the name rules, stated independently of the library's code */
 static int expect_valid(const char *s)
 {
@@ -65,7 +102,7 @@ static int expect_valid(const char *s)
 	for (size_t i = 0; i < len; i++)
 		if (s[i] == '/' || (unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 			return 0;
-	return 1;
+	return utf8_decodes((const unsigned char *)s, len);
 }
 
 /* @s as an entry made through the filesystem in sda's directory, and away again */
