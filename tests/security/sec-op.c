@@ -7,8 +7,9 @@
  * record, a count) follows on the next lines; the daemon's or the
  * kernel's message goes to stderr.
  *
- * test-security.sh runs it as root and as uid 65534 (tests/stage.sh's cfs_as_uid, the build staged), so the
- * uid the daemon and the kernel see is the real one of this process:
+ * test-security.sh runs it as root and as uid 65534 (tests/stage.sh's
+ * cfs_as_uid, the build staged), so the uid the daemon and the kernel
+ * see is the real one of this process:
  * nothing here pretends to be anyone.
  *
  *   sec-op SOCKET connect|hold|mkclass|rmclass|add|rm|rename|get|set|create|
