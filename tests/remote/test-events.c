@@ -473,21 +473,28 @@ TEST(netlink_opt_in)
 
 /* ---- --uevent-helper: runs for every event with its variables ---- */
 
-TEST(uevent_helper)
+/*
+ * A daemon running a helper whose script is @body (a printf format: each
+ * %s is the output file), one device of class @cls added: what the
+ * helper wrote once @done(buf) holds (5 s at most), into @buf.
+ */
+static void helper_output(const char *tag, const char *body, const char *cls,
+			  bool (*done)(const char *buf), char *buf, size_t size)
 {
-	char script[128], out[128], buf[4096];
+	char script[128], out[128];
 	const char *args[] = { "--uevent-helper", script, NULL };
 	struct daemon d;
 	struct classfs_client *c;
 	FILE *f;
 
-	snprintf(out, sizeof(out), "/tmp/classfsd-helper-%d.out", (int)getpid());
-	snprintf(script, sizeof(script), "/tmp/classfsd-helper-%d.sh", (int)getpid());
+	buf[0] = '\0';
+	snprintf(out, sizeof(out), "/tmp/classfsd-helper-%s-%d.out", tag, (int)getpid());
+	snprintf(script, sizeof(script), "/tmp/classfsd-helper-%s-%d.sh", tag, (int)getpid());
 	f = fopen(script, "w");
 	CHECK(f != NULL);
 	if (!f)
 		return;
-	fprintf(f, "#!/bin/sh\necho \"$1 $ACTION $DEVPATH\" >> %s\n", out);
+	fprintf(f, body, out, out, out);
 	fclose(f);
 	chmod(script, 0755);
 	unlink(out);
@@ -496,16 +503,37 @@ TEST(uevent_helper)
 	CHECK(c != NULL);
 	if (c)
 		CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
-			.cls = "hp", .name = "hp0" }), 0);
-	buf[0] = '\0';
-	for (double t0 = now_s(); now_s() - t0 < 5 && !strstr(buf, "hp add /class/hp/hp0");)
-		if (read_file(out, buf, sizeof(buf)) < 0 || !strstr(buf, "hp add /class/hp/hp0"))
-			usleep(20000);
-	CHECK(strstr(buf, "hp add /class/hp/hp0") != NULL);
+			.cls = cls, .name = "dev0" }), 0);
+	for (double t0 = now_s(); now_s() - t0 < 5;) {
+		if (read_file(out, buf, size) >= 0 && done(buf))
+			break;
+		buf[0] = '\0';
+		usleep(20000);
+	}
 	classfs_client_disconnect(c);
 	CHECK_INT(stop_daemon(&d), 0);
 	unlink(script);
 	unlink(out);
+}
+
+static bool saw_add(const char *buf)
+{
+	return strstr(buf, "hp add /class/hp/dev0") != NULL;
+}
+
+TEST(uevent_helper)
+{
+	char buf[4096];
+
+	helper_output("add", "#!/bin/sh\necho \"$1 $ACTION $DEVPATH\" >> %s\n", "hp", saw_add, buf,
+		      sizeof(buf));
+	CHECK(saw_add(buf));
+}
+
+static bool written(const char *buf)
+{
+	(void)buf;
+	return true;
 }
 
 /*
@@ -515,38 +543,13 @@ TEST(uevent_helper)
  */
 TEST(uevent_helper_signals)
 {
-	char script[128], out[128], buf[4096];
-	const char *args[] = { "--uevent-helper", script, NULL };
-	struct daemon d;
-	struct classfs_client *c;
-	FILE *f;
+	char buf[4096];
 
-	snprintf(out, sizeof(out), "/tmp/classfsd-helper-sig-%d.out", (int)getpid());
-	snprintf(script, sizeof(script), "/tmp/classfsd-helper-sig-%d.sh", (int)getpid());
-	f = fopen(script, "w");
-	CHECK(f != NULL);
-	if (!f)
-		return;
 	/* the shell's builtins read its own status: a child it forks would see it mid-fork */
-	fprintf(f, "#!/bin/sh\nwhile read -r k v; do case $k in SigBlk:|SigIgn:) echo \"$k $v\";; "
-		"esac; done < /proc/self/status > %s.tmp\nmv %s.tmp %s\n", out, out, out);
-	fclose(f);
-	chmod(script, 0755);
-	unlink(out);
-	CHECK_INT(start_daemon(&d, false, args), 0);
-	c = classfs_client_connect(d.sock, 0);
-	CHECK(c != NULL);
-	if (c)
-		CHECK_INT(classfs_client_device_add(c, &(struct classfs_client_device){
-			.cls = "hs", .name = "hs0" }), 0);
-	buf[0] = '\0';
-	for (double t0 = now_s(); now_s() - t0 < 5 && read_file(out, buf, sizeof(buf)) < 0;)
-		usleep(20000);
+	helper_output("sig", "#!/bin/sh\nwhile read -r k v; do case $k in SigBlk:|SigIgn:) "
+		      "echo \"$k $v\";; esac; done < /proc/self/status > %s.tmp\nmv %s.tmp %s\n",
+		      "hs", written, buf, sizeof(buf));
 	fprintf(stderr, "# the helper's signal state:\n%s", buf);
 	CHECK(strstr(buf, "SigBlk: 0000000000000000\n") != NULL);
 	CHECK(strstr(buf, "SigIgn: 0000000000000000\n") != NULL);
-	classfs_client_disconnect(c);
-	CHECK_INT(stop_daemon(&d), 0);
-	unlink(script);
-	unlink(out);
 }
