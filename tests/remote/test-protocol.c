@@ -344,6 +344,24 @@ TEST(decode_mutations)
 
 /* ---- against a daemon ---- */
 
+/*
+ * The next final REPLY on @fd into @m (decoded in @buf), the MORE ones
+ * before it skipped; false when none comes within 5 s or it is malformed
+ */
+static bool final_reply(int fd, uint8_t *buf, size_t size, struct cfs_msg *m)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, 5000) != 1 || (n = recv(fd, buf, size, 0)) <= 0 ||
+		    cfs_msg_decode(buf, (size_t)n, m) < 0)
+			return false;
+		if (m->op == CFS_OP_REPLY && !(m->flags & CFS_F_MORE))
+			return true;
+	}
+}
+
 static int raw_connect(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -735,15 +753,10 @@ TEST(stalled_requester_alone)
 	CHECK(now_s() - t0 < 2);
 	/* every final reply, in order (each TREE also streams DATA replies first) */
 	while (got < sent) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		struct cfs_msg m;
-		ssize_t n;
 
-		if (poll(&pfd, 1, 5000) != 1 || (n = recv(fd, buf, sizeof(buf), 0)) <= 0 ||
-		    cfs_msg_decode(buf, (size_t)n, &m) < 0)
+		if (!final_reply(fd, buf, sizeof(buf), &m))
 			break;
-		if (m.op != CFS_OP_REPLY || (m.flags & CFS_F_MORE))
-			continue;
 		disorder += m.serial != got + 1 || m.error != 0;
 		got++;
 	}
@@ -787,15 +800,10 @@ TEST(queue_out_of_memory)
 	}
 	cfs_buf_free(&b);
 	while (got < 9) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		struct cfs_msg m;
-		ssize_t n;
 
-		if (poll(&pfd, 1, 5000) != 1 || (n = recv(fd, buf, sizeof(buf), 0)) <= 0 ||
-		    cfs_msg_decode(buf, (size_t)n, &m) < 0)
+		if (!final_reply(fd, buf, sizeof(buf), &m))
 			break;
-		if (m.op != CFS_OP_REPLY || (m.flags & CFS_F_MORE))
-			continue;
 		got++;
 		disorder += m.serial != got;
 		enomem += m.error == -ENOMEM;
