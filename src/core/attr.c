@@ -256,6 +256,8 @@ int classfs_device_notify(struct classfs_device *dev, const char *attr_name)
 		return r;
 	if (st.type != CLASSFS_FT_REG)
 		return -ENOENT;
+	/* a view's cached copy goes first: the woken poller reads the new value */
+	cfs_watch_value(t, st.ino);
 	cfs_watch_notify(t, st.ino);
 	return 0;
 }

@@ -95,3 +95,36 @@ void cfs_bytes_free(struct cfs_bytes *b)
 	b->data = NULL;
 	b->cap = 0;
 }
+
+static const struct cfs_stored_attr *stored_of(const struct classfs_device_attribute *a)
+{
+	return cfs_container_of(a, struct cfs_stored_attr, def);
+}
+
+ssize_t cfs_stored_show(struct classfs_device *dev, const struct classfs_device_attribute *a,
+			char *buf)
+{
+	const struct cfs_stored_attr *sa = stored_of(a);
+
+	return (ssize_t)cfs_bytes_read(sa->bytes(dev, sa), buf, 0, CLASSFS_ATTR_MAX);
+}
+
+ssize_t cfs_stored_store(struct classfs_device *dev, const struct classfs_device_attribute *a,
+			 const char *buf, size_t count)
+{
+	const struct cfs_stored_attr *sa = stored_of(a);
+	int r;
+
+	if (count > CLASSFS_ATTR_MAX)
+		return -E2BIG;
+	r = cfs_bytes_put(sa->bytes(dev, sa), buf, count, 0, true);
+	return r < 0 ? r : (ssize_t)count;
+}
+
+struct cfs_bytes *cfs_stored_bytes(struct classfs_device *dev,
+				   const struct classfs_device_attribute *a)
+{
+	if (!a || a->show != cfs_stored_show)
+		return NULL;
+	return stored_of(a)->bytes(dev, stored_of(a));
+}

@@ -506,6 +506,7 @@ const struct classfs_attribute *cfs_group_attr(const struct classfs_attribute_gr
 						  const struct classfs_bin_attribute **bin);
 int cfs_resolve_locked(struct classfs_tree *t, uint64_t ino, struct cfs_entry *e);
 void cfs_entry_stat(const struct cfs_entry *e, struct classfs_stat *st);
+uint64_t cfs_entry_dir(const struct cfs_entry *e, const char **name, char *buf, size_t size);
 int cfs_lookup_locked(struct classfs_tree *t, const struct cfs_entry *dir, const char *name,
 		      struct cfs_entry *out);
 
@@ -543,6 +544,7 @@ int cfs_uevent_file_write(struct classfs_device *dev, const char *buf, size_t co
 struct classfs_node *cfs_value_node_new(const char *name, mode_t mode, const void *value,
 					size_t len, bool binary);
 struct classfs_node *cfs_link_node_new(const char *name, const char *text);
+struct cfs_bytes *cfs_value_bytes(const struct classfs_node *n);
 ssize_t cfs_value_read(struct classfs_node *n, char *buf, size_t size, off_t off);
 ssize_t cfs_value_write(struct classfs_tree *t, struct classfs_node *n, const char *buf,
 			size_t size, off_t off, bool append);
@@ -575,9 +577,11 @@ void cfs_helper_stop(struct classfs_tree *t);
 void cfs_watch_entry_locked(struct classfs_tree *t, const struct classfs_node *dir,
 			    unsigned int slot, const char *name);
 void cfs_watch_node_locked(const struct classfs_node *n);
+void cfs_watch_gone_locked(const struct classfs_node *n);
 void cfs_watch_device_locked(struct classfs_tree *t, const struct classfs_device *dev);
 void cfs_watch_sync(struct classfs_tree *t);
 void cfs_watch_notify(struct classfs_tree *t, uint64_t ino);
+void cfs_watch_value(struct classfs_tree *t, uint64_t ino);
 
 /* ---- interfaces (interface.c) ---- */
 void cfs_interfaces_add_device(struct classfs_device *dev);

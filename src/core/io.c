@@ -26,6 +26,7 @@ struct call {
 	dev_t devt;
 	bool immutable;		/* a stored value made immutable (plain.c) */
 	bool append;		/* a file made append-only (plain.c) */
+	bool plain;		/* a file made through the filesystem (plain.c) */
 };
 
 static struct classfs_node *owner_of(struct classfs_node *n, uint8_t flag)
@@ -77,6 +78,7 @@ static int call_prepare_locked(const struct cfs_entry *e, struct call *c)
 			c->kind = CALL_VALUE;	/* bytes, not code: no owner needed */
 			c->immutable = e->n->flags & CFS_NF_IMMUTABLE;
 			c->append = e->n->flags & CFS_NF_APPEND;
+			c->plain = e->n->flags & CFS_NF_PLAIN;
 		} else if ((o = owner_of(e->n, CFS_NF_DEVICE | CFS_NF_CLASS)) &&
 			   (o->flags & CFS_NF_DEVICE)) {
 			c->kind = e->n->type == CFS_NT_BIN ? CALL_DEV_BIN : CALL_DEV_TEXT;
@@ -276,13 +278,30 @@ ssize_t classfs_write(struct classfs_tree *t, uint64_t ino, const char *buf, siz
 	return classfs_write_offer(t, ino, buf, size, off, NULL);
 }
 
+static ssize_t write_entry(struct classfs_tree *t, uint64_t ino, const char *buf, size_t size,
+			   off_t off, struct classfs_reply_offer *offer, bool created);
+
 ssize_t classfs_write_offer(struct classfs_tree *t, uint64_t ino, const char *buf, size_t size,
 			    off_t off, struct classfs_reply_offer *offer)
+{
+	return write_entry(t, ino, buf, size, off, offer, false);
+}
+
+ssize_t classfs_write_created(struct classfs_tree *t, uint64_t ino, const char *buf,
+			      size_t size, off_t off)
+{
+	return write_entry(t, ino, buf, size, off, NULL, true);
+}
+
+/* @created: by its creator's descriptor, which a file made so writes whatever its mode */
+static ssize_t write_entry(struct classfs_tree *t, uint64_t ino, const char *buf, size_t size,
+			   off_t off, struct classfs_reply_offer *offer, bool created)
 {
 	struct cfs_frame *f;
 	struct call c;
 	ssize_t r;
 	char *page = NULL;
+	bool stored = false;	/* bytes the tree keeps were written */
 
 	if (!t || (!buf && size) || off < 0)
 		return -EINVAL;
@@ -293,12 +312,13 @@ ssize_t classfs_write_offer(struct classfs_tree *t, uint64_t ino, const char *bu
 		r = -EPERM;	/* before the mode, as Linux's inode_permission() */
 		goto out;
 	}
-	if (!(c.mode & 0222) || c.kind == CALL_DEVNUM) {
+	if ((!(c.mode & 0222) && !(created && c.plain)) || c.kind == CALL_DEVNUM) {
 		r = -EACCES;
 		goto out;
 	}
 	if (c.kind == CALL_VALUE) {
 		r = cfs_value_write(t, c.active, buf, size, off, c.append);
+		stored = true;
 		goto out;
 	}
 	if (c.kind == CALL_DEV_BIN) {
@@ -336,6 +356,7 @@ ssize_t classfs_write_offer(struct classfs_tree *t, uint64_t ino, const char *bu
 
 		f->offer = offer;
 		r = offer_result(f, a->store ? a->store(c.dev, a, page, size) : -EIO);
+		stored = a->show == cfs_stored_show;
 		break;
 	}
 	case CALL_CLASS: {
@@ -359,5 +380,8 @@ out:
 	cfs_free(page);
 	if (f)
 		cfs_frame_pop(t, f);
+	/* views that keep the value drop it before the caller goes on */
+	if (stored && r >= 0)
+		cfs_watch_value(t, ino);
 	return r;
 }

@@ -195,6 +195,7 @@ static void dir_unlink(struct classfs_node *n, bool keep)
 	if (!dir || !dir->u.dir)
 		return;
 	cfs_watch_node_locked(n);
+	cfs_watch_gone_locked(n);
 	if (keep) {
 		cfs_htab_remove_keep(dir->u.dir, &cfs_node_htab_ops, n);
 		return;

@@ -394,6 +394,7 @@ int classfs_truncate(struct classfs_tree *tree, uint64_t ino, off_t size, struct
 		cfs_active_put(tree, value);
 		if (r < 0)
 			return r;
+		cfs_watch_value(tree, ino);
 	}
 	return st ? classfs_getattr(tree, ino, st) : 0;
 }

@@ -108,6 +108,12 @@ const char *cfs_link_text(const struct classfs_node *n)
 	return n->u.attr;
 }
 
+/* the bytes of stored value @n (CFS_NF_VALUE) */
+struct cfs_bytes *cfs_value_bytes(const struct classfs_node *n)
+{
+	return &((struct cfs_value *)n->u.attr)->bytes;
+}
+
 /**
  * cfs_value_read() - read stored value @n from @off, without a show()
  * @n: a node with CFS_NF_VALUE, an active reference held

@@ -213,6 +213,10 @@ void cfs_entry_stat(const struct cfs_entry *e, struct classfs_stat *st)
 			st->type = CLASSFS_FT_DIR;
 		} else if (n->type == CFS_NT_LNK) {
 			st->type = CLASSFS_FT_LNK;
+		} else if (n->flags & CFS_NF_VALUE) {
+			/* bytes the tree keeps: their length, cached until they change */
+			st->type = CLASSFS_FT_REG;
+			st->size = (off_t)cfs_bytes_len(cfs_value_bytes(n));
 		} else {
 			st->type = CLASSFS_FT_REG;
 			st->dynamic = true;
@@ -225,10 +229,16 @@ void cfs_entry_stat(const struct cfs_entry *e, struct classfs_stat *st)
 		*st = (struct classfs_stat){ st->ino, st->generation, CLASSFS_FT_REG, 0644,
 					     CLASSFS_ATTR_MAX, true };
 		return;
-	case CFS_SLOT_DEV:
-		*st = (struct classfs_stat){ st->ino, st->generation, CLASSFS_FT_REG, 0444,
-					     CLASSFS_ATTR_MAX, false };
+	case CFS_SLOT_DEV: {
+		/* "MAJOR:MINOR\n", fixed for the inode */
+		dev_t devt = cfs_entry_device(e)->devt;
+		char buf[32];
+		int len = snprintf(buf, sizeof(buf), "%u:%u\n", major(devt), minor(devt));
+
+		*st = (struct classfs_stat){ st->ino, st->generation, CLASSFS_FT_REG, 0444, len,
+					     false };
 		return;
+	}
 	case CFS_SLOT_SUBSYSTEM:
 	case CFS_SLOT_DEVICE:
 	case CFS_SLOT_ALIAS:
@@ -249,10 +259,29 @@ void cfs_entry_stat(const struct cfs_entry *e, struct classfs_stat *st)
 	}
 	const struct classfs_attribute *a = cfs_group_attr(grp, e->slot & 0xFF, &text, &bin);
 
+	struct cfs_bytes *stored = cfs_stored_bytes(cfs_entry_device(e), text);
+
 	st->type = CLASSFS_FT_REG;
 	st->mode = a->mode & 07777;
-	st->dynamic = true;
-	st->size = bin ? (off_t)bin->size : CLASSFS_ATTR_MAX;
+	st->dynamic = !stored;
+	st->size = stored ? (off_t)cfs_bytes_len(stored) : bin ? (off_t)bin->size : CLASSFS_ATTR_MAX;
+}
+
+/**
+ * cfs_entry_dir() - the directory file @e (a node, or an entry computed in
+ * a device's directory: not a link shown elsewhere) is in, and its name
+ * there (in @buf when computed); under L
+ * Return: the directory's inode number.
+ */
+uint64_t cfs_entry_dir(const struct cfs_entry *e, const char **name, char *buf, size_t size)
+{
+	*name = entry_name(e, buf, size);
+	if (!e->slot)
+		return e->n->parent ? cfs_ino(e->n->parent, 0) : CLASSFS_ROOT_INO;
+	if (e->slot <= CFS_SLOT_FIXED_MAX || cfs_slot_attr(e->slot) == CFS_SLOT_GROUP_DIR ||
+	    !cfs_vgroup(cfs_entry_device(e), cfs_slot_group(e->slot))->name)
+		return cfs_ino(e->n, 0);
+	return cfs_ino(e->n, cfs_group_slot(cfs_slot_group(e->slot), CFS_SLOT_GROUP_DIR));
 }
 
 /* the entry's link target and the directory the link is in */

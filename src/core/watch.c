@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * watch.c - how views learn of changes: every directory entry that
- * appears or goes (real or computed), attribute notifications, and a sync
- * point at the end of each API call that changed the tree.
+ * appears or goes (real or computed), every stored value replaced,
+ * attribute notifications, and a sync point at the end of each API call
+ * that changed the tree.
  *
  * changed() runs under L and must only record (the FUSE layer queues an
  * invalidation for its notifier thread); sync() and notify() run without
@@ -81,6 +82,50 @@ void cfs_watch_node_locked(const struct classfs_node *n)
 	cfs_watch_entry_locked(cfs_node_tree(n), n->parent, 0, n->name);
 }
 
+/* under L: tell each watch that file @ino, entry @name of @dir, has another value */
+static void value_locked(struct classfs_tree *t, uint64_t dir, const char *name, uint64_t ino)
+{
+	for (int i = 0; i < t->nwatches; i++)
+		if (t->watches[i].ops->value)
+			t->watches[i].ops->value(t->watches[i].data, dir, name, ino);
+}
+
+/*
+ * under L: node @n leaves its directory.  A view that caches stored values
+ * drops those of @n (a stored value itself, or a device's `dev` and
+ * recorded attributes), so a file still open on them reads ENODEV, as in
+ * sysfs, rather than the value cached before.
+ */
+void cfs_watch_gone_locked(const struct classfs_node *n)
+{
+	if (!watched() || !n->parent)
+		return;
+	struct classfs_tree *t = cfs_node_tree(n);
+
+	if (!t->nwatches)
+		return;
+	if (n->flags & CFS_NF_VALUE) {
+		value_locked(t, cfs_ino(n->parent, 0), n->name, cfs_ino(n, 0));
+		return;
+	}
+	if (!(n->flags & CFS_NF_DEVICE))
+		return;
+	struct classfs_device *dev = cfs_node_device(n);
+	const struct classfs_attribute_group *grp;
+
+	if (major(dev->devt))
+		value_locked(t, cfs_ino(n, 0), "dev", cfs_ino(n, CFS_SLOT_DEV));
+	for (unsigned int g = 1; g <= CFS_MAX_VGROUPS && (grp = cfs_vgroup(dev, g)); g++) {
+		uint64_t dir = grp->name ? cfs_ino(n, cfs_group_slot(g, CFS_SLOT_GROUP_DIR))
+					 : cfs_ino(n, 0);
+
+		for (unsigned int a = 0; grp->attrs && grp->attrs[a] && a < CFS_GROUP_MAX_ATTRS; a++)
+			if (grp->attrs[a]->show == cfs_stored_show)
+				value_locked(t, dir, grp->attrs[a]->attr.name,
+					     cfs_ino(n, cfs_group_slot(g, a)));
+	}
+}
+
 /* under L: the entries a device shows outside its own directory */
 void cfs_watch_device_locked(struct classfs_tree *t, const struct classfs_device *dev)
 {
@@ -147,6 +192,33 @@ void classfs_sync_resume(struct classfs_tree *t)
 	struct cfs_thread *me = cfs_self();
 
 	if (me->watch_deferred && !--me->watch_deferred && t)
+		cfs_watch_sync(t);
+}
+
+/*
+ * without locks, at the end of a call: the value of file @ino changed
+ * (stored bytes replaced, or a notification), so a view that caches it
+ * drops it before the call returns (and before any uevent the caller
+ * sends next)
+ */
+void cfs_watch_value(struct classfs_tree *t, uint64_t ino)
+{
+	struct cfs_entry e;
+	const char *name;
+	char buf[32];
+	bool any = false;
+
+	if (!watched())
+		return;
+	cfs_lock(t);
+	if (t->nwatches && cfs_resolve_locked(t, ino, &e) == 0) {
+		uint64_t dir = cfs_entry_dir(&e, &name, buf, sizeof(buf));
+
+		value_locked(t, dir, name, ino);
+		any = true;
+	}
+	cfs_unlock(t);
+	if (any)
 		cfs_watch_sync(t);
 }
 

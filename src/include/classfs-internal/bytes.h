@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "classfs/classfs.h"
+
 struct cfs_bytes {
 	char *data;
 	uint32_t len;
@@ -44,5 +46,27 @@ size_t cfs_bytes_len(struct cfs_bytes *b);
 int cfs_bytes_put(struct cfs_bytes *b, const char *buf, size_t count, size_t off, bool truncate);
 /* free the buffer it grew into, if any (its owner goes) */
 void cfs_bytes_free(struct cfs_bytes *b);
+
+/**
+ * struct cfs_stored_attr - a device text attribute whose value is bytes
+ * the tree keeps (a recorded value), not code: its show() and store() are
+ * cfs_stored_show() and cfs_stored_store() (or NULL), which read and
+ * replace the bytes @bytes finds for a device.  The core knows such an
+ * attribute by its show(): stat reports the value's length, and a view
+ * may keep the value cached until the tree reports a change (watch.h:
+ * value), since only the tree's own calls change it.
+ */
+struct cfs_stored_attr {
+	struct classfs_device_attribute def;
+	struct cfs_bytes *(*bytes)(struct classfs_device *dev, const struct cfs_stored_attr *a);
+};
+
+ssize_t cfs_stored_show(struct classfs_device *dev, const struct classfs_device_attribute *a,
+			char *buf);
+ssize_t cfs_stored_store(struct classfs_device *dev, const struct classfs_device_attribute *a,
+			 const char *buf, size_t count);
+/* @a's bytes when it is a stored attribute of @dev (show() cfs_stored_show()), else NULL */
+struct cfs_bytes *cfs_stored_bytes(struct classfs_device *dev,
+				   const struct classfs_device_attribute *a);
 
 #endif

@@ -104,6 +104,14 @@ ssize_t classfs_read_offer(struct classfs_tree *tree, uint64_t ino, char *buf, s
  */
 ssize_t classfs_write_offer(struct classfs_tree *tree, uint64_t ino, const char *buf,
 			    size_t size, off_t off, struct classfs_reply_offer *offer);
+/**
+ * classfs_write_created() - classfs_write() through the descriptor whose
+ * open(O_CREAT) made file @ino (classfs_create()): as open(2) gives it,
+ * the file's mode does not refuse the write (a file made 0444 is written
+ * by its creator); its other rules stay.
+ */
+ssize_t classfs_write_created(struct classfs_tree *tree, uint64_t ino, const char *buf,
+			      size_t size, off_t off);
 
 /*
  * Changing the tree as a filesystem (what the mounted tree does for

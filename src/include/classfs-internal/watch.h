@@ -22,11 +22,16 @@
  * @sync: end of an API call that changed the tree, no lock held: push
  *        what was recorded before returning.
  * @notify: classfs_device_notify() on attribute @ino, no lock held.
+ * @value: the value of file @ino, entry @name of directory @dir_ino,
+ *         changed: bytes the tree keeps (a stored value, which stat
+ *         reports as not dynamic) were replaced, or the attribute was
+ *         notified.  Under the tree's lock, as @changed; a @sync follows.
  */
 struct classfs_watch_ops {
 	void (*changed)(void *data, uint64_t dir_ino, const char *name);
 	void (*sync)(void *data);
 	void (*notify)(void *data, uint64_t ino);
+	void (*value)(void *data, uint64_t dir_ino, const char *name, uint64_t ino);
 };
 
 /**

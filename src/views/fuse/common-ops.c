@@ -19,7 +19,16 @@ void cfs_fuse_init(void *data, struct fuse_conn_info *conn)
 	/* O_TRUNC arrives as setattr(size 0); no splice, no writeback cache */
 	conn->want &= ~(unsigned)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_SPLICE_READ |
 				  FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
-				  FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_EXPORT_SUPPORT);
+				  FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_EXPORT_SUPPORT |
+				  FUSE_CAP_EXPLICIT_INVAL_DATA);
+	/*
+	 * Cached pages are dropped when a getattr finds another mtime or size
+	 * (the sysfs view's computed values: ops.c).  Zero-message opens
+	 * take effect where an open answers ENOSYS (the sysfs view), not in
+	 * the devtmpfs-style view, whose opens answer.
+	 */
+	conn->want |= conn->capable & (FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_NO_OPEN_SUPPORT |
+				       FUSE_CAP_NO_OPENDIR_SUPPORT);
 }
 
 void cfs_fuse_statfs(fuse_req_t req, fuse_ino_t ino)

@@ -35,9 +35,11 @@
 
 #define CFS_FUSE_TIMEOUT 86400.0	/* entries and attributes: a day, pushed invalidation */
 
+struct cfs_snap;
+
 struct cfs_inval {
 	struct cfs_inval *next;
-	uint64_t dir;
+	uint64_t dir;		/* entry @name of directory @dir; or, @name "", inode @dir */
 	bool dir_only;		/* the entry is not cached: the directory alone */
 	char name[];
 };
@@ -46,6 +48,7 @@ struct cfs_poller {
 	struct cfs_poller *next;
 	uint64_t ino;
 	uint64_t events;		/* notifications so far */
+	uint64_t seen;			/* ... as of the last read from offset 0 */
 	struct fuse_pollhandle *ph;	/* waiting poll, or NULL */
 };
 
@@ -71,11 +74,6 @@ struct cfs_known {
 	bool all_names;			/* too many names once: every name counts as cached */
 };
 
-struct cfs_open_file {
-	struct cfs_open_file *prev, *next;	/* the mount's open files (plock) */
-	uint64_t seen;			/* notifications seen at the last read from 0 */
-	int mode_at_release;		/* -1, or the mode a create asked for (below) */
-};
 
 struct classfs_mount {
 	struct classfs_tree *tree;
@@ -100,11 +98,14 @@ struct classfs_mount {
 
 	struct cfs_known known;		/* directories the kernel holds */
 
-	pthread_mutex_t plock;		/* pollers, open files */
+	pthread_mutex_t plock;		/* pollers */
 	struct cfs_poller *pollers;
-	struct cfs_open_file *files;	/* freed at unmount if never released */
-	struct cfs_open_file *spare;	/* released ones, reused by open */
-	unsigned int nspare;
+	uint64_t stamp;			/* large computed files' mtime: new at each getattr */
+
+	pthread_mutex_t slock;		/* computed values' snapshots (snap.c) */
+	struct cfs_snap **snaps;	/* SNAP_BUCKETS chains, or NULL */
+	struct cfs_snap *snap_oldest, *snap_newest;
+	size_t nsnaps;
 
 	pthread_mutex_t dlock;		/* requests answered later (reply.c) */
 	pthread_cond_t dempty;		/* the list emptied */
@@ -120,6 +121,7 @@ struct cfs_fuse_offer {
 	size_t size;
 	off_t off;
 	bool write;
+	const struct classfs_stat *snap;	/* a getattr that takes a snapshot (snap.c) */
 };
 
 /* ops.c */
@@ -158,8 +160,11 @@ void cfs_fuse_refuse_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 /* ops.c (shared with ns-ops.c) */
 void cfs_fuse_fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, struct stat *st);
 void cfs_fuse_reply_entry(fuse_req_t req, const struct classfs_stat *cs);
-int cfs_fuse_open_file(struct classfs_mount *m, const struct classfs_stat *cs,
-		       struct fuse_file_info *fi);
+double cfs_fuse_attr_timeout(const struct classfs_stat *cs);
+uint64_t cfs_fuse_created_fh(uint64_t ino);
+/* the file a write request of this thread is writing: its own change is not pushed back */
+extern __thread struct classfs_mount *cfs_fuse_writing_mount;
+extern __thread uint64_t cfs_fuse_writing_ino;
 
 /* ns-ops.c: the sysfs view's requests that change names, modes and sizes */
 extern __thread struct classfs_mount *cfs_fuse_serving;	/* the mount this thread answers */
@@ -194,6 +199,21 @@ void cfs_fuse_reply_io_err(fuse_req_t req, long err);
 void cfs_fuse_offer_init(struct cfs_fuse_offer *o, struct classfs_mount *m, fuse_req_t req,
 			 size_t size, off_t off, bool write);
 void cfs_fuse_deferred_abort(struct classfs_mount *m);
+
+/* snap.c: computed values as the page cache holds them */
+/* a computed value small enough for a snapshot: its reads take one first */
+static inline bool cfs_fuse_snapshotted(const struct classfs_stat *cs)
+{
+	return cs->dynamic && cs->type == CLASSFS_FT_REG && cs->size <= CLASSFS_ATTR_MAX;
+}
+int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, size_t len,
+		      uint64_t *version);
+bool cfs_fuse_snap_stat(struct classfs_mount *m, uint64_t ino, size_t *len, uint64_t *version);
+ssize_t cfs_fuse_snap_read(struct classfs_mount *m, uint64_t ino, char *buf, size_t size,
+			   off_t off);
+void cfs_fuse_snap_answer(struct classfs_mount *m, fuse_req_t req,
+			  const struct classfs_stat *cs, ssize_t r, const char *page);
+void cfs_fuse_snap_free(struct classfs_mount *m);
 
 /* notify.c */
 extern const struct classfs_watch_ops cfs_fuse_watch_ops;

@@ -70,10 +70,12 @@ static void mount_free(struct classfs_mount *m)
 	}
 	cfs_fuse_loop_free(m->loop);
 	cfs_fuse_notify_free(m);
+	cfs_fuse_snap_free(m);
 	cfs_fuse_known_free(m);
 	cfs_devview_free(m->devview);
 	pthread_mutex_destroy(&m->qlock);
 	pthread_mutex_destroy(&m->plock);
+	pthread_mutex_destroy(&m->slock);
 	pthread_mutex_destroy(&m->dlock);
 	pthread_cond_destroy(&m->dempty);
 	pthread_mutex_destroy(&m->known.lock);
@@ -118,6 +120,7 @@ static struct classfs_mount *mount_view(struct classfs_tree *tree, const char *m
 	m->qtail = &m->qhead;
 	pthread_mutex_init(&m->qlock, NULL);
 	pthread_mutex_init(&m->plock, NULL);
+	pthread_mutex_init(&m->slock, NULL);
 	pthread_mutex_init(&m->dlock, NULL);
 	pthread_cond_init(&m->dempty, NULL);
 	pthread_mutex_init(&m->known.lock, NULL);

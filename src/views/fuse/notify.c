@@ -20,9 +20,13 @@
  * a held directory, an entry whose name no lookup was answered for is not
  * cached: only the directory itself is invalidated (once per batch).
  *
+ * Values: a stored value the kernel caches (its name was looked up) is
+ * invalidated, attributes and pages, when the tree replaces it, with the
+ * entries, before the changing call returns.
+ *
  * Poll (sysfs_notify): a notification counts on the attribute's poller and
- * wakes a waiting poll; an open file reports POLLERR|POLLPRI until it
- * reads from offset 0 again.
+ * wakes a waiting poll; the attribute reports POLLERR|POLLPRI until it is
+ * read from offset 0 again.
  */
 #include "fuse-internal.h"
 
@@ -78,6 +82,44 @@ static void watch_changed(void *data, uint64_t dir, const char *name)
 	if (m->qhead == iv || m->push_now)
 		pthread_cond_signal(&m->qwork);
 	pthread_mutex_unlock(&m->qlock);
+}
+
+/* queue the invalidation of inode @ino: its attributes and cached pages */
+static void queue_inode(struct classfs_mount *m, uint64_t ino)
+{
+	struct cfs_inval *iv = malloc(sizeof(*iv) + 1);
+
+	if (!iv)
+		return;	/* cached until its timeout: a day */
+	*iv = (struct cfs_inval){ .dir = ino };
+	iv->name[0] = '\0';
+	pthread_mutex_lock(&m->qlock);
+	*m->qtail = iv;
+	m->qtail = &iv->next;
+	m->queued++;
+	if (m->queued - m->pushed >= PUSH_BATCH)
+		m->push_now = true;
+	if (m->qhead == iv || m->push_now)
+		pthread_cond_signal(&m->qwork);
+	pthread_mutex_unlock(&m->qlock);
+}
+
+/*
+ * A stored value was replaced, or notified: the kernel may hold its pages
+ * and size only if it looked the name up.  A write request's own file is
+ * left alone: the kernel holds its pages locked until the answer (an
+ * invalidation would wait for them), and takes what it wrote, fetching
+ * the attributes next and dropping the pages if the size differs.
+ */
+static void watch_value(void *data, uint64_t dir, const char *name, uint64_t ino)
+{
+	struct classfs_mount *m = data;
+
+	if (cfs_fuse_writing_mount == m && cfs_fuse_writing_ino == ino)
+		return;
+	if (cfs_fuse_known(m, dir, name) != CFS_KNOWN_ENTRY)
+		return;
+	queue_inode(m, ino);
 }
 
 static void watch_sync(void *data)
@@ -155,6 +197,7 @@ const struct classfs_watch_ops cfs_fuse_watch_ops = {
 	.changed = watch_changed,
 	.sync = watch_sync,
 	.notify = watch_notify,
+	.value = watch_value,
 };
 
 /**
@@ -209,6 +252,13 @@ void *cfs_fuse_notifier_main(void *arg)
 			int i = 0;
 
 			batch = iv->next;
+			if (!iv->name[0]) {
+				/* a value: its attributes and pages (-ENOENT: not cached) */
+				fuse_lowlevel_notify_inval_inode(m->se, iv->dir, 0, 0);
+				free(iv);
+				n++;
+				continue;
+			}
 			/* the kernel may not know the entry: -ENOENT is fine */
 			if (!iv->dir_only)
 				fuse_lowlevel_notify_inval_entry(m->se, iv->dir, iv->name,
@@ -236,20 +286,25 @@ void *cfs_fuse_notifier_main(void *arg)
 
 /**
  * cfs_fuse_poll() - the POLL request: readable and writable always, plus
- * POLLERR|POLLPRI once the attribute was notified since @fi last read it
+ * POLLERR|POLLPRI once the attribute was notified since it was last read
  * from offset 0; @ph (when given) is kept to wake the poller.
+ *
+ * Opens are zero-message (ops.c), so "since it was read" is the inode's,
+ * not each open file's as in sysfs: a notification also drops the cached
+ * value (watch_value(), before the wake-up), so the poller's next read
+ * from offset 0 reaches the READ that acknowledges it.
  */
 void cfs_fuse_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		   struct fuse_pollhandle *ph)
 {
 	struct classfs_mount *m = fuse_req_userdata(req);
-	struct cfs_open_file *of = (void *)(uintptr_t)fi->fh;
 	unsigned int revents = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM;
 	struct cfs_poller *p;
 
+	(void)fi;
 	pthread_mutex_lock(&m->plock);
 	p = cfs_fuse_poller_get(m, ino, ph != NULL);
-	if (p && of && of->seen != p->events)
+	if (p && p->seen != p->events)
 		revents |= POLLERR | POLLPRI;
 	if (p && ph) {
 		if (p->ph)
@@ -265,7 +320,7 @@ void cfs_fuse_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 
 /**
  * cfs_fuse_notify_free() - at unmount, once no thread runs: the queue
- * left, the open files never released, the pollers.
+ * left, the pollers.
  */
 void cfs_fuse_notify_free(struct classfs_mount *m)
 {
@@ -274,19 +329,6 @@ void cfs_fuse_notify_free(struct classfs_mount *m)
 	while ((iv = m->qhead)) {
 		m->qhead = iv->next;
 		free(iv);
-	}
-	/* files still open when the mount went get no release */
-	while (m->files) {
-		struct cfs_open_file *of = m->files;
-
-		m->files = of->next;
-		free(of);
-	}
-	while (m->spare) {
-		struct cfs_open_file *of = m->spare;
-
-		m->spare = of->next;
-		free(of);
 	}
 	while (m->pollers) {
 		struct cfs_poller *p = m->pollers;

@@ -53,27 +53,25 @@ void cfs_fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 {
 	struct classfs_mount *m = ns_begin(req, parent, name);
 	struct classfs_stat cs;
-	/*
-	 * open(O_CREAT) gives a descriptor that writes whatever mode it asked
-	 * for (umask 0333 makes a 0444 file written once by its creator):
-	 * the file is its owner's to write until that descriptor is released
-	 */
-	mode_t want = mode & 07777, made = (fi->flags & O_ACCMODE) != O_RDONLY ? want | 0200 : want;
-	int r = classfs_create(m->tree, parent, name, made, &cs);
+	int r = classfs_create(m->tree, parent, name, mode & 07777, &cs);
 
-	if (r == 0 && (r = cfs_fuse_open_file(m, &cs, fi)) < 0)
-		(void)classfs_unlink(m->tree, parent, name);	/* nothing half made */
-	if (r == 0 && made != want)
-		((struct cfs_open_file *)(uintptr_t)fi->fh)->mode_at_release = (int)want;
 	ns_end();
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
 	}
+	/*
+	 * open(O_CREAT) gives a descriptor that writes whatever mode it asked
+	 * for (umask 0333 makes a 0444 file written once by its creator):
+	 * its writes carry this fh (ops.c), the only per-open state kept
+	 */
+	fi->fh = cfs_fuse_created_fh(cs.ino);
+	fi->keep_cache = 1;
+	fi->noflush = 1;
 	struct fuse_entry_param e = {
 		.ino = cs.ino,
 		.generation = cs.generation,
-		.attr_timeout = CFS_FUSE_TIMEOUT,
+		.attr_timeout = cfs_fuse_attr_timeout(&cs),
 		.entry_timeout = CFS_FUSE_TIMEOUT,
 	};
 
@@ -181,14 +179,19 @@ void cfs_fuse_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_
 		r = -EPERM;
 	if (r == 0 && (to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != cs.mode)
 		r = classfs_chmod(m->tree, ino, attr->st_mode & 07777, &cs);
-	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE))
+	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE)) {
+		/* the kernel takes the new size from the answer: not pushed back to it */
+		cfs_fuse_writing_mount = m;
+		cfs_fuse_writing_ino = ino;
 		r = classfs_truncate(m->tree, ino, attr->st_size, &cs);
+		cfs_fuse_writing_mount = NULL;
+	}
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;
 	}
 	cfs_fuse_fill_stat(m, &cs, &st);
-	fuse_reply_attr(req, &st, CFS_FUSE_TIMEOUT);
+	fuse_reply_attr(req, &st, cfs_fuse_attr_timeout(&cs));
 }
 
 /* reply to a flags ioctl: @r (a classfs error) or, 0, @out of @size bytes */

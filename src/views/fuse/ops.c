@@ -6,17 +6,37 @@
  * takes back).  Lookups and attributes are cached by the kernel for a day
  * (notify.c pushes invalidations); negative entries too.
  *
- * Attributes computed on every read use direct_io (the whole value in one
- * read, never a stale page); `dev` files never change for an inode and use
- * the page cache (keep_cache).  No FLUSH (noflush): a close costs one
- * asynchronous RELEASE.
+ * What a read of a stored value costs is what the kernel asks: nothing,
+ * once cached.  Opens are zero-message (FUSE_CAP_NO_OPEN_SUPPORT: OPEN
+ * and OPENDIR answer ENOSYS once, and the kernel opens every file of the
+ * connection itself, with the page cache kept, and sends no RELEASE),
+ * FLUSH answers ENOSYS once (the kernel then sends none), so an
+ * open+read+close of a cached value never reaches this process.  The
+ * kernel tells files apart by their attributes instead:
+ *  - a stored value (the tree keeps its bytes: loaded, set, written, made
+ *    through the filesystem; `dev`) reports its length and is cached, its
+ *    pages and attributes, until the tree replaces it: notify.c then
+ *    invalidates the inode before the change's call returns, so before
+ *    any uevent that announces it;
+ *  - a computed one (a show(), a remote publisher's, `uevent`) has
+ *    attributes valid for no time: the kernel (auto_inval_data) asks them
+ *    before each read, and that getattr runs show() and answers the
+ *    value's length and version (snap.c); the kernel drops its cached
+ *    pages when the version moved, and its READ gets those same bytes.
+ *    Every read(2) reaches show(), so no reader gets a stale page.
+ * No per-open state is kept: poll's "notified since read" is the inode's
+ * (notify.c), and a file made through the filesystem is written by its
+ * creator through the descriptor the create answered (its fh names it).
  */
 #include "fuse-internal.h"
 
 #include <sys/stat.h>
 
 #define MAX_READ (128 * 1024)
-#define MAX_SPARE 64		/* released open files kept for the next opens */
+#define CREATED_FH 0x43465343524541ull	/* "CFSCREA": an fh a create answered */
+
+__thread struct classfs_mount *cfs_fuse_writing_mount;
+__thread uint64_t cfs_fuse_writing_ino;
 
 static struct classfs_mount *m_of(fuse_req_t req)
 {
@@ -53,6 +73,25 @@ void cfs_fuse_fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, 
 	}
 	st->st_blksize = 4096;
 	st->st_atime = st->st_mtime = st->st_ctime = m->mtime;
+	if (cfs_fuse_snapshotted(cs)) {
+		/* the snapshot the reads take (snap.c): its length and version */
+		size_t len;
+		uint64_t version;
+
+		if (cfs_fuse_snap_stat(m, cs->ino, &len, &version)) {
+			st->st_size = (off_t)len;
+			st->st_mtim.tv_nsec = st->st_ctim.tv_nsec = (long)version;
+		}
+	} else if (cs->dynamic) {
+		/*
+		 * A computed file of a known size (a large binary attribute): a
+		 * new mtime each time, the kernel drops the pages it cached
+		 * (auto_inval_data), every read reaches read()
+		 */
+		long ns = (long)(__atomic_add_fetch(&m->stamp, 1, __ATOMIC_RELAXED) % 1000000000);
+
+		st->st_mtim.tv_nsec = st->st_ctim.tv_nsec = ns;
+	}
 	if (cs->type == CLASSFS_FT_DIR) {
 		/* moves with every change: the kernel then drops a cached listing */
 		long ns = (long)(__atomic_load_n(&m->changes, __ATOMIC_RELAXED) % 1000000000);
@@ -61,13 +100,29 @@ void cfs_fuse_fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, 
 	}
 }
 
+/*
+ * how long the kernel may keep @cs's attributes: a day, pushed
+ * invalidation, except for a computed value, whose attributes are asked
+ * before each read
+ */
+double cfs_fuse_attr_timeout(const struct classfs_stat *cs)
+{
+	return cs->dynamic ? 0.0 : CFS_FUSE_TIMEOUT;
+}
+
+/* the fh a create answers for file @ino: its writes are its creator's */
+uint64_t cfs_fuse_created_fh(uint64_t ino)
+{
+	return ino ^ CREATED_FH;
+}
+
 /* answer @req with entry @cs (its directory counted as held: known.c) */
 void cfs_fuse_reply_entry(fuse_req_t req, const struct classfs_stat *cs)
 {
 	struct fuse_entry_param e = {
 		.ino = cs->ino,
 		.generation = cs->generation,
-		.attr_timeout = CFS_FUSE_TIMEOUT,
+		.attr_timeout = cfs_fuse_attr_timeout(cs),
 		.entry_timeout = CFS_FUSE_TIMEOUT,
 	};
 
@@ -106,19 +161,38 @@ static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	fuse_reply_none(req);
 }
 
+/*
+ * A getattr with an open file's handle comes before each read (computed
+ * values' attributes are valid for no time): a computed value's is
+ * answered with its snapshot, taken now (snap.c).  For an entry gone
+ * meanwhile, that read fails ENODEV, as sysfs's.
+ */
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct classfs_mount *m = m_of(req);
 	struct classfs_stat cs;
 	struct stat st;
-	int r = classfs_getattr(m_of(req)->tree, ino, &cs);
+	int r = classfs_getattr(m->tree, ino, &cs);
 
-	(void)fi;
 	if (r < 0) {
-		fuse_reply_err(req, -r);
+		fuse_reply_err(req, fi && r == -ENOENT ? ENODEV : -r);
+		return;
+	}
+	if (fi && cfs_fuse_snapshotted(&cs)) {
+		char page[CLASSFS_ATTR_MAX];
+		struct cfs_fuse_offer o;
+		ssize_t n;
+
+		/* a remote show() answers from reply.c, holding no thread meanwhile */
+		cfs_fuse_offer_init(&o, m, req, sizeof(page), 0, false);
+		o.snap = &cs;
+		n = classfs_read_offer(m->tree, ino, page, sizeof(page), 0, &o.offer);
+		if (n != -CLASSFS_DEFERRED)
+			cfs_fuse_snap_answer(m, req, &cs, n, page);
 		return;
 	}
 	cfs_fuse_fill_stat(m_of(req), &cs, &st);
-	fuse_reply_attr(req, &st, CFS_FUSE_TIMEOUT);
+	fuse_reply_attr(req, &st, cfs_fuse_attr_timeout(&cs));
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -132,135 +206,51 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_readlink(req, buf);
 }
 
-/**
- * cfs_fuse_open_file() - make @fi the open file of entry @cs (a regular
- * file): its poll state, its caching
- * Return: 0 or -ENOMEM.
+/*
+ * Zero-message opens: ENOSYS tells the kernel to open every file of the
+ * connection itself from now on (FUSE_CAP_NO_OPEN_SUPPORT), keeping its
+ * page cache, with no RELEASE.  What an OPEN checked, the write checks:
+ * sysfs refuses a write to a file without write bits even to root, the
+ * tree does too (-EACCES), and an immutable file's (-EPERM).
  */
-int cfs_fuse_open_file(struct classfs_mount *m, const struct classfs_stat *cs,
-		       struct fuse_file_info *fi)
-{
-	struct cfs_open_file *of;
-	struct cfs_poller *p;
-
-	pthread_mutex_lock(&m->plock);
-	/* one allocation less per open+read+close: a released one */
-	of = m->spare;
-	if (of) {
-		m->spare = of->next;
-		m->nspare--;
-	} else if (!(of = malloc(sizeof(*of)))) {
-		pthread_mutex_unlock(&m->plock);
-		return -ENOMEM;
-	}
-	p = cfs_fuse_poller_get(m, cs->ino, false);
-	*of = (struct cfs_open_file){ .seen = p ? p->events : 0, .next = m->files,
-				      .mode_at_release = -1 };
-	if (of->next)
-		of->next->prev = of;
-	m->files = of;
-	pthread_mutex_unlock(&m->plock);
-	fi->fh = (uintptr_t)of;
-	if (cs->dynamic)
-		fi->direct_io = 1;
-	else
-		fi->keep_cache = 1;
-	fi->noflush = 1;
-	return 0;
-}
-
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct classfs_mount *m = m_of(req);
-	struct classfs_stat cs;
-	int acc = fi->flags & O_ACCMODE;
-	int r = classfs_getattr(m->tree, ino, &cs);
-
-	if (r < 0) {
-		fuse_reply_err(req, -r);
-		return;
-	}
-	if (cs.type == CLASSFS_FT_DIR) {
-		fuse_reply_err(req, EISDIR);
-		return;
-	}
-	unsigned int fl;
-
-	/*
-	 * An immutable file (chattr +i) is written by no one, root neither,
-	 * an append-only one (chattr +a) only with O_APPEND: EPERM first
-	 */
-	if ((acc != O_RDONLY || (fi->flags & O_TRUNC)) &&
-	    classfs_get_flags(m->tree, ino, &fl) == 0 &&
-	    ((fl & CLASSFS_FL_IMMUTABLE) ||
-	     ((fl & CLASSFS_FL_APPEND) && (!(fi->flags & O_APPEND) || (fi->flags & O_TRUNC))))) {
-		fuse_reply_err(req, EPERM);
-		return;
-	}
-	/* sysfs enforces the mode bits even for root */
-	if ((acc != O_WRONLY && !(cs.mode & 0444)) || (acc != O_RDONLY && !(cs.mode & 0222))) {
-		fuse_reply_err(req, EACCES);
-		return;
-	}
-	r = cfs_fuse_open_file(m, &cs, fi);
-	if (r < 0)
-		fuse_reply_err(req, -r);
-	else
-		fuse_reply_open(req, fi);
-}
-
-static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct classfs_mount *m = m_of(req);
-	struct cfs_open_file *of = (void *)(uintptr_t)fi->fh;
-
-	if (of->mode_at_release >= 0)
-		(void)classfs_chmod(m->tree, ino, (mode_t)of->mode_at_release, NULL);
-	pthread_mutex_lock(&m->plock);
-	if (of->prev)
-		of->prev->next = of->next;
-	else
-		m->files = of->next;
-	if (of->next)
-		of->next->prev = of->prev;
-	if (m->nspare < MAX_SPARE) {
-		of->next = m->spare;
-		m->spare = of;
-		m->nspare++;
-		of = NULL;
-	}
-	pthread_mutex_unlock(&m->plock);
-	free(of);
-	fuse_reply_err(req, 0);
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, ENOSYS);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct classfs_mount *m = m_of(req);
-	struct cfs_open_file *of = (void *)(uintptr_t)fi->fh;
 	char stack[4096], *buf = stack;
 	struct cfs_fuse_offer o;
 	ssize_t r;
 
+	(void)fi;
 	if (size > MAX_READ)
 		size = MAX_READ;
 	if (size > sizeof(stack) && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (off == 0 && of) {
-		/* re-reading from the start acknowledges a notification */
+	if (off == 0) {
+		/* re-reading from the start acknowledges a notification (notify.c) */
 		pthread_mutex_lock(&m->plock);
 		struct cfs_poller *p = cfs_fuse_poller_get(m, ino, false);
 
 		if (p)
-			of->seen = p->events;
+			p->seen = p->events;
 		pthread_mutex_unlock(&m->plock);
 	}
-	/* a remote show() answers from reply.c, holding no thread meanwhile */
-	cfs_fuse_offer_init(&o, m, req, size, off, false);
-	r = classfs_read_offer(m->tree, ino, buf, size, off, &o.offer);
+	/* a computed value's snapshot, taken by the getattr before this read (snap.c) */
+	r = cfs_fuse_snap_read(m, ino, buf, size, off);
+	if (r == -ENOENT) {
+		/* a remote show() answers from reply.c, holding no thread meanwhile */
+		cfs_fuse_offer_init(&o, m, req, size, off, false);
+		r = classfs_read_offer(m->tree, ino, buf, size, off, &o.offer);
+	}
 	if (r == -CLASSFS_DEFERRED)
 		;
 	else if (r < 0)
@@ -274,12 +264,25 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
+	struct classfs_mount *m = m_of(req);
 	struct cfs_fuse_offer o;
 	ssize_t r;
 
-	(void)fi;
-	cfs_fuse_offer_init(&o, m_of(req), req, size, off, true);
-	r = classfs_write_offer(m_of(req)->tree, ino, buf, size, off, &o.offer);
+	/*
+	 * The kernel holds this file's cached pages locked until the answer:
+	 * its own change is not pushed back to it (notify.c), the kernel
+	 * fetches the attributes after a write anyway and drops the pages
+	 * if the size is not what it wrote.
+	 */
+	cfs_fuse_writing_mount = m;
+	cfs_fuse_writing_ino = ino;
+	if (fi->fh && fi->fh == cfs_fuse_created_fh(ino)) {
+		r = classfs_write_created(m->tree, ino, buf, size, off);
+	} else {
+		cfs_fuse_offer_init(&o, m, req, size, off, true);
+		r = classfs_write_offer(m->tree, ino, buf, size, off, &o.offer);
+	}
+	cfs_fuse_writing_mount = NULL;
 	if (r == -CLASSFS_DEFERRED)
 		;
 	else if (r < 0)
@@ -311,13 +314,16 @@ static int dir_fill(void *ctx, const char *name, const struct classfs_stat *cs, 
 	return 0;
 }
 
-/* listings are cached by the kernel until the notifier drops them */
+/*
+ * Zero-message opendir, as open: the kernel then opens each directory
+ * itself with its listing cached (FOPEN_CACHE_DIR, FOPEN_KEEP_CACHE)
+ * until the notifier drops it.
+ */
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
-	fi->cache_readdir = 1;
-	fi->keep_cache = 1;
-	fuse_reply_open(req, fi);
+	(void)fi;
+	fuse_reply_err(req, ENOSYS);
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -365,7 +371,6 @@ const struct fuse_lowlevel_ops cfs_fuse_ops = {
 	.open = op_open,
 	.read = op_read,
 	.write = op_write,
-	.release = op_release,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
 	.poll = cfs_fuse_poll,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * reply.c - answers to reads and writes: the errors the kernel takes,
- * and answers given after the request's handler returned.
+ * and answers given after the request's handler returned (a read's, a
+ * write's, or a getattr's taking a computed value's snapshot: snap.c).
  *
  * The kernel's FUSE refuses an error reply of -512 or below and leaves
  * the request unanswered: its reader sleeps in state D, deaf even to
@@ -35,6 +36,8 @@ struct cfs_fuse_deferred {
 	size_t size;
 	off_t off;
 	bool write;
+	bool snap;				/* a getattr taking a snapshot: cs is its entry */
+	struct classfs_stat cs;
 	bool claimed;				/* answered, or being answered (__atomic) */
 	int refs;				/* the list's and the producer's (__atomic) */
 };
@@ -54,7 +57,9 @@ void cfs_fuse_reply_io_err(fuse_req_t req, long err)
 /* the answer of @d's show()/store(): @r bytes of value at @page, a count, or -errno */
 static void answer(struct cfs_fuse_deferred *d, ssize_t r, const char *page)
 {
-	if (r < 0) {
+	if (d->snap) {
+		cfs_fuse_snap_answer(d->m, d->req, &d->cs, r, page);
+	} else if (r < 0) {
 		cfs_fuse_reply_io_err(d->req, r);
 	} else if (d->write) {
 		fuse_reply_write(d->req, (size_t)r > d->size ? d->size : (size_t)r);
@@ -143,6 +148,10 @@ static struct classfs_reply *take(struct classfs_reply_offer *offer)
 		.reply.done = done, .m = m, .req = o->req, .size = o->size, .off = o->off,
 		.write = o->write, .refs = 2,
 	};
+	if (o->snap) {
+		d->snap = true;
+		d->cs = *o->snap;
+	}
 	pthread_mutex_lock(&m->dlock);
 	if (m->dstopping) {
 		pthread_mutex_unlock(&m->dlock);

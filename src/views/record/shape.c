@@ -18,7 +18,9 @@
  * decides.
  *
  * Locking: shape_lock guards the table and the counts; a device's bytes
- * are struct cfs_bytes (src/util/bytes.h), as a value node's.
+ * are struct cfs_bytes, as a value node's, and its attributes the core's
+ * stored attributes (classfs-internal/bytes.h): the core reads and stores
+ * them, reports their length, and tells the views when they change.
  */
 #include "record-internal.h"
 
@@ -26,7 +28,7 @@
 #include <stdlib.h>
 
 struct rec_attr {
-	struct classfs_device_attribute def;
+	struct cfs_stored_attr stored;	/* first: its def is the group's attribute */
 	uint32_t index;			/* in the device's vals */
 };
 
@@ -48,29 +50,12 @@ static pthread_mutex_t shape_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rec_shape **shape_table;
 static size_t shape_buckets, nshapes;
 
-static struct cfs_bytes *val_of(struct classfs_device *dev,
-				const struct classfs_device_attribute *a)
+/* the bytes of attribute @a (a struct rec_attr) of @dev, as the core reads and stores them */
+static struct cfs_bytes *val_of(struct classfs_device *dev, const struct cfs_stored_attr *a)
 {
 	const struct rec_attr *ra = (const struct rec_attr *)a;
 
 	return &cfs_rec_vals(cfs_rec_of(dev))[ra->index];
-}
-
-static ssize_t shape_show(struct classfs_device *dev, const struct classfs_device_attribute *a,
-			  char *buf)
-{
-	return (ssize_t)cfs_bytes_read(val_of(dev, a), buf, 0, CLASSFS_ATTR_MAX);
-}
-
-static ssize_t shape_store(struct classfs_device *dev, const struct classfs_device_attribute *a,
-			   const char *buf, size_t count)
-{
-	int r;
-
-	if (count > CLASSFS_ATTR_MAX)
-		return -E2BIG;
-	r = cfs_bytes_put(val_of(dev, a), buf, count, 0, true);
-	return r < 0 ? r : (ssize_t)count;
 }
 
 /** cfs_rec_vals_free() - the buffers a device's values grew into (its release) */
@@ -141,14 +126,17 @@ static struct rec_shape *shape_new(const char *sig, size_t siglen, uint32_t hash
 		mode_t mode = *p == 'w' ? 0644 : 0444;
 
 		s->attrs[i] = (struct rec_attr){
-			.def = {
-				.attr = { .name = name, .mode = mode },
-				.show = shape_show,
-				.store = (mode & 0200) ? shape_store : NULL,
+			.stored = {
+				.def = {
+					.attr = { .name = name, .mode = mode },
+					.show = cfs_stored_show,
+					.store = (mode & 0200) ? cfs_stored_store : NULL,
+				},
+				.bytes = val_of,
 			},
 			.index = i,
 		};
-		s->attrv[i] = &s->attrs[i].def;
+		s->attrv[i] = &s->attrs[i].stored.def;
 		p = (char *)name + strlen(name) + 1;
 	}
 	return s;
