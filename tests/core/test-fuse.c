@@ -29,6 +29,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/fuse.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -45,6 +46,7 @@
 #include "classfs/classfs.h"
 #include "../harness.h"
 #include "classfs-internal/fs.h"
+#include "classfs-internal/testing.h"
 #include "../native-util.h"
 
 #define UUID "12345678-1234-1234-1234-123456789abc"
@@ -1502,6 +1504,96 @@ TEST(poll_devices_layout)
 {
 	test_begin("poll_devices_layout");
 	check_poll(CLASSFS_LAYOUT_DEVICES);
+}
+
+/* ---- what a reader costs the serving process ---- */
+
+/*
+ * Stored values (a value, `dev`) are read from the kernel's page cache:
+ * once read, open+read+close and stat reach no request; a change through
+ * the API or a write through the mount is read at once.  A computed
+ * value's reads each ask (a getattr that runs show()).
+ */
+static void check_read_costs(enum classfs_layout layout)
+{
+	char stored[PATH_MAX], dev[PATH_MAX], computed[PATH_MAX];
+	struct fx f;
+	struct stat st;
+	uint64_t base, n;
+	int bad = 0;
+
+	if (!fx_build(&f, layout))
+		goto out;
+	fx_mount(&f, false);
+	if (!mnt_ok(&f.a))
+		goto out;
+	CHECK_INT(classfs_device_add_value(f.t0, "stored", 0644, "12345\n", 6, 0), 0);
+	snprintf(stored, sizeof(stored), "%s", P(dpath(f.a.dir, f.t0), "stored"));
+	snprintf(dev, sizeof(dev), "%s", P(dpath(f.a.dir, f.sda), "dev"));
+	snprintf(computed, sizeof(computed), "%s", P(dpath(f.a.dir, f.t0), "value"));
+	CHECK_STR(val(stored), "12345\n");
+	CHECK_STR(val(dev), "8:0\n");
+	CHECK_INT(stat(stored, &st), 0);
+	CHECK_INT(st.st_size, 6);
+
+	/* a thousand reads and stats of each: nothing reaches the mount (a few strays allowed) */
+	base = classfs_mount_requests(f.a.m, -1);
+	for (int i = 0; i < 1000; i++) {
+		bad += strcmp(val(stored), "12345\n") != 0;
+		bad += strcmp(val(dev), "8:0\n") != 0;
+		bad += stat(stored, &st) != 0 || st.st_size != 6;
+	}
+	n = classfs_mount_requests(f.a.m, -1) - base;
+	CHECK_INT(bad, 0);
+	if (n > 4)
+		fprintf(stderr, "  2,000 cached reads and 1,000 stats made %llu requests\n",
+			(unsigned long long)n);
+	CHECK(n <= 4);
+
+	/* changed through the API: the next read has it, whatever its length */
+	CHECK_INT(classfs_device_set_value(f.t0, "stored", "7\n", 2), 0);
+	CHECK_STR(val(stored), "7\n");
+	CHECK_INT(classfs_device_set_value(f.t0, "stored", "8\n", 2), 0);
+	CHECK_STR(val(stored), "8\n");
+	CHECK_INT(stat(stored, &st), 0);
+	CHECK_INT(st.st_size, 2);
+	CHECK_INT(classfs_device_set_value(f.t0, "stored", "a longer value\n", 15), 0);
+	CHECK_STR(val(stored), "a longer value\n");
+	/* written through the mount: the writer reads back what it wrote */
+	CHECK_INT(write_str(stored, 0, "9\n"), 2);
+	CHECK_STR(val(stored), "9\n");
+	CHECK_INT(write_str(stored, 0, "written\n"), 8);
+	CHECK_STR(val(stored), "written\n");
+	CHECK_INT(write_str(stored, 0, "wrote!!\n"), 8);
+	CHECK_STR(val(stored), "wrote!!\n");
+
+	/* a computed value: each read asks (its show() runs), and gets what show() says */
+	CHECK_STR(val(computed), "initial\n");
+	base = classfs_mount_requests(f.a.m, FUSE_GETATTR);
+	for (int i = 0; i < 100; i++)
+		bad += strcmp(val(computed), "initial\n") != 0;
+	CHECK_INT(bad, 0);
+	CHECK(classfs_mount_requests(f.a.m, FUSE_GETATTR) - base >= 100);
+	CHECK_INT(write_str(computed, 0, "changed\n"), 8);
+	CHECK_STR(val(computed), "changed\n");
+	CHECK_INT(write_str(computed, 0, "longer than before\n"), 19);
+	CHECK_STR(val(computed), "longer than before\n");
+	CHECK_INT(stat(computed, &st), 0);
+	CHECK_INT(st.st_size, 19);	/* the length of the value last read */
+out:
+	fx_destroy(&f);
+}
+
+TEST(read_costs_class_layout)
+{
+	test_begin("read_costs_class_layout");
+	check_read_costs(CLASSFS_LAYOUT_CLASS);
+}
+
+TEST(read_costs_devices_layout)
+{
+	test_begin("read_costs_devices_layout");
+	check_read_costs(CLASSFS_LAYOUT_DEVICES);
 }
 
 /* ---- changes visible at once ---- */

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "classfs/classfs.h"
 
@@ -32,5 +33,13 @@ void classfs_set_alloc_hook(bool (*hook)(size_t size, void *data), void *data);
  * everything it made.
  */
 size_t classfs_tree_node_count(struct classfs_tree *tree);
+
+/**
+ * classfs_mount_requests() - the FUSE requests mount @m served so far: of
+ * opcode @opcode (FUSE_LOOKUP, FUSE_READ, ... from <linux/fuse.h>; 0:
+ * those above 63), or of all (-1).  What a reader costs the serving
+ * process, counted where it reads them (bench-fs, test-fuse).
+ */
+uint64_t classfs_mount_requests(struct classfs_mount *m, int opcode);
 
 #endif

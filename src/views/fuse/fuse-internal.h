@@ -241,6 +241,8 @@ void cfs_devview_free(struct cfs_devview *dv);
 struct cfs_fuse_loop;
 struct cfs_fuse_loop *cfs_fuse_loop_new(struct fuse_session *se);
 int cfs_fuse_loop_start(struct cfs_fuse_loop *l);
+#define CFS_FUSE_OPCODES 64	/* opcodes counted apart (higher ones count as 0) */
+uint64_t cfs_fuse_loop_requests(struct cfs_fuse_loop *l, int op);
 int cfs_fuse_loop_stop(struct cfs_fuse_loop *l);
 void cfs_fuse_loop_free(struct cfs_fuse_loop *l);
 

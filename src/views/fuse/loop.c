@@ -57,6 +57,7 @@ struct cfs_fuse_loop {
 	int error;			/* why the session ended, -errno */
 	pthread_t watchdog;
 	bool watchdog_started;
+	uint64_t requests[CFS_FUSE_OPCODES];	/* served, by opcode (atomic): tests count them */
 };
 
 static void wake_watchdog(struct cfs_fuse_loop *l)
@@ -101,6 +102,31 @@ static int receive(struct worker *w)
 	return r;
 }
 
+/* one more request of @buf's opcode served (the header starts the buffer: no splice) */
+static void count(struct cfs_fuse_loop *l, const struct fuse_buf *buf)
+{
+	uint32_t op;
+
+	if (buf->flags & FUSE_BUF_IS_FD || buf->size < 2 * sizeof(uint32_t))
+		return;
+	memcpy(&op, (const char *)buf->mem + sizeof(uint32_t), sizeof(op));	/* after len */
+	__atomic_add_fetch(&l->requests[op < CFS_FUSE_OPCODES ? op : 0], 1, __ATOMIC_RELAXED);
+}
+
+/**
+ * cfs_fuse_loop_requests() - requests of opcode @op (< CFS_FUSE_OPCODES; 0:
+ * any other) served so far, or of every opcode (@op -1)
+ */
+uint64_t cfs_fuse_loop_requests(struct cfs_fuse_loop *l, int op)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < CFS_FUSE_OPCODES; i++)
+		if (op < 0 || op == i)
+			n += __atomic_load_n(&l->requests[i], __ATOMIC_RELAXED);
+	return n;
+}
+
 /* read and serve until the session ends or another thread took over */
 static void serve(struct worker *w)
 {
@@ -130,6 +156,7 @@ static void serve(struct worker *w)
 		__atomic_add_fetch(&w->started, 1, __ATOMIC_RELAXED);
 		if (__atomic_load_n(&l->watchdog_idle, __ATOMIC_SEQ_CST))
 			wake_watchdog(l);
+		count(l, &w->buf);
 		fuse_session_process_buf(se, &w->buf);
 		__atomic_store_n(&w->busy, 0, __ATOMIC_RELEASE);
 		if (__atomic_load_n(&l->reader, __ATOMIC_ACQUIRE) != w)

@@ -11,6 +11,7 @@
  * (devview.c), with requests of its own and nothing pushed.
  */
 #include "fuse-internal.h"
+#include "classfs-internal/testing.h"
 
 #include <time.h>
 #include <unistd.h>
@@ -259,4 +260,10 @@ int classfs_unmount(void)
 	default_mount = NULL;
 	pthread_mutex_unlock(&default_mount_lock);
 	return classfs_mount_close(m);
+}
+
+/* documented in classfs-internal/testing.h */
+uint64_t classfs_mount_requests(struct classfs_mount *m, int opcode)
+{
+	return m && m->loop ? cfs_fuse_loop_requests(m->loop, opcode) : 0;
 }
