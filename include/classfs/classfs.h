@@ -932,8 +932,10 @@ struct classfs_stat {
 	uint32_t generation;
 	enum classfs_ftype type;
 	mode_t mode;		/* permission bits only */
-	off_t size;
-	bool dynamic;		/* computed by show() on every read */
+	off_t size;		/* a stored value's length; a computed one's CLASSFS_ATTR_MAX
+				 * (a binary attribute's: its declared size) */
+	bool dynamic;		/* computed by show() on every read; false: bytes the tree
+				 * keeps, changed only through its calls */
 };
 
 /*
