@@ -212,6 +212,7 @@ static void swap_dirs(struct classfs_node *from, struct classfs_node *to)
 {
 	struct classfs_node *dir = from->parent;
 
+	cfs_watch_moved_locked(cfs_node_tree(from));
 	cfs_dir_unlink_keep(from);
 	to->u.dir = from->u.dir;
 	from->u.dir = NULL;

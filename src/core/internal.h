@@ -578,6 +578,7 @@ void cfs_watch_entry_locked(struct classfs_tree *t, const struct classfs_node *d
 			    unsigned int slot, const char *name);
 void cfs_watch_node_locked(const struct classfs_node *n);
 void cfs_watch_gone_locked(const struct classfs_node *n);
+void cfs_watch_moved_locked(struct classfs_tree *t);
 void cfs_watch_device_locked(struct classfs_tree *t, const struct classfs_device *dev);
 void cfs_watch_sync(struct classfs_tree *t);
 void cfs_watch_notify(struct classfs_tree *t, uint64_t ino);

@@ -108,6 +108,7 @@ static const char *rename_move_locked(struct rename_req *rq, struct classfs_node
 {
 	const char *old = NULL;
 
+	cfs_watch_moved_locked(cfs_node_tree(n));
 	if (n->parent == to)
 		cfs_dir_unlink_keep(n);
 	else

@@ -124,6 +124,7 @@ static void rename_switch_locked(struct rename *rn)
 	const char *old_name;
 
 	cfs_watch_device_locked(rn->t, dev);
+	cfs_watch_moved_locked(rn->t);
 	/* the tables stay allocated, so the re-links below cannot fail */
 	cfs_dir_unlink_keep(&dev->p.node);
 	if (dev->cls)

@@ -126,6 +126,17 @@ void cfs_watch_gone_locked(const struct classfs_node *n)
 	}
 }
 
+/* under L: an entry moved (renamed): links, relative paths, may read otherwise now */
+void cfs_watch_moved_locked(struct classfs_tree *t)
+{
+	cfs_assert_held(t);
+	if (!watched())
+		return;
+	for (int i = 0; i < t->nwatches; i++)
+		if (t->watches[i].ops->moved)
+			t->watches[i].ops->moved(t->watches[i].data);
+}
+
 /* under L: the entries a device shows outside its own directory */
 void cfs_watch_device_locked(struct classfs_tree *t, const struct classfs_device *dev)
 {

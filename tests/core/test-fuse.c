@@ -1512,7 +1512,8 @@ TEST(poll_devices_layout)
  * Stored values (a value, `dev`) are read from the kernel's page cache:
  * once read, open+read+close and stat reach no request; a change through
  * the API or a write through the mount is read at once.  A computed
- * value's reads each ask (a getattr that runs show()).
+ * value's reads each ask (a getattr that runs show()).  Link texts are
+ * cached until an entry moves.
  */
 static void check_read_costs(enum classfs_layout layout)
 {
@@ -1580,6 +1581,31 @@ static void check_read_costs(enum classfs_layout layout)
 	CHECK_STR(val(computed), "longer than before\n");
 	CHECK_INT(stat(computed, &st), 0);
 	CHECK_INT(st.st_size, 19);	/* the length of the value last read */
+
+	/* a link's text is cached too, and read anew once an entry moved */
+	{
+		char link[PATH_MAX], t[PATH_MAX];
+		ssize_t len = readlink(P(f.a.dir, "class/block/sda1"), t, sizeof(t) - 1);
+
+		snprintf(link, sizeof(link), "%s", P(f.a.dir, "class/block/sda1"));
+		CHECK(len > 0);
+		t[len > 0 ? len : 0] = '\0';
+		CHECK(strstr(t, "sda/sda1") != NULL);
+		base = classfs_mount_requests(f.a.m, FUSE_READLINK);
+		for (int i = 0; i < 100; i++)
+			bad += readlink(link, t, sizeof(t) - 1) != len;
+		CHECK_INT(bad, 0);
+		CHECK(classfs_mount_requests(f.a.m, FUSE_READLINK) - base <= 1);
+		CHECK_INT(classfs_device_rename(f.sda, "sdz"), 0);
+		len = readlink(link, t, sizeof(t) - 1);
+		CHECK(len > 0);
+		t[len > 0 ? len : 0] = '\0';
+		CHECK(strstr(t, "sdz/sda1") != NULL);
+		CHECK_INT(classfs_device_rename(f.sda, "sda"), 0);
+		len = readlink(link, t, sizeof(t) - 1);
+		t[len > 0 ? len : 0] = '\0';
+		CHECK(strstr(t, "sda/sda1") != NULL);
+	}
 out:
 	fx_destroy(&f);
 }

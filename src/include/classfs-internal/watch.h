@@ -26,12 +26,16 @@
  *         changed: bytes the tree keeps (a stored value, which stat
  *         reports as not dynamic) were replaced, or the attribute was
  *         notified.  Under the tree's lock, as @changed; a @sync follows.
+ * @moved: an entry moved (a rename): the text of any link may have
+ *         changed (links are relative paths).  Under the tree's lock, as
+ *         @changed; a @sync follows.
  */
 struct classfs_watch_ops {
 	void (*changed)(void *data, uint64_t dir_ino, const char *name);
 	void (*sync)(void *data);
 	void (*notify)(void *data, uint64_t ino);
 	void (*value)(void *data, uint64_t dir_ino, const char *name, uint64_t ino);
+	void (*moved)(void *data);
 };
 
 /**

@@ -15,20 +15,23 @@
 
 void cfs_fuse_init(void *data, struct fuse_conn_info *conn)
 {
-	(void)data;
+	const struct classfs_mount *m = data;
+
 	/* O_TRUNC arrives as setattr(size 0); no splice, no writeback cache */
 	conn->want &= ~(unsigned)(FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_SPLICE_READ |
 				  FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
 				  FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_EXPORT_SUPPORT |
 				  FUSE_CAP_EXPLICIT_INVAL_DATA);
+	if (m->devview)
+		return;
 	/*
-	 * Cached pages are dropped when a getattr finds another mtime or size
-	 * (the sysfs view's computed values: ops.c).  Zero-message opens
-	 * take effect where an open answers ENOSYS (the sysfs view), not in
-	 * the devtmpfs-style view, whose opens answer.
+	 * The sysfs view (ops.c): zero-message opens (its OPEN and OPENDIR
+	 * answer ENOSYS); cached pages dropped when a getattr finds another
+	 * mtime or size (computed values); link texts cached, invalidated when
+	 * an entry moves (notify.c).
 	 */
 	conn->want |= conn->capable & (FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_NO_OPEN_SUPPORT |
-				       FUSE_CAP_NO_OPENDIR_SUPPORT);
+				       FUSE_CAP_NO_OPENDIR_SUPPORT | FUSE_CAP_CACHE_SYMLINKS);
 }
 
 void cfs_fuse_statfs(fuse_req_t req, fuse_ino_t ino)

@@ -72,6 +72,7 @@ struct cfs_known {
 	size_t nsize, ncount;
 	bool all;			/* out of memory once: every directory counts as held */
 	bool all_names;			/* too many names once: every name counts as cached */
+	bool links_lost;		/* a link not tracked (out of memory): its text may stay */
 };
 
 
@@ -224,7 +225,8 @@ void cfs_fuse_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 void cfs_fuse_notify_free(struct classfs_mount *m);
 
 /* known.c */
-void cfs_fuse_known_get(struct classfs_mount *m, uint64_t ino);
+void cfs_fuse_known_get(struct classfs_mount *m, uint64_t ino, bool link);
+ssize_t cfs_fuse_known_links(struct classfs_mount *m, uint64_t **out);
 void cfs_fuse_known_put(struct classfs_mount *m, uint64_t ino, uint64_t nlookup);
 void cfs_fuse_known_look_in(struct classfs_mount *m, uint64_t dir, const char *name);
 enum cfs_known_state cfs_fuse_known(struct classfs_mount *m, uint64_t ino, const char *name);

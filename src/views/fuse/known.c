@@ -2,7 +2,8 @@
 /*
  * known.c - the directories the kernel holds: each directory inode that
  * a lookup reply handed to the kernel, with the kernel's own count of
- * those replies (nlookup), until forget() gives them back.
+ * those replies (nlookup), until forget() gives them back.  The links it
+ * holds too (flagged): it caches their text, which a rename may change.
  *
  * Only a directory the kernel holds can have cached entries below it
  * (every dentry pins its parent's), positive or negative, or a cached
@@ -34,6 +35,7 @@
 
 #define KNOWN_MIN 64		/* slots at first; a power of two */
 #define NAMES_MAX (256 * 1024)	/* names kept; more: every name counts */
+#define KNOWN_LINK (1ull << 63)	/* in nlookup: the inode is a link, not a directory */
 
 static size_t slot_of(const struct cfs_known *k, uint64_t ino)
 {
@@ -150,7 +152,7 @@ static void names_give_up(struct cfs_known *k)
  * counts as held from then on (k->all): invalidations are sent as if
  * nothing were tracked, never skipped wrongly.
  */
-void cfs_fuse_known_get(struct classfs_mount *m, uint64_t ino)
+void cfs_fuse_known_get(struct classfs_mount *m, uint64_t ino, bool link)
 {
 	struct cfs_known *k = &m->known;
 	struct cfs_known_ent *e;
@@ -158,17 +160,44 @@ void cfs_fuse_known_get(struct classfs_mount *m, uint64_t ino)
 	pthread_mutex_lock(&k->lock);
 	if ((k->count + 1) * 4 > k->size * 3 && grow(k) < 0 && k->count + 1 >= k->size) {
 		__atomic_store_n(&k->all, true, __ATOMIC_RELAXED);
+		k->links_lost |= link;
 		pthread_mutex_unlock(&k->lock);
 		return;
 	}
 	e = find(k, ino);
 	if (!e->ino) {
 		e->ino = ino;
-		e->nlookup = 0;
+		e->nlookup = link ? KNOWN_LINK : 0;
 		k->count++;
 	}
 	e->nlookup++;
 	pthread_mutex_unlock(&k->lock);
+}
+
+/**
+ * cfs_fuse_known_links() - the links the kernel holds (their text may be
+ * cached: FUSE_CAP_CACHE_SYMLINKS)
+ * @m: the mount.
+ * @out: receives an array of their inode numbers (to free), or NULL.
+ *
+ * Return: how many, or -ENOMEM.
+ */
+ssize_t cfs_fuse_known_links(struct classfs_mount *m, uint64_t **out)
+{
+	struct cfs_known *k = &m->known;
+	ssize_t n = 0;
+
+	pthread_mutex_lock(&k->lock);
+	*out = k->count ? malloc(k->count * sizeof(**out)) : NULL;
+	if (k->count && !*out) {
+		pthread_mutex_unlock(&k->lock);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < k->size; i++)
+		if (k->ents[i].ino && (k->ents[i].nlookup & KNOWN_LINK))
+			(*out)[n++] = k->ents[i].ino;
+	pthread_mutex_unlock(&k->lock);
+	return n;
 }
 
 /**
@@ -185,7 +214,7 @@ void cfs_fuse_known_put(struct classfs_mount *m, uint64_t ino, uint64_t nlookup)
 	pthread_mutex_lock(&k->lock);
 	if (k->size) {
 		e = find(k, ino);
-		if (e->ino && e->nlookup <= nlookup)
+		if (e->ino && (e->nlookup & ~KNOWN_LINK) <= nlookup)
 			remove_at(k, (size_t)(e - k->ents));
 		else if (e->ino)
 			e->nlookup -= nlookup;

@@ -122,6 +122,12 @@ static void watch_value(void *data, uint64_t dir, const char *name, uint64_t ino
 	queue_inode(m, ino);
 }
 
+/* an entry moved: every link the kernel holds may read otherwise (0: all links) */
+static void watch_moved(void *data)
+{
+	queue_inode(data, 0);
+}
+
 static void watch_sync(void *data)
 {
 	struct classfs_mount *m = data;
@@ -198,7 +204,24 @@ const struct classfs_watch_ops cfs_fuse_watch_ops = {
 	.sync = watch_sync,
 	.notify = watch_notify,
 	.value = watch_value,
+	.moved = watch_moved,
 };
+
+/* (the notifier) every link the kernel holds: its cached text */
+static void inval_links(struct classfs_mount *m)
+{
+	uint64_t *links;
+	ssize_t n = cfs_fuse_known_links(m, &links);
+
+	if (n < 0) {
+		fprintf(stderr, "classfs: %s: links not invalidated: out of memory\n",
+			m->mountpoint);
+		return;
+	}
+	for (ssize_t i = 0; i < n; i++)
+		fuse_lowlevel_notify_inval_inode(m->se, links[i], 0, 0);
+	free(links);
+}
 
 /**
  * cfs_fuse_notifier_main() - the notifier thread of mount @arg
@@ -254,7 +277,10 @@ void *cfs_fuse_notifier_main(void *arg)
 			batch = iv->next;
 			if (!iv->name[0]) {
 				/* a value: its attributes and pages (-ENOENT: not cached) */
-				fuse_lowlevel_notify_inval_inode(m->se, iv->dir, 0, 0);
+				if (iv->dir)
+					fuse_lowlevel_notify_inval_inode(m->se, iv->dir, 0, 0);
+				else
+					inval_links(m);
 				free(iv);
 				n++;
 				continue;

@@ -126,9 +126,9 @@ void cfs_fuse_reply_entry(fuse_req_t req, const struct classfs_stat *cs)
 		.entry_timeout = CFS_FUSE_TIMEOUT,
 	};
 
-	/* before the reply: changes below it from now on are pushed */
-	if (cs->type == CLASSFS_FT_DIR)
-		cfs_fuse_known_get(m_of(req), cs->ino);
+	/* before the reply: changes below it (or of a link's text) from now on are pushed */
+	if (cs->type == CLASSFS_FT_DIR || cs->type == CLASSFS_FT_LNK)
+		cfs_fuse_known_get(m_of(req), cs->ino, cs->type == CLASSFS_FT_LNK);
 	cfs_fuse_fill_stat(m_of(req), cs, &e.attr);
 	fuse_reply_entry(req, &e);
 }
