@@ -53,6 +53,20 @@ static bool dir_queued(struct classfs_mount *m, uint64_t dir)
 	return r;
 }
 
+/* @iv at the queue's end; the first wakes the notifier, which then lingers for the call's sync */
+static void enqueue(struct classfs_mount *m, struct cfs_inval *iv)
+{
+	pthread_mutex_lock(&m->qlock);
+	*m->qtail = iv;
+	m->qtail = &iv->next;
+	m->queued++;
+	if (m->queued - m->pushed >= PUSH_BATCH)
+		m->push_now = true;
+	if (m->qhead == iv || m->push_now)
+		pthread_cond_signal(&m->qwork);
+	pthread_mutex_unlock(&m->qlock);
+}
+
 static void watch_changed(void *data, uint64_t dir, const char *name)
 {
 	struct classfs_mount *m = data;
@@ -68,23 +82,12 @@ static void watch_changed(void *data, uint64_t dir, const char *name)
 	iv = malloc(sizeof(*iv) + len);
 	if (!iv)
 		return;	/* the entry stays cached until its timeout */
-	iv->next = NULL;
-	iv->dir = dir;
-	iv->dir_only = known == CFS_KNOWN_DIR;
+	*iv = (struct cfs_inval){ .dir = dir, .dir_only = known == CFS_KNOWN_DIR };
 	memcpy(iv->name, name, len);
-	pthread_mutex_lock(&m->qlock);
-	*m->qtail = iv;
-	m->qtail = &iv->next;
-	m->queued++;
-	if (m->queued - m->pushed >= PUSH_BATCH)
-		m->push_now = true;
-	/* the first wakes the notifier, which then lingers for the call's sync */
-	if (m->qhead == iv || m->push_now)
-		pthread_cond_signal(&m->qwork);
-	pthread_mutex_unlock(&m->qlock);
+	enqueue(m, iv);
 }
 
-/* queue the invalidation of inode @ino: its attributes and cached pages */
+/* queue the invalidation of inode @ino (0: every link held): attributes, pages, text */
 static void queue_inode(struct classfs_mount *m, uint64_t ino)
 {
 	struct cfs_inval *iv = malloc(sizeof(*iv) + 1);
@@ -93,15 +96,7 @@ static void queue_inode(struct classfs_mount *m, uint64_t ino)
 		return;	/* cached until its timeout: a day */
 	*iv = (struct cfs_inval){ .dir = ino };
 	iv->name[0] = '\0';
-	pthread_mutex_lock(&m->qlock);
-	*m->qtail = iv;
-	m->qtail = &iv->next;
-	m->queued++;
-	if (m->queued - m->pushed >= PUSH_BATCH)
-		m->push_now = true;
-	if (m->qhead == iv || m->push_now)
-		pthread_cond_signal(&m->qwork);
-	pthread_mutex_unlock(&m->qlock);
+	enqueue(m, iv);
 }
 
 /*
