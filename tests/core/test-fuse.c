@@ -1305,7 +1305,7 @@ static void check_removal_open(enum classfs_layout layout)
 	struct classfs_device *d;
 	struct tdata *td = tdata_new();
 	char buf[256], path[PATH_MAX], epath[PATH_MAX], upath[PATH_MAX];
-	int fd, fde, fdu, fdw;
+	int fd, fde, fdu, fdw, fds, fdd;
 
 	if (!fx_build(&f, layout))
 		goto out;
@@ -1317,6 +1317,7 @@ static void check_removal_open(enum classfs_layout layout)
 	if (!d)
 		goto out;
 	CHECK_INT(classfs_device_create_file(d, &attr_extra), 0);
+	CHECK_INT(classfs_device_add_value(d, "kept", 0444, "stored\n", 7, 0), 0);
 	snprintf(path, sizeof(path), "%s", P(dpath(f.a.dir, d), "value"));
 	snprintf(epath, sizeof(epath), "%s", P(dpath(f.a.dir, d), "extra"));
 	snprintf(upath, sizeof(upath), "%s", P(dpath(f.a.dir, d), "uevent"));
@@ -1324,7 +1325,12 @@ static void check_removal_open(enum classfs_layout layout)
 	fde = open(epath, O_RDONLY);
 	fdu = open(upath, O_RDONLY);
 	fdw = open(path, O_WRONLY);
-	CHECK(fd >= 0 && fde >= 0 && fdu >= 0 && fdw >= 0);
+	/* stored values, cached by the kernel: their open files read ENODEV too */
+	fds = open(P(dpath(f.a.dir, d), "kept"), O_RDONLY);
+	fdd = open(P(dpath(f.a.dir, d), "dev"), O_RDONLY);
+	CHECK(fd >= 0 && fde >= 0 && fdu >= 0 && fdw >= 0 && fds >= 0 && fdd >= 0);
+	CHECK_INT(pread(fds, buf, sizeof(buf), 0), 7);
+	CHECK_INT(pread(fdd, buf, sizeof(buf), 0), 6);
 	CHECK_INT(read(fd, buf, sizeof(buf)), 8);
 	CHECK_INT(pread(fde, buf, sizeof(buf), 0), 8);
 	CHECK(pread(fdu, buf, sizeof(buf), 0) > 0);
@@ -1342,11 +1348,19 @@ static void check_removal_open(enum classfs_layout layout)
 	errno = 0;
 	CHECK_INT(write(fdw, "x\n", 2), -1);
 	CHECK_INT(errno, ENODEV);
+	errno = 0;
+	CHECK_INT(pread(fds, buf, sizeof(buf), 0), -1);
+	CHECK_INT(errno, ENODEV);
+	errno = 0;
+	CHECK_INT(pread(fdd, buf, sizeof(buf), 0), -1);
+	CHECK_INT(errno, ENODEV);
 	CHECK_INT(atomic_load(&td->stores), 0);
 	CHECK_INT(close(fd), 0);
 	CHECK_INT(close(fde), 0);
 	CHECK_INT(close(fdu), 0);
 	CHECK_INT(close(fdw), 0);
+	CHECK_INT(close(fds), 0);
+	CHECK_INT(close(fdd), 0);
 	CHECK_INT(stat_r(path), -ENOENT);
 	CHECK_INT(lstat_r(P(f.a.dir, "class/test/gone")), -ENOENT);
 	CHECK_INT(lstat_r(P(f.a.dir, "dev/char/240:7")), -ENOENT);
