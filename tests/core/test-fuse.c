@@ -1103,6 +1103,15 @@ static void check_writes(enum classfs_layout layout)
 	CHECK_INT(atomic_load(&f.td->stores), 3);
 	CHECK_INT(write_str(P(dpath(m, f.t0), "wo"), 0, "w\n"), 2);
 	CHECK_INT(atomic_load(&f.td->stores), 4);
+	/* opened to append (Python's "a"): lseek(SEEK_END) asks the size, no show() error */
+	fd = open(P(dpath(m, f.t0), "wo"), O_WRONLY | O_APPEND);
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		CHECK(lseek(fd, 0, SEEK_END) >= 0);
+		CHECK_INT(write(fd, "a\n", 2), 2);
+		close(fd);
+	}
+	CHECK_INT(atomic_load(&f.td->stores), 5);
 
 	/* `echo x > attr`: O_WRONLY|O_TRUNC|O_CREAT on a writable attribute */
 	fd = open(value, O_WRONLY | O_TRUNC | O_CREAT, 0644);
@@ -1111,15 +1120,15 @@ static void check_writes(enum classfs_layout layout)
 		CHECK_INT(write(fd, "echoed\n", 7), 7);
 		close(fd);
 	}
-	CHECK_INT(atomic_load(&f.td->stores), 5);
+	CHECK_INT(atomic_load(&f.td->stores), 6);
 	CHECK_STR(val(value), "echoed\n");
 	CHECK_INT(write_str(value, O_TRUNC, "again\n"), 6);
 	CHECK_STR(val(value), "again\n");
-	CHECK_INT(atomic_load(&f.td->stores), 6);
+	CHECK_INT(atomic_load(&f.td->stores), 7);
 	/* a file added after the device (a node of its own) behaves the same */
 	CHECK_INT(write_str(P(dpath(m, f.t0), "extra"), O_TRUNC, "extra\n"), 6);
 	CHECK_STR(val(P(dpath(m, f.t0), "extra")), "extra\n");
-	CHECK_INT(atomic_load(&f.td->stores), 7);
+	CHECK_INT(atomic_load(&f.td->stores), 8);
 	/*
 	 * Files, directories and links may be made (tests/run/
 	 * test-fs-writable.sh); a device's directory and code attributes are

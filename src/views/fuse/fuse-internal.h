@@ -101,7 +101,7 @@ struct classfs_mount {
 
 	pthread_mutex_t plock;		/* pollers */
 	struct cfs_poller *pollers;
-	uint64_t stamp;			/* large computed files' mtime: new at each getattr */
+	uint64_t stamp;			/* computed files' mtimes (cfs_fuse_new_mtime_ns()) */
 
 	pthread_mutex_t slock;		/* computed values' snapshots (snap.c) */
 	struct cfs_snap **snaps;	/* SNAP_BUCKETS chains, or NULL */
@@ -162,6 +162,7 @@ void cfs_fuse_refuse_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 void cfs_fuse_fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, struct stat *st);
 void cfs_fuse_reply_entry(fuse_req_t req, const struct classfs_stat *cs);
 double cfs_fuse_attr_timeout(const struct classfs_stat *cs);
+uint64_t cfs_fuse_new_mtime_ns(struct classfs_mount *m);
 uint64_t cfs_fuse_created_fh(uint64_t ino);
 /* the file a write request of this thread is writing: its own change is not pushed back */
 extern __thread struct classfs_mount *cfs_fuse_writing_mount;

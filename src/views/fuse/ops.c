@@ -88,9 +88,7 @@ void cfs_fuse_fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, 
 		 * new mtime each time, the kernel drops the pages it cached
 		 * (auto_inval_data), every read reaches read()
 		 */
-		long ns = (long)(__atomic_add_fetch(&m->stamp, 1, __ATOMIC_RELAXED) % 1000000000);
-
-		st->st_mtim.tv_nsec = st->st_ctim.tv_nsec = ns;
+		st->st_mtim.tv_nsec = st->st_ctim.tv_nsec = (long)cfs_fuse_new_mtime_ns(m);
 	}
 	if (cs->type == CLASSFS_FT_DIR) {
 		/* moves with every change: the kernel then drops a cached listing */
@@ -98,6 +96,16 @@ void cfs_fuse_fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, 
 
 		st->st_mtim.tv_nsec = st->st_ctim.tv_nsec = ns;
 	}
+}
+
+/**
+ * cfs_fuse_new_mtime_ns() - nanoseconds for an mtime no file of @m showed
+ * lately (1 .. 999,999,999): the kernel drops a file's cached pages when
+ * its mtime moves (auto_inval_data)
+ */
+uint64_t cfs_fuse_new_mtime_ns(struct classfs_mount *m)
+{
+	return __atomic_add_fetch(&m->stamp, 1, __ATOMIC_RELAXED) % 999999999 + 1;
 }
 
 /*

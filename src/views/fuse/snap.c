@@ -72,6 +72,20 @@ static void unlink_locked(struct classfs_mount *m, struct cfs_snap **pp, struct 
 	m->nsnaps--;
 }
 
+/* no snapshot of @ino any more */
+static void drop(struct classfs_mount *m, uint64_t ino)
+{
+	struct cfs_snap **pp, *s;
+
+	pthread_mutex_lock(&m->slock);
+	pp = m->snaps ? find_locked(m, ino) : NULL;
+	if (pp && (s = *pp)) {
+		unlink_locked(m, pp, s);
+		free(s);
+	}
+	pthread_mutex_unlock(&m->slock);
+}
+
 /**
  * cfs_fuse_snap_set() - keep @len bytes at @bytes as @ino's value
  * @version: receives the version the kernel is told (the mtime's ns)
@@ -106,8 +120,7 @@ int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, 
 	}
 	*s = (struct cfs_snap){ .ino = ino, .len = len };
 	memcpy(s->bytes, bytes, len);
-	/* 1 .. 999999999: another mtime than the last, and than 0 (none yet) */
-	s->version = (old ? old->version : 0) % 999999999 + 1;
+	s->version = cfs_fuse_new_mtime_ns(m);
 	if (old) {
 		unlink_locked(m, pp, old);
 		free(old);
@@ -185,7 +198,16 @@ void cfs_fuse_snap_answer(struct classfs_mount *m, fuse_req_t req,
 	uint64_t version;
 
 	if (r < 0) {
-		cfs_fuse_reply_io_err(req, r);
+		/*
+		 * No value: no snapshot, and a new mtime, so the kernel drops
+		 * what it cached and its READ asks show() again and gets the
+		 * error (a getattr before lseek(SEEK_END) on a file opened to
+		 * append does not fail for a write-only attribute)
+		 */
+		drop(m, cs->ino);
+		cfs_fuse_fill_stat(m, cs, &st);
+		st.st_mtim.tv_nsec = st.st_ctim.tv_nsec = (long)cfs_fuse_new_mtime_ns(m);
+		fuse_reply_attr(req, &st, 0.0);
 		return;
 	}
 	if ((size_t)r > CLASSFS_ATTR_MAX)
