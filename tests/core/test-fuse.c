@@ -1500,6 +1500,19 @@ static void check_poll(enum classfs_layout layout)
 	poll_one(fd, f.t0, "value");
 	poll_one(fdb, f.t0, "value");
 	poll_one(fde, f.t0, "extra");
+	/* a stored value, cached by the kernel: its reread reaches the mount too */
+	CHECK_INT(classfs_device_add_value(f.t0, "pstored", 0644, "kept\n", 5, 0), 0);
+	{
+		int fds = open(P(dpath(f.a.dir, f.t0), "pstored"), O_RDONLY);
+
+		CHECK(fds >= 0);
+		if (fds >= 0) {
+			CHECK_INT(read(fds, buf, sizeof(buf)), 5);
+			poll_one(fds, f.t0, "pstored");
+			poll_one(fds, f.t0, "pstored");
+			close(fds);
+		}
+	}
 	/* another attribute's notify wakes nobody here */
 	CHECK_INT(pread(fd, buf, sizeof(buf), 0) > 0, 1);
 	CHECK_INT(classfs_device_notify(f.t0, "ro"), 0);

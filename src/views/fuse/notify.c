@@ -20,9 +20,10 @@
  * a held directory, an entry whose name no lookup was answered for is not
  * cached: only the directory itself is invalidated (once per batch).
  *
- * Values: a stored value the kernel caches (its name was looked up) is
- * invalidated, attributes and pages, when the tree replaces it, with the
- * entries, before the changing call returns.
+ * Values: a stored value the kernel caches (its name was looked up) gets a
+ * new mtime and its attributes invalidated when the tree replaces it
+ * (the kernel then drops its pages: versions.c), with the entries,
+ * before the changing call returns.
  *
  * Poll (sysfs_notify): a notification counts on the attribute's poller and
  * wakes a waiting poll; the attribute reports POLLERR|POLLPRI until it is
@@ -87,40 +88,42 @@ static void watch_changed(void *data, uint64_t dir, const char *name)
 	enqueue(m, iv);
 }
 
-/* queue the invalidation of inode @ino (0: every link held): attributes, pages, text */
-static void queue_inode(struct classfs_mount *m, uint64_t ino)
+/*
+ * queue the invalidation of inode @ino (0: every link held): attributes,
+ * and pages (a link's text) unless @attrs_only
+ */
+static void queue_inode(struct classfs_mount *m, uint64_t ino, bool attrs_only)
 {
 	struct cfs_inval *iv = malloc(sizeof(*iv) + 1);
 
 	if (!iv)
 		return;	/* cached until its timeout: a day */
-	*iv = (struct cfs_inval){ .dir = ino };
+	*iv = (struct cfs_inval){ .dir = ino, .attrs_only = attrs_only };
 	iv->name[0] = '\0';
 	enqueue(m, iv);
 }
 
 /*
- * A stored value was replaced, or notified: the kernel may hold its pages
- * and size only if it looked the name up.  A write request's own file is
- * left alone: the kernel holds its pages locked until the answer (an
- * invalidation would wait for them), and takes what it wrote, fetching
- * the attributes next and dropping the pages if the size differs.
+ * A stored value was replaced, or notified, or went: the kernel may hold
+ * its pages and size only if it looked the name up.  Its mtime moves
+ * (versions.c) and its attributes are invalidated, not its pages, which
+ * would wait for the page locks a writer of the file holds while its
+ * WRITE waits for this push: the kernel, asking the attributes before its
+ * next read, sees the new mtime and drops the pages itself.
  */
 static void watch_value(void *data, uint64_t dir, const char *name, uint64_t ino)
 {
 	struct classfs_mount *m = data;
 
-	if (cfs_fuse_writing_mount == m && cfs_fuse_writing_ino == ino)
-		return;
 	if (cfs_fuse_known(m, dir, name) != CFS_KNOWN_ENTRY)
 		return;
-	queue_inode(m, ino);
+	queue_inode(m, ino, cfs_fuse_versions_bump(m, ino) == 0);
 }
 
 /* an entry moved: every link the kernel holds may read otherwise (0: all links) */
 static void watch_moved(void *data)
 {
-	queue_inode(data, 0);
+	queue_inode(data, 0, false);
 }
 
 static void watch_sync(void *data)
@@ -273,7 +276,8 @@ void *cfs_fuse_notifier_main(void *arg)
 			if (!iv->name[0]) {
 				/* a value: its attributes and pages (-ENOENT: not cached) */
 				if (iv->dir)
-					fuse_lowlevel_notify_inval_inode(m->se, iv->dir, 0, 0);
+					fuse_lowlevel_notify_inval_inode(m->se, iv->dir,
+									 iv->attrs_only ? -1 : 0, 0);
 				else
 					inval_links(m);
 				free(iv);
@@ -295,6 +299,7 @@ void *cfs_fuse_notifier_main(void *arg)
 		}
 		for (int i = 0; i < ndirs; i++)
 			fuse_lowlevel_notify_inval_inode(m->se, dirs[i], 0, 0);
+		cfs_fuse_versions_prune(m);
 		pthread_mutex_lock(&m->qlock);
 		m->pushed += n;
 		pthread_cond_broadcast(&m->qdone);
@@ -306,14 +311,30 @@ void *cfs_fuse_notifier_main(void *arg)
 }
 
 /**
+ * cfs_fuse_poll_ack() - attribute @ino is read anew (a stored value from
+ * offset 0, a computed one's show() runs): its notifications are seen
+ */
+void cfs_fuse_poll_ack(struct classfs_mount *m, uint64_t ino)
+{
+	struct cfs_poller *p;
+
+	pthread_mutex_lock(&m->plock);
+	p = cfs_fuse_poller_get(m, ino, false);
+	if (p)
+		p->seen = p->events;
+	pthread_mutex_unlock(&m->plock);
+}
+
+/**
  * cfs_fuse_poll() - the POLL request: readable and writable always, plus
  * POLLERR|POLLPRI once the attribute was notified since it was last read
  * from offset 0; @ph (when given) is kept to wake the poller.
  *
  * Opens are zero-message (ops.c), so "since it was read" is the inode's,
- * not each open file's as in sysfs: a notification also drops the cached
- * value (watch_value(), before the wake-up), so the poller's next read
- * from offset 0 reaches the READ that acknowledges it.
+ * not each open file's as in sysfs.  A read reaches this process when it
+ * must: a computed value's getattr runs show() before each read, and a
+ * notification moves a stored value's mtime (watch_value(), before the
+ * wake-up), so the poller's next read from offset 0 is a READ.
  */
 void cfs_fuse_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		   struct fuse_pollhandle *ph)

@@ -179,13 +179,8 @@ void cfs_fuse_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_
 		r = -EPERM;
 	if (r == 0 && (to_set & FUSE_SET_ATTR_MODE) && (attr->st_mode & 07777) != cs.mode)
 		r = classfs_chmod(m->tree, ino, attr->st_mode & 07777, &cs);
-	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE)) {
-		/* the kernel takes the new size from the answer: not pushed back to it */
-		cfs_fuse_writing_mount = m;
-		cfs_fuse_writing_ino = ino;
+	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE))
 		r = classfs_truncate(m->tree, ino, attr->st_size, &cs);
-		cfs_fuse_writing_mount = NULL;
-	}
 	if (r < 0) {
 		fuse_reply_err(req, -r);
 		return;

@@ -16,8 +16,9 @@
  *  - a stored value (the tree keeps its bytes: loaded, set, written, made
  *    through the filesystem; `dev`) reports its length and is cached, its
  *    pages and attributes, until the tree replaces it: notify.c then
- *    invalidates the inode before the change's call returns, so before
- *    any uevent that announces it;
+ *    invalidates its attributes, with a new mtime (versions.c) that makes
+ *    the kernel drop the pages, before the change's call returns, so
+ *    before any uevent that announces it;
  *  - a computed one (a show(), a remote publisher's, `uevent`) has
  *    attributes valid for no time: the kernel (auto_inval_data) asks them
  *    before each read, and that getattr runs show() and answers the
@@ -34,9 +35,6 @@
 
 #define MAX_READ (128 * 1024)
 #define CREATED_FH 0x43465343524541ull	/* "CFSCREA": an fh a create answered */
-
-__thread struct classfs_mount *cfs_fuse_writing_mount;
-__thread uint64_t cfs_fuse_writing_ino;
 
 static struct classfs_mount *m_of(fuse_req_t req)
 {
@@ -73,7 +71,12 @@ void cfs_fuse_fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, 
 	}
 	st->st_blksize = 4096;
 	st->st_atime = st->st_mtime = st->st_ctime = m->mtime;
-	if (cfs_fuse_snapshotted(cs)) {
+	if (!cs->dynamic && cs->type == CLASSFS_FT_REG) {
+		/* a stored value: the nanoseconds of its last change (versions.c) */
+		long ns = (long)cfs_fuse_versions_get(m, cs->ino);
+
+		st->st_mtim.tv_nsec = st->st_ctim.tv_nsec = ns;
+	} else if (cfs_fuse_snapshotted(cs)) {
 		/* the snapshot the reads take (snap.c): its length and version */
 		size_t len;
 		uint64_t version;
@@ -191,6 +194,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		struct cfs_fuse_offer o;
 		ssize_t n;
 
+		/* show() runs: a notification is acknowledged, as in sysfs */
+		cfs_fuse_poll_ack(m, ino);
 		/* a remote show() answers from reply.c, holding no thread meanwhile */
 		cfs_fuse_offer_init(&o, m, req, sizeof(page), 0, false);
 		o.snap = &cs;
@@ -243,15 +248,9 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (off == 0) {
-		/* re-reading from the start acknowledges a notification (notify.c) */
-		pthread_mutex_lock(&m->plock);
-		struct cfs_poller *p = cfs_fuse_poller_get(m, ino, false);
-
-		if (p)
-			p->seen = p->events;
-		pthread_mutex_unlock(&m->plock);
-	}
+	/* re-reading from the start acknowledges a notification (notify.c) */
+	if (off == 0)
+		cfs_fuse_poll_ack(m, ino);
 	/* a computed value's snapshot, taken by the getattr before this read (snap.c) */
 	r = cfs_fuse_snap_read(m, ino, buf, size, off);
 	if (r == -ENOENT) {
@@ -276,21 +275,12 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	struct cfs_fuse_offer o;
 	ssize_t r;
 
-	/*
-	 * The kernel holds this file's cached pages locked until the answer:
-	 * its own change is not pushed back to it (notify.c), the kernel
-	 * fetches the attributes after a write anyway and drops the pages
-	 * if the size is not what it wrote.
-	 */
-	cfs_fuse_writing_mount = m;
-	cfs_fuse_writing_ino = ino;
 	if (fi->fh && fi->fh == cfs_fuse_created_fh(ino)) {
 		r = classfs_write_created(m->tree, ino, buf, size, off);
 	} else {
 		cfs_fuse_offer_init(&o, m, req, size, off, true);
 		r = classfs_write_offer(m->tree, ino, buf, size, off, &o.offer);
 	}
-	cfs_fuse_writing_mount = NULL;
 	if (r == -CLASSFS_DEFERRED)
 		;
 	else if (r < 0)
