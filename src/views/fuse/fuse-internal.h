@@ -225,7 +225,7 @@ int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, 
 		      uint64_t *version);
 bool cfs_fuse_snap_stat(struct classfs_mount *m, uint64_t ino, size_t *len, uint64_t *version);
 ssize_t cfs_fuse_snap_read(struct classfs_mount *m, uint64_t ino, char *buf, size_t size,
-			   off_t off);
+			   off_t off, bool *found);
 void cfs_fuse_snap_answer(struct classfs_mount *m, fuse_req_t req,
 			  const struct classfs_stat *cs, ssize_t r, const char *page);
 void cfs_fuse_snap_free(struct classfs_mount *m);

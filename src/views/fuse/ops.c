@@ -239,6 +239,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct classfs_mount *m = m_of(req);
 	char stack[4096], *buf = stack;
 	struct cfs_fuse_offer o;
+	bool found;
 	ssize_t r;
 
 	(void)fi;
@@ -252,8 +253,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (off == 0)
 		cfs_fuse_poll_ack(m, ino);
 	/* a computed value's snapshot, taken by the getattr before this read (snap.c) */
-	r = cfs_fuse_snap_read(m, ino, buf, size, off);
-	if (r == -ENOENT) {
+	r = cfs_fuse_snap_read(m, ino, buf, size, off, &found);
+	if (!found) {
 		/* a remote show() answers from reply.c, holding no thread meanwhile */
 		cfs_fuse_offer_init(&o, m, req, size, off, false);
 		r = classfs_read_offer(m->tree, ino, buf, size, off, &o.offer);

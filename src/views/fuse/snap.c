@@ -38,6 +38,7 @@ struct cfs_snap {
 	struct cfs_snap *older, *newer;	/* by the time it was made */
 	uint64_t ino;
 	uint64_t version;
+	int err;			/* show()'s -errno, for the READ (len 0) */
 	size_t len;
 	char bytes[];
 };
@@ -72,28 +73,12 @@ static void unlink_locked(struct classfs_mount *m, struct cfs_snap **pp, struct 
 	m->nsnaps--;
 }
 
-/* no snapshot of @ino any more */
-static void drop(struct classfs_mount *m, uint64_t ino)
-{
-	struct cfs_snap **pp, *s;
-
-	pthread_mutex_lock(&m->slock);
-	pp = m->snaps ? find_locked(m, ino) : NULL;
-	if (pp && (s = *pp)) {
-		unlink_locked(m, pp, s);
-		free(s);
-	}
-	pthread_mutex_unlock(&m->slock);
-}
-
-/**
- * cfs_fuse_snap_set() - keep @len bytes at @bytes as @ino's value
- * @version: receives the version the kernel is told (the mtime's ns)
- *
- * Return: 0, or -ENOMEM (no snapshot kept: the caller answers as if none).
+/*
+ * keep @len bytes at @bytes, or show()'s error @err, as @ino's value;
+ * *@version: the version the kernel is told (the mtime's ns).  0 or -ENOMEM
  */
-int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, size_t len,
-		      uint64_t *version)
+static int snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, size_t len,
+		    int err, uint64_t *version)
 {
 	struct cfs_snap **pp, *s, *old;
 
@@ -104,7 +89,7 @@ int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, 
 	}
 	pp = find_locked(m, ino);
 	old = *pp;
-	if (old && old->len == len && !memcmp(old->bytes, bytes, len)) {
+	if (old && !err && !old->err && old->len == len && !memcmp(old->bytes, bytes, len)) {
 		*version = old->version;
 		pthread_mutex_unlock(&m->slock);
 		return 0;
@@ -118,8 +103,9 @@ int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, 
 		pthread_mutex_unlock(&m->slock);
 		return -ENOMEM;
 	}
-	*s = (struct cfs_snap){ .ino = ino, .len = len };
-	memcpy(s->bytes, bytes, len);
+	*s = (struct cfs_snap){ .ino = ino, .err = err, .len = len };
+	if (len)
+		memcpy(s->bytes, bytes, len);
 	s->version = cfs_fuse_new_mtime_ns(m);
 	if (old) {
 		unlink_locked(m, pp, old);
@@ -147,6 +133,18 @@ int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, 
 }
 
 /**
+ * cfs_fuse_snap_set() - keep @len bytes at @bytes as @ino's value
+ * @version: receives the version the kernel is told (the mtime's ns)
+ *
+ * Return: 0, or -ENOMEM (no snapshot kept: the caller answers as if none).
+ */
+int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, size_t len,
+		      uint64_t *version)
+{
+	return snap_set(m, ino, bytes, len, 0, version);
+}
+
+/**
  * cfs_fuse_snap_stat() - @ino's snapshot: its length and version
  * Return: true when there is one.
  */
@@ -156,6 +154,8 @@ bool cfs_fuse_snap_stat(struct classfs_mount *m, uint64_t ino, size_t *len, uint
 
 	pthread_mutex_lock(&m->slock);
 	s = m->snaps ? *find_locked(m, ino) : NULL;
+	if (s && s->err)
+		s = NULL;	/* an error: no value to tell the size of */
 	if (s) {
 		*len = s->len;
 		*version = s->version;
@@ -166,18 +166,21 @@ bool cfs_fuse_snap_stat(struct classfs_mount *m, uint64_t ino, size_t *len, uint
 
 /**
  * cfs_fuse_snap_read() - up to @size bytes of @ino's snapshot from @off
- * Return: the bytes copied, or -ENOENT (none).
+ * @found: set false when there is none
+ * Return: the bytes copied, or show()'s -errno the snapshot kept.
  */
 ssize_t cfs_fuse_snap_read(struct classfs_mount *m, uint64_t ino, char *buf, size_t size,
-			   off_t off)
+			   off_t off, bool *found)
 {
 	struct cfs_snap *s;
-	ssize_t n = -ENOENT;
+	ssize_t n = 0;
 
 	pthread_mutex_lock(&m->slock);
 	s = m->snaps ? *find_locked(m, ino) : NULL;
-	if (s) {
-		n = 0;
+	*found = s != NULL;
+	if (s && s->err) {
+		n = s->err;
+	} else if (s) {
 		if ((uint64_t)off < s->len) {
 			n = (ssize_t)(s->len - (size_t)off < size ? s->len - (size_t)off : size);
 			memcpy(buf, s->bytes + off, (size_t)n);
@@ -199,14 +202,19 @@ void cfs_fuse_snap_answer(struct classfs_mount *m, fuse_req_t req,
 
 	if (r < 0) {
 		/*
-		 * No value: no snapshot, and a new mtime, so the kernel drops
-		 * what it cached and its READ asks show() again and gets the
-		 * error (a getattr before lseek(SEEK_END) on a file opened to
-		 * append does not fail for a write-only attribute)
+		 * No value: the error is kept for the READ, which then gets it
+		 * without asking again, and the getattr does not fail (a
+		 * getattr comes before lseek(SEEK_END) on a file opened to
+		 * append, a write-only attribute's too).  A new mtime: the
+		 * kernel drops what it cached, so that READ comes.
 		 */
-		drop(m, cs->ino);
+		if (snap_set(m, cs->ino, NULL, 0, (int)r, &version) < 0) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
 		cfs_fuse_fill_stat(m, cs, &st);
-		st.st_mtim.tv_nsec = st.st_ctim.tv_nsec = (long)cfs_fuse_new_mtime_ns(m);
+		st.st_size = cs->size;
+		st.st_mtim.tv_nsec = st.st_ctim.tv_nsec = (long)version;
 		fuse_reply_attr(req, &st, 0.0);
 		return;
 	}
