@@ -4,15 +4,19 @@
  * tmpfs (not a test: it prints a table).
  *
  * The process builds a tree: class "net" with a device "lo" holding a
- * dynamic attribute `mtu` (show() formats a counter: a new value on every
- * read) and its static `dev` file, and class "bench" with 100,000 devices
- * (--ndev).  It mounts the tree on a temporary directory and serves it
- * from its background threads; a child process measures, through plain
- * system calls, side by side in the same run:
+ * computed attribute `mtu` (show() formats a counter: a new value on every
+ * read), a stored value `type` (classfs_device_add_value(), "772\n" as the
+ * kernel's lo has) and its `dev` file (stored too: the device's number),
+ * and class "bench" with 100,000 devices (--ndev).  It mounts the tree on
+ * a temporary directory and serves it from its background threads; a
+ * child process measures, through plain system calls, side by side in the
+ * same run:
  *
- *   read dynamic   open+read(4096)+close  class/net/lo/mtu  /sys/class/net/lo/mtu
- *   read static    open+read(4096)+close  class/net/lo/dev  /sys/class/net/lo/ifindex
- *   stat repeated  stat() of one path     class/net/lo/mtu  /sys/class/net/lo/mtu
+ *   read computed  open+read(4096)+close  class/net/lo/mtu   /sys/class/net/lo/mtu
+ *   read stored    open+read(4096)+close  class/net/lo/type  /sys/class/net/lo/type
+ *   read dev       open+read(4096)+close  class/net/lo/dev   /sys/class/net/lo/ifindex
+ *   stat stored    stat() of one path     class/net/lo/type  /sys/class/net/lo/type
+ *   stat computed  stat() of one path     class/net/lo/mtu   /sys/class/net/lo/mtu
  *   lookup first   fstatat(dir, name) of names never looked up before:
  *                  class/bench/dK; sysfs: the files of a sysfs instance
  *                  mounted fresh (new superblock, empty dentry cache) in a
@@ -22,9 +26,16 @@
  *                  class/net/lo/churn adds or removes device "extra"; tmpfs:
  *                  a file created or unlinked), checked to show the change
  *
- * and the same files on tmpfs (class/net/lo/{mtu,dev} and 100,000 files
- * in class/bench; a tmpfs's entries are always in the dentry cache, so its
- * "first lookup" is a cached one).
+ * and the same files on tmpfs (class/net/lo/{mtu,type,dev} and 100,000
+ * files in class/bench; a tmpfs's entries are always in the dentry cache,
+ * so its "first lookup" is a cached one).
+ *
+ * Requests: after the timed runs the child counts the FUSE requests each
+ * operation sends (the kernel's fuse:fuse_request_send tracepoint, enabled
+ * in a tracing instance of its own, filtered on the mount's connection, in
+ * a tracefs mounted in the private mount namespace; the instance is
+ * removed after, and the machine's own tracing settings are not touched).
+ * Skipped, with a note, where tracefs or the tracepoint is missing.
  *
  * Pinned (the default pass): every thread of the serving process and the
  * measuring child on one CPU (--cpu, default the last allowed one), as
@@ -66,6 +77,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,23 +92,41 @@
 #define TARGET_BYTES 300.0
 
 enum fs { FS_CLASSFS, FS_SYSFS, FS_TMPFS, NFS };
-enum op { OP_READ_DYN, OP_READ_STATIC, OP_STAT, OP_LOOKUP, OP_READDIR, OP_READDIR_NEW, NOP };
+enum op {
+	OP_READ_DYN, OP_READ_VALUE, OP_READ_DEV, OP_STAT_VALUE, OP_STAT_DYN, OP_LOOKUP, OP_READDIR,
+	OP_READDIR_NEW, NOP
+};
+/* the files of each filesystem the operations use */
+enum path { P_DYN, P_VALUE, P_DEV, P_DIR, NPATH };
 enum pass { PASS_PINNED, PASS_UNPINNED, NPASS };
 
 static const char *const fs_name[NFS] = { "classfs", "sysfs", "tmpfs" };
 
+/*
+ * Targets (docs/design.md): a stored value's bytes are in the page cache
+ * (open and close send nothing), so 1.2x sysfs; a computed one costs a
+ * GETATTR (whose show() fills the snapshot) and a READ, so 2.7x.  A stat
+ * of a computed value has no target: its attributes are valid for no time
+ * by design (the size a read is served with must be the value's, taken
+ * right before the read), so each stat is a round trip.
+ */
 static const struct {
 	const char *label;
-	double scale;		/* us -> shown unit */
+	const char *unit;	/* of the figures shown */
+	double scale;		/* us -> that unit */
 	enum fs ref;		/* the ratio's denominator */
 	double target;		/* classfs / ref at most this; 0 = none */
 } op_info[NOP] = {
-	[OP_READ_DYN] = { "open+read+close, dynamic attribute (us)", 1, FS_SYSFS, 2.7 },
-	[OP_READ_STATIC] = { "open+read+close, static attribute `dev` (us)", 1, FS_SYSFS, 2.0 },
-	[OP_STAT] = { "stat, same path repeated (us)", 1, FS_SYSFS, 1.0 },
-	[OP_LOOKUP] = { "first-time lookup, fstatat of a new name (us)", 1, FS_SYSFS, 0 },
-	[OP_READDIR] = { "readdir of 100,000 entries (ms per listing)", 1e-3, FS_TMPFS, 1.0 },
-	[OP_READDIR_NEW] = { "readdir of 100,000 entries, first after a change (ms)", 1e-3,
+	[OP_READ_DYN] = { "open+read+close, computed value `mtu`, a show() per read", "us", 1,
+			  FS_SYSFS, 2.7 },
+	[OP_READ_VALUE] = { "open+read+close, stored value `type`", "us", 1, FS_SYSFS, 1.2 },
+	[OP_READ_DEV] = { "open+read+close, stored `dev`", "us", 1, FS_SYSFS, 2.0 },
+	[OP_STAT_VALUE] = { "stat, same path repeated, stored value `type`", "us", 1, FS_SYSFS,
+			    1.0 },
+	[OP_STAT_DYN] = { "stat, same path repeated, computed value `mtu`", "us", 1, FS_SYSFS, 0 },
+	[OP_LOOKUP] = { "first-time lookup, fstatat of a new name", "us", 1, FS_SYSFS, 0 },
+	[OP_READDIR] = { "readdir of 100,000 entries", "ms per listing", 1e-3, FS_TMPFS, 1.0 },
+	[OP_READDIR_NEW] = { "readdir of 100,000 entries, first after a change", "ms", 1e-3,
 			     FS_TMPFS, 0 },
 };
 
@@ -106,6 +136,8 @@ struct results {
 	int npass;
 	long entries[NFS];			/* readdir: entries seen */
 	long lookups[NFS];			/* names per lookup run */
+	char reqs[NOP][160];			/* FUSE requests per operation, by opcode */
+	char reqs_note[200];			/* why they were not counted */
 	char error[256];
 	int ok;
 };
@@ -124,7 +156,9 @@ struct config {
 static struct results *res;
 static struct config cfg;
 static char mnt_dir[64], tmpfs_dir[64], sysfs_dir[64];
-static bool tmpfs_mounted;
+static bool tmpfs_mounted, private_ns;
+/* request counting: tracefs mounted here, and the tracing instance made in it */
+static char trace_dir[64], trace_inst[128];
 
 /* ---- the tree ---- */
 
@@ -244,7 +278,7 @@ static int write_file(int dirfd, const char *name, const char *text)
 	return close(fd) < 0 ? -errno : 0;
 }
 
-/* tmpfs: class/net/lo/{mtu,dev} and class/bench/d0..d(ndev-1) */
+/* tmpfs: class/net/lo/{mtu,type,dev} and class/bench/d0..d(ndev-1) */
 static int make_tmpfs_tree(const char *root, unsigned ndev)
 {
 	char path[128];
@@ -262,7 +296,7 @@ static int make_tmpfs_tree(const char *root, unsigned ndev)
 	fd = open(path, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return -errno;
-	if (!(r = write_file(fd, "mtu", "65536\n")))
+	if (!(r = write_file(fd, "mtu", "65536\n")) && !(r = write_file(fd, "type", "772\n")))
 		r = write_file(fd, "dev", "10:1\n");
 	close(fd);
 	if (r)
@@ -574,45 +608,215 @@ static double measure(int o, int f, char (*path)[160], int dirfd, char (*names)[
 
 	switch (o) {
 	case OP_READ_DYN:
-		return m_read(path[0], cfg.it_read);
-	case OP_READ_STATIC:
-		return m_read(path[1], cfg.it_read);
-	case OP_STAT:
-		return m_stat(path[0], cfg.it_stat);
+		return m_read(path[P_DYN], cfg.it_read);
+	case OP_READ_VALUE:
+		return m_read(path[P_VALUE], cfg.it_read);
+	case OP_READ_DEV:
+		return m_read(path[P_DEV], cfg.it_read);
+	case OP_STAT_VALUE:
+		return m_stat(path[P_VALUE], cfg.it_stat);
+	case OP_STAT_DYN:
+		return m_stat(path[P_DYN], cfg.it_stat);
 	case OP_LOOKUP:
 		if (f == FS_SYSFS)
 			return m_sysfs_cold(per_run, &res->lookups[f]);
 		res->lookups[f] = per_run;
 		return m_lookup(dirfd, names, per_run);
 	case OP_READDIR:
-		return path[2][0] ? m_readdir(path[2], cfg.it_readdir, &res->entries[f]) : -1;
+		return path[P_DIR][0] ? m_readdir(path[P_DIR], cfg.it_readdir, &res->entries[f]) : -1;
 	case OP_READDIR_NEW:
-		if (!path[2][0])
+		if (!path[P_DIR][0])
 			return -1;
-		return m_readdir_changed(path[2], cfg.it_readdir,
+		return m_readdir_changed(path[P_DIR], cfg.it_readdir,
 					 f == FS_CLASSFS ? change_classfs : change_tmpfs, churn, &n);
 	}
 	return -1;
 }
 
+/* ---- FUSE requests per operation (in the child, after the timed runs) ---- */
+
+#define COUNT_ITERS 1000L
+
+static int trace_put(const char *file, const char *text)
+{
+	char path[256];
+	ssize_t len = (ssize_t)strlen(text);
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", trace_inst, file);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	if (len && write(fd, text, (size_t)len) != len)
+		r = errno ? -errno : -EIO;
+	close(fd);
+	return r;
+}
+
+/* the instance's buffer as "total (NAME n, ...)" per operation into @out */
+static int trace_tally(long ops, char *out, size_t size)
+{
+	struct {
+		char name[24];
+		long n;
+	} op[16];
+	char path[160], *line = NULL;
+	size_t cap = 0, k = 0, used;
+	long total = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", trace_inst);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		const char *p = strstr(line, " opcode ");
+		unsigned code;
+		char name[24];
+		size_t i;
+
+		if (line[0] == '#' || !p || sscanf(p, " opcode %u (FUSE_%23[A-Z_])", &code, name) != 2)
+			continue;
+		for (i = 0; i < k && strcmp(op[i].name, name); i++)
+			;
+		if (i == k) {
+			if (k == sizeof(op) / sizeof(op[0]))
+				continue;
+			snprintf(op[k].name, sizeof(op[k].name), "%s", name);
+			op[k++].n = 0;
+		}
+		op[i].n++;
+		total++;
+	}
+	free(line);
+	fclose(f);
+	used = (size_t)snprintf(out, size, "%.3g", (double)total / (double)ops);
+	for (size_t i = 0; i < k && used < size; i++)
+		used += (size_t)snprintf(out + used, size - used, "%s%s %.3g", i ? ", " : " (",
+					 op[i].name, (double)op[i].n / (double)ops);
+	if (k && used < size)
+		snprintf(out + used, size - used, ")");
+	return 0;
+}
+
+/*
+ * Each operation on classfs COUNT_ITERS times (lookups: as many names
+ * never looked up as are left) with the kernel's fuse:fuse_request_send
+ * tracepoint on, in a tracing instance of its own filtered on this
+ * mount's connection: the machine's own tracing (the top instance, other
+ * instances) is left as it is.  The instance goes at the end (the parent
+ * removes it too, should this process die).
+ */
+static void count_requests(char (*path)[160], int dirfd, char (*names)[12], long nnames,
+			   const char *churn)
+{
+	char filter[64];
+	struct stat st;
+	long dummy;
+	int e;
+
+	if (!private_ns) {
+		snprintf(res->reqs_note, sizeof(res->reqs_note),
+			 "not counted: no private mount namespace for tracefs");
+		return;
+	}
+	if (mount("nodev", trace_dir, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		snprintf(res->reqs_note, sizeof(res->reqs_note), "not counted: mount tracefs: %s",
+			 strerror(errno));
+		return;
+	}
+	if (mkdir(trace_inst, 0700) < 0) {
+		snprintf(res->reqs_note, sizeof(res->reqs_note), "not counted: mkdir %s: %s", trace_inst,
+			 strerror(errno));
+		goto out;
+	}
+	if (stat(mnt_dir, &st) < 0) {
+		e = -errno;
+		goto fail;
+	}
+	/* the event's connection is the kernel's dev_t of the mount: major << 20 | minor */
+	snprintf(filter, sizeof(filter), "connection == %u\n",
+		 (unsigned)(major(st.st_dev) << 20 | minor(st.st_dev)));
+	if ((e = trace_put("tracing_on", "0")) < 0 ||
+	    (e = trace_put("events/fuse/fuse_request_send/filter", filter)) < 0 ||
+	    (e = trace_put("events/fuse/fuse_request_send/enable", "1")) < 0)
+		goto fail;
+	for (int o = 0; o < NOP; o++) {
+		long ops = COUNT_ITERS;
+		double r = 0;
+
+		if (o == OP_READDIR || o == OP_READDIR_NEW)
+			ops = 2;
+		else if (o == OP_LOOKUP && (ops = nnames < ops ? nnames : ops) <= 0)
+			continue;
+		if ((e = trace_put("trace", "")) < 0 || (e = trace_put("tracing_on", "1")) < 0)
+			goto fail;
+		switch (o) {
+		case OP_READ_DYN:
+			r = m_read(path[P_DYN], ops);
+			break;
+		case OP_READ_VALUE:
+			r = m_read(path[P_VALUE], ops);
+			break;
+		case OP_READ_DEV:
+			r = m_read(path[P_DEV], ops);
+			break;
+		case OP_STAT_VALUE:
+			r = m_stat(path[P_VALUE], ops);
+			break;
+		case OP_STAT_DYN:
+			r = m_stat(path[P_DYN], ops);
+			break;
+		case OP_LOOKUP:
+			r = m_lookup(dirfd, names, ops);
+			break;
+		case OP_READDIR:
+			r = m_readdir(path[P_DIR], ops, &dummy);
+			break;
+		case OP_READDIR_NEW:
+			/* the write to lo/churn that changes the directory is counted too */
+			r = m_readdir_changed(path[P_DIR], ops, change_classfs, churn, &dummy);
+			break;
+		}
+		if ((e = trace_put("tracing_on", "0")) < 0)
+			goto fail;
+		if (r < 0)
+			break;	/* res->error says why */
+		if ((e = trace_tally(ops, res->reqs[o], sizeof(res->reqs[o]))) < 0)
+			goto fail;
+	}
+	e = 0;
+fail:
+	if (e < 0)
+		snprintf(res->reqs_note, sizeof(res->reqs_note), "not counted: tracing instance: %s",
+			 strerror(-e));
+	trace_put("events/fuse/fuse_request_send/enable", "0");
+	if (rmdir(trace_inst) < 0)
+		fprintf(stderr, "bench-fs: rmdir %s: %s\n", trace_inst, strerror(errno));
+out:
+	umount2(trace_dir, MNT_DETACH);
+}
+
 static int child_main(void)
 {
-	char path[NFS][3][160];	/* dynamic, static, readdir directory */
+	static const char *const file[NPATH] = { "mtu", "type", "dev", NULL };
+	char path[NFS][NPATH][160];
 	char churn[2][160];	/* what changes the big directory: classfs, tmpfs */
 	char (*names)[12];
 	long per_run, used = 0;
 	int dirfd[NFS] = { -1, -1, -1 };
 	cpu_set_t one;
 
-	snprintf(path[FS_CLASSFS][0], 160, "%s/class/net/lo/mtu", mnt_dir);
-	snprintf(path[FS_CLASSFS][1], 160, "%s/class/net/lo/dev", mnt_dir);
-	snprintf(path[FS_CLASSFS][2], 160, "%s/class/bench", mnt_dir);
-	snprintf(path[FS_SYSFS][0], 160, "/sys/class/net/lo/mtu");
-	snprintf(path[FS_SYSFS][1], 160, "/sys/class/net/lo/ifindex");
-	path[FS_SYSFS][2][0] = 0;
-	snprintf(path[FS_TMPFS][0], 160, "%s/class/net/lo/mtu", tmpfs_dir);
-	snprintf(path[FS_TMPFS][1], 160, "%s/class/net/lo/dev", tmpfs_dir);
-	snprintf(path[FS_TMPFS][2], 160, "%s/class/bench", tmpfs_dir);
+	for (int i = 0; i < P_DIR; i++) {
+		snprintf(path[FS_CLASSFS][i], 160, "%s/class/net/lo/%s", mnt_dir, file[i]);
+		snprintf(path[FS_TMPFS][i], 160, "%s/class/net/lo/%s", tmpfs_dir, file[i]);
+		/* lo has no device number: its ifindex, a plain attribute, stands in for dev */
+		snprintf(path[FS_SYSFS][i], 160, "/sys/class/net/lo/%s",
+			 i == P_DEV ? "ifindex" : file[i]);
+	}
+	snprintf(path[FS_CLASSFS][P_DIR], 160, "%s/class/bench", mnt_dir);
+	path[FS_SYSFS][P_DIR][0] = 0;
+	snprintf(path[FS_TMPFS][P_DIR], 160, "%s/class/bench", tmpfs_dir);
 	snprintf(churn[0], 160, "%s/class/net/lo/churn", mnt_dir);
 	snprintf(churn[1], 160, "%s/class/bench/extra", tmpfs_dir);
 
@@ -628,8 +832,9 @@ static int child_main(void)
 	for (unsigned i = 0; i < cfg.ndev; i++)
 		snprintf(names[i], sizeof(names[i]), "d%u", i);
 	for (int f = 0; f < NFS; f++)
-		if (path[f][2][0] && (dirfd[f] = open(path[f][2], O_RDONLY | O_DIRECTORY)) < 0) {
-			set_error("open %s: %s", path[f][2], errno);
+		if (path[f][P_DIR][0] &&
+		    (dirfd[f] = open(path[f][P_DIR], O_RDONLY | O_DIRECTORY)) < 0) {
+			set_error("open %s: %s", path[f][P_DIR], errno);
 			return 1;
 		}
 	/* distinct names per (pass, run): never looked up before */
@@ -652,13 +857,13 @@ static int child_main(void)
 			set_error("%s: %s", "SCHED_FIFO", errno);
 			return 1;
 		}
-		/* warm up: caches, page cache of static files, worker threads */
+		/* warm up: caches, page cache of stored values, worker threads */
 		for (int f = 0; f < NFS; f++) {
-			if (m_read(path[f][0], cfg.it_read / 10 + 1) < 0 ||
-			    m_read(path[f][1], cfg.it_read / 10 + 1) < 0 ||
-			    m_stat(path[f][0], cfg.it_stat / 10 + 1) < 0)
-				return 1;
-			if (path[f][2][0] && m_readdir(path[f][2], 1, &dummy) < 0)
+			for (int i = 0; i < P_DIR; i++)
+				if (m_read(path[f][i], cfg.it_read / 10 + 1) < 0 ||
+				    m_stat(path[f][i], cfg.it_stat / 10 + 1) < 0)
+					return 1;
+			if (path[f][P_DIR][0] && m_readdir(path[f][P_DIR], 1, &dummy) < 0)
 				return 1;
 		}
 		for (int r = 0; r < cfg.reps; r++) {
@@ -676,6 +881,10 @@ static int child_main(void)
 			used += per_run;
 		}
 	}
+	count_requests(path[FS_CLASSFS], dirfd[FS_CLASSFS], names + used, (long)cfg.ndev - used,
+		       churn[0]);
+	if (res->error[0])
+		return 1;
 	if (res->entries[FS_CLASSFS] < (long)cfg.ndev || res->entries[FS_TMPFS] < (long)cfg.ndev) {
 		snprintf(res->error, sizeof(res->error), "readdir saw %ld (classfs), %ld (tmpfs) entries",
 			 res->entries[FS_CLASSFS], res->entries[FS_TMPFS]);
@@ -725,7 +934,8 @@ static void print_table(int p)
 		if (op_info[o].target > 0 && p == PASS_PINNED)
 			snprintf(target, sizeof(target), "<= %.1fx %s", op_info[o].target,
 				 fs_name[op_info[o].ref]);
-		printf("| %s | %s | %s | %s | %s | %s | %s |\n", op_info[o].label, v[FS_CLASSFS],
+		printf("| %s (%s) | %s | %s | %s | %s | %s | %s |\n", op_info[o].label, op_info[o].unit,
+		       v[FS_CLASSFS],
 		       v[FS_SYSFS], v[FS_TMPFS], ratio, target, met);
 	}
 }
@@ -804,6 +1014,13 @@ static void cleanup_dirs(void)
 		rmdir(mnt_dir);
 	if (sysfs_dir[0])
 		rmdir(sysfs_dir);
+	if (trace_dir[0]) {
+		/* the child removes its tracing instance; this is for a child that died */
+		if (rmdir(trace_inst) == 0)
+			fprintf(stderr, "bench-fs: removed a tracing instance left behind\n");
+		umount2(trace_dir, MNT_DETACH);
+		rmdir(trace_dir);
+	}
 }
 
 int main(int argc, char **argv)
@@ -816,7 +1033,6 @@ int main(int argc, char **argv)
 	double t_create;
 	sigset_t sigs, old;
 	cpu_set_t one;
-	bool private_ns = false;
 	pid_t child;
 	int status = 0, rc = 1;
 
@@ -863,6 +1079,13 @@ int main(int argc, char **argv)
 	}
 	if (private_ns && mount("tmpfs", tmpfs_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755") == 0)
 		tmpfs_mounted = true;
+	/* tracefs for counting requests: only where its mount goes away with this process */
+	strcpy(trace_dir, "/tmp/bench-fs-trace.XXXXXX");
+	if (!private_ns || !mkdtemp(trace_dir))
+		trace_dir[0] = 0;
+	else
+		snprintf(trace_inst, sizeof(trace_inst), "%s/instances/bench-fs-%d", trace_dir,
+			 (int)getpid());
 
 	/* the serving threads (created by the mount) inherit this CPU */
 	CPU_ZERO(&one);
@@ -876,7 +1099,8 @@ int main(int argc, char **argv)
 	if (!tree || !(net = classfs_class_create(tree, "net")) ||
 	    !(lo = classfs_device_create(net, NULL, makedev(10, 1), NULL, NULL, "lo")) ||
 	    classfs_device_create_file(lo, &mtu_attr) < 0 ||
-	    classfs_device_create_file(lo, &churn_attr) < 0) {
+	    classfs_device_create_file(lo, &churn_attr) < 0 ||
+	    (errno = -classfs_device_add_value(lo, "type", 0444, "772\n", 4, 0)) != 0) {
 		perror("bench-fs: building the tree");
 		goto out;
 	}
@@ -954,12 +1178,24 @@ int main(int argc, char **argv)
 	printf("\nsysfs first-time lookups: %ld entries of a freshly mounted sysfs instance per run; "
 	       "classfs: %ld device directories never looked up; tmpfs: %ld names "
 	       "(always in the dentry cache). readdir: %ld entries (classfs), %ld (tmpfs), "
-	       "getdents64 with 32 KiB, the listing cached by the kernel (classfs: FOPEN_CACHE_DIR) "
+	       "getdents64 with 32 KiB, the listing cached by the kernel "
 	       "or the first one after an entry was added or removed (classfs: a write to "
 	       "lo/churn, whose store() adds or removes a device); sysfs has no such "
 	       "directory.\n",
 	       res->lookups[FS_SYSFS], res->lookups[FS_CLASSFS], res->lookups[FS_TMPFS],
 	       res->entries[FS_CLASSFS], res->entries[FS_TMPFS]);
+	if (res->reqs_note[0]) {
+		printf("\nFUSE requests per operation: %s.\n", res->reqs_note);
+	} else {
+		printf("\nFUSE requests per operation on classfs (the kernel's fuse:fuse_request_send "
+		       "tracepoint in a tracing instance of the benchmark's own, after the timed runs: "
+		       "%ld of each operation, 2 listings; after a change, the write to lo/churn that "
+		       "makes the change is counted too; by opcode in parentheses):\n\n",
+		       COUNT_ITERS);
+		printf("| operation | requests per operation |\n| --- | --- |\n");
+		for (int o = 0; o < NOP; o++)
+			printf("| %s | %s |\n", op_info[o].label, res->reqs[o][0] ? res->reqs[o] : "n/a");
+	}
 	if (res->npass > 1) {
 		printf("\nUnpinned (every CPU for both sides), same runs interleaved:\n\n");
 		print_table(PASS_UNPINNED);

@@ -5,7 +5,10 @@
 # release build in build-bench (or $BENCH_BUILD_DIR), then bench-fs twice
 # (needs root and /dev/fuse): at normal priority (pinned, then unpinned)
 # and pinned with both sides SCHED_FIFO (--rt: other tenants of a shared
-# machine kept off the benchmark's CPU).  Prints markdown; a full run
+# machine kept off the benchmark's CPU); then bench/run/loop.sh, a Python
+# loop of reads under classfs-run beside umockdev-run on the same
+# recording and on the kernel's sysfs (a line says so where it cannot run:
+# no umockdev-run or /usr/bin/python3).  Prints markdown; a full run
 # (without --quick) also rewrites the generated part of docs/bench-fs.md
 # (between the bench-fs:begin/end markers; the rest of the file is kept).
 #
@@ -47,8 +50,9 @@ cmd="bench/run-fs.sh${quick:+ $quick}"
 	echo "- machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)," \
 		"$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \
 		"kernel $(uname -r), libfuse $(pkg-config --modversion fuse3 2>/dev/null || echo '?')"
-	echo "- command: \`$cmd\` (runs \`$build/bench/bench-fs${quick:+ $quick}\`" \
-		"and \`$build/bench/bench-fs${quick:+ $quick} --rt --no-unpinned\`)"
+	echo "- command: \`$cmd\` (runs \`$build/bench/bench-fs${quick:+ $quick}\`," \
+		"\`$build/bench/bench-fs${quick:+ $quick} --rt --no-unpinned\`" \
+		"and \`bench/run/loop.sh${quick:+ $quick}\`)"
 	echo "- load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)" \
 		"(a shared machine: other tenants' work competes for the CPUs)"
 	echo
@@ -73,6 +77,20 @@ rc=$?
 if [ $rc -ne 0 ]; then
 	cat "$out"
 	echo "bench-fs --rt failed (exit $rc)" >&2
+	exit $rc
+fi
+{
+	echo
+	echo "### A Python loop: classfs-run beside umockdev-run"
+	echo
+} >>"$out"
+BENCH_BUILD_DIR=$build bash bench/run/loop.sh $quick >>"$out"
+rc=$?
+if [ $rc -eq 77 ]; then
+	echo "(not run here: bench/run/loop.sh needs root, umockdev-run and /usr/bin/python3)" >>"$out"
+elif [ $rc -ne 0 ]; then
+	cat "$out"
+	echo "bench/run/loop.sh failed (exit $rc)" >&2
 	exit $rc
 fi
 echo >>"$out"
