@@ -23,10 +23,42 @@
  * getattr.  A plain stat runs no show(): it reports the snapshot's size
  * and version (4096 and 0 before any read).
  *
+ * Getattrs of one file run at once (the loop's threads, readers of
+ * both mounts of a tree): the snapshot kept is the one whose show()
+ * began last, whatever order they end in.  Each getattr takes a ticket
+ * before its show() runs; a snapshot taken by an earlier ticket than the
+ * one kept is not kept, and its getattr answers the kept one's length
+ * and version instead, which are what the READs get.  Otherwise a show()
+ * that read a value before it changed, and kept its bytes after a later
+ * getattr kept the new ones, would have the READs that follow that later
+ * getattr answered with the old bytes: a reader that saw the change's
+ * uevent would read the value as it was before.
+ *
+ * When the tree reports a value changed (a store(), a notification:
+ * notify.c's watch_value), its snapshot is marked stale before the
+ * change's call returns, with the invalidation of the kernel's copy: a
+ * snapshot taken before the change would otherwise answer the plain
+ * stats (the permission check of every open) and the READs that come
+ * after it, and put the bytes from before the change back into the
+ * kernel's cache.  A stale snapshot answers nothing: a READ runs show(),
+ * and a plain stat takes a new snapshot as a read's getattr does (so the
+ * length it answers is the one the READs get), which only a getattr that
+ * began after the change may keep.  Versions come from one counter per
+ * mount, so a new snapshot never repeats a version the kernel saw.
+ *
+ * A value that changes with neither a store() nor a notification is not
+ * marked, and nothing drops the kernel's copy: the kernel keeps the
+ * first of two getattr answers that overlap (its attr_version), so a
+ * reader whose getattr was sent after such a change can be left with the
+ * length, version and cached pages that another reader's getattr, begun
+ * before the change and answered meanwhile, brought.  A driver announces
+ * its changes with classfs_device_notify(), as sysfs_notify().
+ *
  * Snapshots are kept for SNAP_MAX inodes at most, the oldest dropped
  * first; a READ that finds none runs show() as it would without.
  *
- * Locking: slock guards the table; taken with no other lock held.
+ * Locking: slock guards the table; taken with no other lock held, or
+ * under the tree's lock (watch_value), never the other way round.
  */
 #include "fuse-internal.h"
 
@@ -37,6 +69,8 @@ struct cfs_snap {
 	struct cfs_snap *next;		/* in its bucket */
 	struct cfs_snap *older, *newer;	/* by the time it was made */
 	uint64_t ino;
+	uint64_t ticket;		/* the getattr's that took it (stale: the last before) */
+	bool stale;			/* the value changed since: serves nothing */
 	uint64_t version;
 	size_t len;
 	char bytes[];
@@ -73,13 +107,24 @@ static void unlink_locked(struct classfs_mount *m, struct cfs_snap **pp, struct 
 }
 
 /**
- * cfs_fuse_snap_set() - keep @len bytes at @bytes as @ino's value
- * @version: receives the version the kernel is told (the mtime's ns)
+ * cfs_fuse_snap_ticket() - a getattr's place in line, taken before its
+ * show() runs: later tickets read the value later
+ */
+uint64_t cfs_fuse_snap_ticket(struct classfs_mount *m)
+{
+	return __atomic_add_fetch(&m->snap_ticket, 1, __ATOMIC_SEQ_CST);
+}
+
+/**
+ * cfs_fuse_snap_set() - keep *@len bytes at @bytes as @ino's value, taken
+ * by the getattr of @ticket, unless a later ticket's are kept already
+ * @len: in, the bytes' length; out, the kept snapshot's
+ * @version: receives the kept snapshot's version (the mtime's ns)
  *
  * Return: 0, or -ENOMEM (no snapshot kept: the caller answers as if none).
  */
-int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, size_t len,
-		      uint64_t *version)
+int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, uint64_t ticket, const char *bytes,
+		      size_t *len, uint64_t *version)
 {
 	struct cfs_snap **pp, *s, *old;
 
@@ -90,12 +135,19 @@ int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, 
 	}
 	pp = find_locked(m, ino);
 	old = *pp;
-	if (old && old->len == len && !memcmp(old->bytes, bytes, len)) {
+	if (old && (old->ticket > ticket ||
+		    (old->len == *len && !memcmp(old->bytes, bytes, *len)))) {
+		/* newer bytes kept, or the same: the READs get those */
+		if (old->ticket < ticket) {
+			old->ticket = ticket;
+			old->stale = false;
+		}
+		*len = old->len;
 		*version = old->version;
 		pthread_mutex_unlock(&m->slock);
 		return 0;
 	}
-	s = malloc(sizeof(*s) + len);
+	s = malloc(sizeof(*s) + *len);
 	if (!s) {
 		if (old) {
 			unlink_locked(m, pp, old);
@@ -104,10 +156,10 @@ int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, 
 		pthread_mutex_unlock(&m->slock);
 		return -ENOMEM;
 	}
-	*s = (struct cfs_snap){ .ino = ino, .len = len };
-	memcpy(s->bytes, bytes, len);
+	*s = (struct cfs_snap){ .ino = ino, .ticket = ticket, .len = *len };
+	memcpy(s->bytes, bytes, *len);
 	/* 1 .. 999999999: another mtime than the last, and than 0 (none yet) */
-	s->version = (old ? old->version : 0) % 999999999 + 1;
+	s->version = m->snap_version++ % 999999999 + 1;
 	if (old) {
 		unlink_locked(m, pp, old);
 		free(old);
@@ -134,6 +186,40 @@ int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, 
 }
 
 /**
+ * cfs_fuse_snap_changed() - @ino's value changed: its snapshot, if any,
+ * answers nothing from now on, and only a getattr that begins later
+ * takes another
+ */
+void cfs_fuse_snap_changed(struct classfs_mount *m, uint64_t ino)
+{
+	struct cfs_snap *s;
+
+	pthread_mutex_lock(&m->slock);
+	if (m->snaps && (s = *find_locked(m, ino))) {
+		s->stale = true;
+		s->ticket = __atomic_load_n(&m->snap_ticket, __ATOMIC_SEQ_CST);
+	}
+	pthread_mutex_unlock(&m->slock);
+}
+
+/**
+ * cfs_fuse_snap_stale() - does @ino have a snapshot of its value from
+ * before a change?  A plain stat then takes another (ops.c), so that
+ * the length it answers is that of the bytes the READs get.
+ */
+bool cfs_fuse_snap_stale(struct classfs_mount *m, uint64_t ino)
+{
+	struct cfs_snap *s;
+	bool r;
+
+	pthread_mutex_lock(&m->slock);
+	s = m->snaps ? *find_locked(m, ino) : NULL;
+	r = s && s->stale;
+	pthread_mutex_unlock(&m->slock);
+	return r;
+}
+
+/**
  * cfs_fuse_snap_stat() - @ino's snapshot: its length and version
  * Return: true when there is one.
  */
@@ -143,6 +229,8 @@ bool cfs_fuse_snap_stat(struct classfs_mount *m, uint64_t ino, size_t *len, uint
 
 	pthread_mutex_lock(&m->slock);
 	s = m->snaps ? *find_locked(m, ino) : NULL;
+	if (s && s->stale)
+		s = NULL;
 	if (s) {
 		*len = s->len;
 		*version = s->version;
@@ -163,7 +251,7 @@ ssize_t cfs_fuse_snap_read(struct classfs_mount *m, uint64_t ino, char *buf, siz
 
 	pthread_mutex_lock(&m->slock);
 	s = m->snaps ? *find_locked(m, ino) : NULL;
-	if (s) {
+	if (s && !s->stale) {
 		n = 0;
 		if ((uint64_t)off < s->len) {
 			n = (ssize_t)(s->len - (size_t)off < size ? s->len - (size_t)off : size);
@@ -179,23 +267,24 @@ ssize_t cfs_fuse_snap_read(struct classfs_mount *m, uint64_t ino, char *buf, siz
  * with value @r bytes at @page (or -errno @r: what the read then gets)
  */
 void cfs_fuse_snap_answer(struct classfs_mount *m, fuse_req_t req,
-			  const struct classfs_stat *cs, ssize_t r, const char *page)
+			  const struct classfs_stat *cs, uint64_t ticket, ssize_t r,
+			  const char *page)
 {
 	struct stat st;
 	uint64_t version;
+	size_t len;
 
 	if (r < 0) {
 		cfs_fuse_reply_io_err(req, r);
 		return;
 	}
-	if ((size_t)r > CLASSFS_ATTR_MAX)
-		r = CLASSFS_ATTR_MAX;
-	if (cfs_fuse_snap_set(m, cs->ino, page, (size_t)r, &version) < 0) {
+	len = (size_t)r > CLASSFS_ATTR_MAX ? CLASSFS_ATTR_MAX : (size_t)r;
+	if (cfs_fuse_snap_set(m, cs->ino, ticket, page, &len, &version) < 0) {
 		fuse_reply_err(req, ENOMEM);	/* the read fails: no size to trust */
 		return;
 	}
 	cfs_fuse_fill_stat(m, cs, &st);
-	st.st_size = r;
+	st.st_size = (off_t)len;
 	st.st_mtim.tv_nsec = st.st_ctim.tv_nsec = (long)version;
 	fuse_reply_attr(req, &st, 0.0);
 }
