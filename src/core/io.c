@@ -301,7 +301,7 @@ static ssize_t write_entry(struct classfs_tree *t, uint64_t ino, const char *buf
 	struct call c;
 	ssize_t r;
 	char *page = NULL;
-	bool stored = false;	/* bytes the tree keeps were written */
+	bool changed = false;	/* a value views may cache was written */
 
 	if (!t || (!buf && size) || off < 0)
 		return -EINVAL;
@@ -318,7 +318,7 @@ static ssize_t write_entry(struct classfs_tree *t, uint64_t ino, const char *buf
 	}
 	if (c.kind == CALL_VALUE) {
 		r = cfs_value_write(t, c.active, buf, size, off, c.append);
-		stored = true;
+		changed = true;
 		goto out;
 	}
 	if (c.kind == CALL_DEV_BIN) {
@@ -356,7 +356,13 @@ static ssize_t write_entry(struct classfs_tree *t, uint64_t ino, const char *buf
 
 		f->offer = offer;
 		r = offer_result(f, a->store ? a->store(c.dev, a, page, size) : -EIO);
-		stored = a->show == cfs_stored_show;
+		/*
+		 * stored bytes replaced, or a show() that may answer otherwise
+		 * now: a view's snapshot, and a getattr of it answered before
+		 * the store, must not outlive it (the FUSE view's push makes the
+		 * kernel drop both)
+		 */
+		changed = true;
 		break;
 	}
 	case CALL_CLASS: {
@@ -381,7 +387,7 @@ out:
 	if (f)
 		cfs_frame_pop(t, f);
 	/* views that keep the value drop it before the caller goes on */
-	if (stored && r >= 0)
+	if (changed && r >= 0)
 		cfs_watch_value(t, ino);
 	return r;
 }

@@ -123,6 +123,7 @@ struct classfs_mount {
 	struct cfs_snap **snaps;	/* SNAP_BUCKETS chains, or NULL */
 	struct cfs_snap *snap_oldest, *snap_newest;
 	size_t nsnaps;
+	uint64_t snap_ticket;		/* getattrs taking one, in the order they began (__atomic) */
 
 	pthread_mutex_t dlock;		/* requests answered later (reply.c) */
 	pthread_cond_t dempty;		/* the list emptied */
@@ -139,6 +140,7 @@ struct cfs_fuse_offer {
 	off_t off;
 	bool write;
 	const struct classfs_stat *snap;	/* a getattr that takes a snapshot (snap.c) */
+	uint64_t ticket;			/* ... its place in line (cfs_fuse_snap_ticket()) */
 };
 
 /* ops.c */
@@ -221,13 +223,17 @@ static inline bool cfs_fuse_snapshotted(const struct classfs_stat *cs)
 {
 	return cs->dynamic && cs->type == CLASSFS_FT_REG && cs->size <= CLASSFS_ATTR_MAX;
 }
-int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, size_t len,
-		      uint64_t *version);
+uint64_t cfs_fuse_snap_ticket(struct classfs_mount *m);
+int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, uint64_t ticket, const char *bytes,
+		      size_t *len, int err, uint64_t *version);
+void cfs_fuse_snap_changed(struct classfs_mount *m, uint64_t ino);
+bool cfs_fuse_snap_stale(struct classfs_mount *m, uint64_t ino);
 bool cfs_fuse_snap_stat(struct classfs_mount *m, uint64_t ino, size_t *len, uint64_t *version);
 ssize_t cfs_fuse_snap_read(struct classfs_mount *m, uint64_t ino, char *buf, size_t size,
 			   off_t off, bool *found);
 void cfs_fuse_snap_answer(struct classfs_mount *m, fuse_req_t req,
-			  const struct classfs_stat *cs, ssize_t r, const char *page);
+			  const struct classfs_stat *cs, uint64_t ticket, ssize_t r,
+			  const char *page);
 void cfs_fuse_snap_free(struct classfs_mount *m);
 
 /* versions.c: the mtimes of stored values */

@@ -115,6 +115,8 @@ static void watch_value(void *data, uint64_t dir, const char *name, uint64_t ino
 {
 	struct classfs_mount *m = data;
 
+	/* a computed value's snapshot is of the value before: never answered again (snap.c) */
+	cfs_fuse_snap_changed(m, ino);
 	if (cfs_fuse_known(m, dir, name) != CFS_KNOWN_ENTRY)
 		return;
 	queue_inode(m, ino, cfs_fuse_versions_bump(m, ino) == 0);

@@ -24,7 +24,8 @@
  *    before each read, and that getattr runs show() and answers the
  *    value's length and version (snap.c); the kernel drops its cached
  *    pages when the version moved, and its READ gets those same bytes.
- *    Every read(2) reaches show(), so no reader gets a stale page.
+ *    Every read(2) reaches show(), so no reader gets a stale page (of a
+ *    value changed by a store() or notified: snap.c says why others may).
  * No per-open state is kept: poll's "notified since read" is the inode's
  * (notify.c), and a file made through the filesystem is written by its
  * creator through the descriptor the create answered (its fh names it).
@@ -175,8 +176,10 @@ static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 /*
  * A getattr with an open file's handle comes before each read (computed
  * values' attributes are valid for no time): a computed value's is
- * answered with its snapshot, taken now (snap.c).  For an entry gone
- * meanwhile, that read fails ENODEV, as sysfs's.
+ * answered with its snapshot, taken now (snap.c), as is a plain one
+ * (an open's permission check) while the snapshot kept is of the value
+ * before a change.  For an entry gone meanwhile, that read fails ENODEV,
+ * as sysfs's.
  */
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -189,19 +192,21 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, fi && r == -ENOENT ? ENODEV : -r);
 		return;
 	}
-	if (fi && cfs_fuse_snapshotted(&cs)) {
+	if (cfs_fuse_snapshotted(&cs) && (fi || cfs_fuse_snap_stale(m, ino))) {
 		char page[CLASSFS_ATTR_MAX];
 		struct cfs_fuse_offer o;
 		ssize_t n;
 
-		/* show() runs: a notification is acknowledged, as in sysfs */
-		cfs_fuse_poll_ack(m, ino);
+		/* show() runs for a read: a notification is acknowledged, as in sysfs */
+		if (fi)
+			cfs_fuse_poll_ack(m, ino);
 		/* a remote show() answers from reply.c, holding no thread meanwhile */
 		cfs_fuse_offer_init(&o, m, req, sizeof(page), 0, false);
 		o.snap = &cs;
+		o.ticket = cfs_fuse_snap_ticket(m);	/* before show() reads anything */
 		n = classfs_read_offer(m->tree, ino, page, sizeof(page), 0, &o.offer);
 		if (n != -CLASSFS_DEFERRED)
-			cfs_fuse_snap_answer(m, req, &cs, n, page);
+			cfs_fuse_snap_answer(m, req, &cs, o.ticket, n, page);
 		return;
 	}
 	cfs_fuse_fill_stat(m_of(req), &cs, &st);

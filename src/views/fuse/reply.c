@@ -38,6 +38,7 @@ struct cfs_fuse_deferred {
 	bool write;
 	bool snap;				/* a getattr taking a snapshot: cs is its entry */
 	struct classfs_stat cs;
+	uint64_t ticket;			/* ... and ticket its place in line */
 	bool claimed;				/* answered, or being answered (__atomic) */
 	int refs;				/* the list's and the producer's (__atomic) */
 };
@@ -58,7 +59,7 @@ void cfs_fuse_reply_io_err(fuse_req_t req, long err)
 static void answer(struct cfs_fuse_deferred *d, ssize_t r, const char *page)
 {
 	if (d->snap) {
-		cfs_fuse_snap_answer(d->m, d->req, &d->cs, r, page);
+		cfs_fuse_snap_answer(d->m, d->req, &d->cs, d->ticket, r, page);
 	} else if (r < 0) {
 		cfs_fuse_reply_io_err(d->req, r);
 	} else if (d->write) {
@@ -151,6 +152,7 @@ static struct classfs_reply *take(struct classfs_reply_offer *offer)
 	if (o->snap) {
 		d->snap = true;
 		d->cs = *o->snap;
+		d->ticket = o->ticket;
 	}
 	pthread_mutex_lock(&m->dlock);
 	if (m->dstopping) {

@@ -23,10 +23,47 @@
  * getattr.  A plain stat runs no show(): it reports the snapshot's size
  * and version (4096 and 0 before any read).
  *
+ * Getattrs of one file run at once (the loop's threads, readers of
+ * both mounts of a tree): the snapshot kept is the one whose show()
+ * began last, whatever order they end in.  Each getattr takes a ticket
+ * before its show() runs; a snapshot taken by an earlier ticket than the
+ * one kept is not kept, and its getattr answers the kept one's length
+ * and version instead, which are what the READs get.  Otherwise a show()
+ * that read a value before it changed, and kept its bytes after a later
+ * getattr kept the new ones, would have the READs that follow that later
+ * getattr answered with the old bytes: a reader that saw the change's
+ * uevent would read the value as it was before.
+ *
+ * When the tree reports a value changed (a store(), a notification:
+ * notify.c's watch_value), its snapshot is marked stale before the
+ * change's call returns, with the invalidation of the kernel's copy: a
+ * snapshot taken before the change would otherwise answer the plain
+ * stats (the permission check of every open) and the READs that come
+ * after it, and put the bytes from before the change back into the
+ * kernel's cache.  A stale snapshot answers nothing: a READ runs show(),
+ * and a plain stat takes a new snapshot as a read's getattr does (so the
+ * length it answers is the one the READs get), which only a getattr that
+ * began after the change may keep.  Versions come from one counter per
+ * mount, so a new snapshot never repeats a version the kernel saw.
+ *
+ * A value that changes with neither a store() nor a notification is not
+ * marked, and nothing drops the kernel's copy: the kernel keeps the
+ * first of two getattr answers that overlap (its attr_version), so a
+ * reader whose getattr was sent after such a change can be left with the
+ * length, version and cached pages that another reader's getattr, begun
+ * before the change and answered meanwhile, brought.  A driver announces
+ * its changes with classfs_device_notify(), as sysfs_notify().
+ *
+ * A show() that fails leaves a snapshot of its error: the getattr does
+ * not fail (a getattr also comes before lseek(SEEK_END) of an appending
+ * writer) and the READ that follows gets the error without running
+ * show() again (a stopped remote driver would cost two call timeouts).
+ *
  * Snapshots are kept for SNAP_MAX inodes at most, the oldest dropped
  * first; a READ that finds none runs show() as it would without.
  *
- * Locking: slock guards the table; taken with no other lock held.
+ * Locking: slock guards the table; taken with no other lock held, or
+ * under the tree's lock (watch_value), never the other way round.
  */
 #include "fuse-internal.h"
 
@@ -37,8 +74,10 @@ struct cfs_snap {
 	struct cfs_snap *next;		/* in its bucket */
 	struct cfs_snap *older, *newer;	/* by the time it was made */
 	uint64_t ino;
+	uint64_t ticket;		/* the getattr's that took it (stale: the last before) */
+	bool stale;			/* the value changed since: serves nothing */
+	int err;			/* show()'s -errno, kept for the READ (len 0) */
 	uint64_t version;
-	int err;			/* show()'s -errno, for the READ (len 0) */
 	size_t len;
 	char bytes[];
 };
@@ -73,12 +112,26 @@ static void unlink_locked(struct classfs_mount *m, struct cfs_snap **pp, struct 
 	m->nsnaps--;
 }
 
-/*
- * keep @len bytes at @bytes, or show()'s error @err, as @ino's value;
- * *@version: the version the kernel is told (the mtime's ns).  0 or -ENOMEM
+/**
+ * cfs_fuse_snap_ticket() - a getattr's place in line, taken before its
+ * show() runs: later tickets read the value later
  */
-static int snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, size_t len,
-		    int err, uint64_t *version)
+uint64_t cfs_fuse_snap_ticket(struct classfs_mount *m)
+{
+	return __atomic_add_fetch(&m->snap_ticket, 1, __ATOMIC_SEQ_CST);
+}
+
+/**
+ * cfs_fuse_snap_set() - keep *@len bytes at @bytes, or show()'s error @err
+ * (-errno; @len 0), as @ino's value, taken by the getattr of @ticket,
+ * unless a later ticket's are kept already
+ * @len: in, the bytes' length; out, the kept snapshot's
+ * @version: receives the kept snapshot's version (the mtime's ns)
+ *
+ * Return: 0, or -ENOMEM (no snapshot kept: the caller answers as if none).
+ */
+int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, uint64_t ticket, const char *bytes,
+		      size_t *len, int err, uint64_t *version)
 {
 	struct cfs_snap **pp, *s, *old;
 
@@ -89,12 +142,19 @@ static int snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, si
 	}
 	pp = find_locked(m, ino);
 	old = *pp;
-	if (old && !err && !old->err && old->len == len && !memcmp(old->bytes, bytes, len)) {
+	if (old && (old->ticket > ticket ||
+		    (old->err == err && old->len == *len && (!*len || !memcmp(old->bytes, bytes, *len))))) {
+		/* newer bytes kept, or the same: the READs get those */
+		if (old->ticket < ticket) {
+			old->ticket = ticket;
+			old->stale = false;
+		}
+		*len = old->len;
 		*version = old->version;
 		pthread_mutex_unlock(&m->slock);
 		return 0;
 	}
-	s = malloc(sizeof(*s) + len);
+	s = malloc(sizeof(*s) + *len);
 	if (!s) {
 		if (old) {
 			unlink_locked(m, pp, old);
@@ -103,9 +163,9 @@ static int snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, si
 		pthread_mutex_unlock(&m->slock);
 		return -ENOMEM;
 	}
-	*s = (struct cfs_snap){ .ino = ino, .err = err, .len = len };
-	if (len)
-		memcpy(s->bytes, bytes, len);
+	*s = (struct cfs_snap){ .ino = ino, .ticket = ticket, .err = err, .len = *len };
+	if (*len)
+		memcpy(s->bytes, bytes, *len);
 	s->version = cfs_fuse_new_mtime_ns(m);
 	if (old) {
 		unlink_locked(m, pp, old);
@@ -133,15 +193,37 @@ static int snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, si
 }
 
 /**
- * cfs_fuse_snap_set() - keep @len bytes at @bytes as @ino's value
- * @version: receives the version the kernel is told (the mtime's ns)
- *
- * Return: 0, or -ENOMEM (no snapshot kept: the caller answers as if none).
+ * cfs_fuse_snap_changed() - @ino's value changed: its snapshot, if any,
+ * answers nothing from now on, and only a getattr that begins later
+ * takes another
  */
-int cfs_fuse_snap_set(struct classfs_mount *m, uint64_t ino, const char *bytes, size_t len,
-		      uint64_t *version)
+void cfs_fuse_snap_changed(struct classfs_mount *m, uint64_t ino)
 {
-	return snap_set(m, ino, bytes, len, 0, version);
+	struct cfs_snap *s;
+
+	pthread_mutex_lock(&m->slock);
+	if (m->snaps && (s = *find_locked(m, ino))) {
+		s->stale = true;
+		s->ticket = __atomic_load_n(&m->snap_ticket, __ATOMIC_SEQ_CST);
+	}
+	pthread_mutex_unlock(&m->slock);
+}
+
+/**
+ * cfs_fuse_snap_stale() - does @ino have a snapshot of its value from
+ * before a change?  A plain stat then takes another (ops.c), so that
+ * the length it answers is that of the bytes the READs get.
+ */
+bool cfs_fuse_snap_stale(struct classfs_mount *m, uint64_t ino)
+{
+	struct cfs_snap *s;
+	bool r;
+
+	pthread_mutex_lock(&m->slock);
+	s = m->snaps ? *find_locked(m, ino) : NULL;
+	r = s && s->stale;
+	pthread_mutex_unlock(&m->slock);
+	return r;
 }
 
 /**
@@ -154,8 +236,8 @@ bool cfs_fuse_snap_stat(struct classfs_mount *m, uint64_t ino, size_t *len, uint
 
 	pthread_mutex_lock(&m->slock);
 	s = m->snaps ? *find_locked(m, ino) : NULL;
-	if (s && s->err)
-		s = NULL;	/* an error: no value to tell the size of */
+	if (s && (s->stale || s->err))
+		s = NULL;	/* from before a change, or an error: no size to tell */
 	if (s) {
 		*len = s->len;
 		*version = s->version;
@@ -166,7 +248,7 @@ bool cfs_fuse_snap_stat(struct classfs_mount *m, uint64_t ino, size_t *len, uint
 
 /**
  * cfs_fuse_snap_read() - up to @size bytes of @ino's snapshot from @off
- * @found: set false when there is none
+ * @found: set false when there is none (or it is stale)
  * Return: the bytes copied, or show()'s -errno the snapshot kept.
  */
 ssize_t cfs_fuse_snap_read(struct classfs_mount *m, uint64_t ino, char *buf, size_t size,
@@ -177,10 +259,10 @@ ssize_t cfs_fuse_snap_read(struct classfs_mount *m, uint64_t ino, char *buf, siz
 
 	pthread_mutex_lock(&m->slock);
 	s = m->snaps ? *find_locked(m, ino) : NULL;
-	*found = s != NULL;
-	if (s && s->err) {
+	*found = s && !s->stale;
+	if (*found && s->err) {
 		n = s->err;
-	} else if (s) {
+	} else if (*found) {
 		if ((uint64_t)off < s->len) {
 			n = (ssize_t)(s->len - (size_t)off < size ? s->len - (size_t)off : size);
 			memcpy(buf, s->bytes + off, (size_t)n);
@@ -195,37 +277,27 @@ ssize_t cfs_fuse_snap_read(struct classfs_mount *m, uint64_t ino, char *buf, siz
  * with value @r bytes at @page (or -errno @r: what the read then gets)
  */
 void cfs_fuse_snap_answer(struct classfs_mount *m, fuse_req_t req,
-			  const struct classfs_stat *cs, ssize_t r, const char *page)
+			  const struct classfs_stat *cs, uint64_t ticket, ssize_t r,
+			  const char *page)
 {
 	struct stat st;
 	uint64_t version;
+	size_t len = r < 0 ? 0 : (size_t)r > CLASSFS_ATTR_MAX ? CLASSFS_ATTR_MAX : (size_t)r;
 
-	if (r < 0) {
-		/*
-		 * No value: the error is kept for the READ, which then gets it
-		 * without asking again, and the getattr does not fail (a
-		 * getattr comes before lseek(SEEK_END) on a file opened to
-		 * append, a write-only attribute's too).  A new mtime: the
-		 * kernel drops what it cached, so that READ comes.
-		 */
-		if (snap_set(m, cs->ino, NULL, 0, (int)r, &version) < 0) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		cfs_fuse_fill_stat(m, cs, &st);
-		st.st_size = cs->size;
-		st.st_mtim.tv_nsec = st.st_ctim.tv_nsec = (long)version;
-		fuse_reply_attr(req, &st, 0.0);
-		return;
-	}
-	if ((size_t)r > CLASSFS_ATTR_MAX)
-		r = CLASSFS_ATTR_MAX;
-	if (cfs_fuse_snap_set(m, cs->ino, page, (size_t)r, &version) < 0) {
+	/*
+	 * An error is kept for the READ, which then gets it without asking
+	 * again, and the getattr does not fail (a getattr comes before
+	 * lseek(SEEK_END) on a file opened to append, a write-only
+	 * attribute's too); its new version makes the kernel drop what it
+	 * cached, so that READ comes.
+	 */
+	if (cfs_fuse_snap_set(m, cs->ino, ticket, r < 0 ? NULL : page, &len, r < 0 ? (int)r : 0,
+			      &version) < 0) {
 		fuse_reply_err(req, ENOMEM);	/* the read fails: no size to trust */
 		return;
 	}
 	cfs_fuse_fill_stat(m, cs, &st);
-	st.st_size = r;
+	st.st_size = r < 0 ? cs->size : (off_t)len;
 	st.st_mtim.tv_nsec = st.st_ctim.tv_nsec = (long)version;
 	fuse_reply_attr(req, &st, 0.0);
 }
