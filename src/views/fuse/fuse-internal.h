@@ -42,7 +42,6 @@ struct cfs_inval {
 	uint64_t dir;		/* entry @name of directory @dir; or, @name "", inode @dir
 				 * (0: every link the kernel holds) */
 	bool dir_only;		/* the entry is not cached: the directory alone */
-	bool attrs_only;	/* an inode's attributes, not its pages (versions.c) */
 	char name[];
 };
 
@@ -64,19 +63,6 @@ enum cfs_known_state {
 	CFS_KNOWN_NOTHING,		/* the kernel does not hold the directory */
 	CFS_KNOWN_DIR,			/* the directory, not the entry */
 	CFS_KNOWN_ENTRY,		/* the entry too (a lookup of its name was answered) */
-};
-
-/* stored values' mtimes (versions.c) */
-struct cfs_version {
-	uint64_t ino;			/* 0: empty */
-	uint64_t ns;
-};
-
-struct cfs_versions {
-	pthread_mutex_t lock;
-	struct cfs_version *ents;
-	size_t size, count;		/* size: a power of two, or 0 */
-	size_t pruned_at;		/* count after the last pruning */
 };
 
 struct cfs_known {
@@ -113,7 +99,6 @@ struct classfs_mount {
 	bool stopping;
 
 	struct cfs_known known;		/* directories the kernel holds */
-	struct cfs_versions versions;	/* stored values' mtimes */
 
 	pthread_mutex_t plock;		/* pollers */
 	struct cfs_poller *pollers;
@@ -182,6 +167,9 @@ void cfs_fuse_reply_entry(fuse_req_t req, const struct classfs_stat *cs);
 double cfs_fuse_attr_timeout(const struct classfs_stat *cs);
 uint64_t cfs_fuse_new_mtime_ns(struct classfs_mount *m);
 uint64_t cfs_fuse_created_fh(uint64_t ino);
+/* the file a write request of this thread is writing: its own change is not pushed back */
+extern __thread struct classfs_mount *cfs_fuse_writing_mount;
+extern __thread uint64_t cfs_fuse_writing_ino;
 
 /* ns-ops.c: the sysfs view's requests that change names, modes and sizes */
 extern __thread struct classfs_mount *cfs_fuse_serving;	/* the mount this thread answers */
@@ -235,12 +223,6 @@ void cfs_fuse_snap_answer(struct classfs_mount *m, fuse_req_t req,
 			  const struct classfs_stat *cs, uint64_t ticket, ssize_t r,
 			  const char *page);
 void cfs_fuse_snap_free(struct classfs_mount *m);
-
-/* versions.c: the mtimes of stored values */
-int cfs_fuse_versions_bump(struct classfs_mount *m, uint64_t ino);
-uint64_t cfs_fuse_versions_get(struct classfs_mount *m, uint64_t ino);
-void cfs_fuse_versions_prune(struct classfs_mount *m);
-void cfs_fuse_versions_free(struct classfs_mount *m);
 
 /* notify.c */
 extern const struct classfs_watch_ops cfs_fuse_watch_ops;

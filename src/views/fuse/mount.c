@@ -73,7 +73,6 @@ static void mount_free(struct classfs_mount *m)
 	cfs_fuse_notify_free(m);
 	cfs_fuse_snap_free(m);
 	cfs_fuse_known_free(m);
-	cfs_fuse_versions_free(m);
 	cfs_devview_free(m->devview);
 	pthread_mutex_destroy(&m->qlock);
 	pthread_mutex_destroy(&m->plock);
@@ -81,7 +80,6 @@ static void mount_free(struct classfs_mount *m)
 	pthread_mutex_destroy(&m->dlock);
 	pthread_cond_destroy(&m->dempty);
 	pthread_mutex_destroy(&m->known.lock);
-	pthread_mutex_destroy(&m->versions.lock);
 	pthread_cond_destroy(&m->qwork);
 	pthread_cond_destroy(&m->qdone);
 	free(m->mountpoint);
@@ -127,7 +125,6 @@ static struct classfs_mount *mount_view(struct classfs_tree *tree, const char *m
 	pthread_mutex_init(&m->dlock, NULL);
 	pthread_cond_init(&m->dempty, NULL);
 	pthread_mutex_init(&m->known.lock, NULL);
-	pthread_mutex_init(&m->versions.lock, NULL);
 	pthread_cond_init(&m->qwork, NULL);
 	pthread_cond_init(&m->qdone, NULL);
 	m->mountpoint = strdup(mountpoint);

@@ -20,10 +20,13 @@
  * a held directory, an entry whose name no lookup was answered for is not
  * cached: only the directory itself is invalidated (once per batch).
  *
- * Values: a stored value the kernel caches (its name was looked up) gets a
- * new mtime and its attributes invalidated when the tree replaces it
- * (the kernel then drops its pages: versions.c), with the entries,
- * before the changing call returns.
+ * Values: a value the kernel caches (its name was looked up) is
+ * invalidated, attributes and pages, when the tree replaces it, with the
+ * entries, before the changing call returns.  A write request waits for
+ * that push WRITE_SYNC_MS at most: another file's invalidation may wait
+ * for the page lock that a writer of that file holds while its own WRITE
+ * waits for the same push (a change through the API and a write through
+ * the mount of one file at once).
  *
  * Poll (sysfs_notify): a notification counts on the attribute's poller and
  * wakes a waiting poll; the attribute reports POLLERR|POLLPRI until it is
@@ -35,6 +38,7 @@
 #include <time.h>
 
 #define SYNC_TIMEOUT_S 5
+#define WRITE_SYNC_MS 50	/* a write request's wait for the push, at most */
 #define LINGER_NS (1000 * 1000L)	/* changes of a call in progress wait this long for more */
 #define PUSH_BATCH 4096			/* ... or until this many are queued */
 
@@ -88,28 +92,25 @@ static void watch_changed(void *data, uint64_t dir, const char *name)
 	enqueue(m, iv);
 }
 
-/*
- * queue the invalidation of inode @ino (0: every link held): attributes,
- * and pages (a link's text) unless @attrs_only
- */
-static void queue_inode(struct classfs_mount *m, uint64_t ino, bool attrs_only)
+/* queue the invalidation of inode @ino (0: every link held): attributes, pages, text */
+static void queue_inode(struct classfs_mount *m, uint64_t ino)
 {
 	struct cfs_inval *iv = malloc(sizeof(*iv) + 1);
 
 	if (!iv)
 		return;	/* cached until its timeout: a day */
-	*iv = (struct cfs_inval){ .dir = ino, .attrs_only = attrs_only };
+	*iv = (struct cfs_inval){ .dir = ino };
 	iv->name[0] = '\0';
 	enqueue(m, iv);
 }
 
 /*
- * A stored value was replaced, or notified, or went: the kernel may hold
- * its pages and size only if it looked the name up.  Its mtime moves
- * (versions.c) and its attributes are invalidated, not its pages, which
- * would wait for the page locks a writer of the file holds while its
- * WRITE waits for this push: the kernel, asking the attributes before its
- * next read, sees the new mtime and drops the pages itself.
+ * A value was replaced, or notified, or went: the kernel may hold its
+ * pages and size only if it looked the name up.  A write request's own
+ * file is left alone: the kernel holds its pages locked until the answer
+ * (the invalidation would wait for them), and takes what it wrote,
+ * fetching the attributes next and dropping the pages if the size is not
+ * what it wrote.
  */
 static void watch_value(void *data, uint64_t dir, const char *name, uint64_t ino)
 {
@@ -117,15 +118,17 @@ static void watch_value(void *data, uint64_t dir, const char *name, uint64_t ino
 
 	/* a computed value's snapshot is of the value before: never answered again (snap.c) */
 	cfs_fuse_snap_changed(m, ino);
+	if (cfs_fuse_writing_mount == m && cfs_fuse_writing_ino == ino)
+		return;
 	if (cfs_fuse_known(m, dir, name) != CFS_KNOWN_ENTRY)
 		return;
-	queue_inode(m, ino, cfs_fuse_versions_bump(m, ino) == 0);
+	queue_inode(m, ino);
 }
 
 /* an entry moved: every link the kernel holds may read otherwise (0: all links) */
 static void watch_moved(void *data)
 {
-	queue_inode(data, 0, false);
+	queue_inode(data, 0);
 }
 
 static void watch_sync(void *data)
@@ -143,7 +146,16 @@ static void watch_sync(void *data)
 		return;
 
 	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += SYNC_TIMEOUT_S;
+	if (cfs_fuse_writing_mount == m) {
+		/* a write request: briefly (see the top of this file) */
+		until.tv_nsec += WRITE_SYNC_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+	} else {
+		until.tv_sec += SYNC_TIMEOUT_S;
+	}
 	pthread_mutex_lock(&m->qlock);
 	target = m->queued;
 	if (m->pushed < target) {
@@ -152,8 +164,9 @@ static void watch_sync(void *data)
 	}
 	while (m->pushed < target && !m->stopping)
 		if (pthread_cond_timedwait(&m->qdone, &m->qlock, &until) == ETIMEDOUT) {
-			fprintf(stderr, "classfs: invalidations for %s late by %d s\n",
-				m->mountpoint, SYNC_TIMEOUT_S);
+			if (cfs_fuse_writing_mount != m)
+				fprintf(stderr, "classfs: invalidations for %s late by %d s\n",
+					m->mountpoint, SYNC_TIMEOUT_S);
 			break;
 		}
 	pthread_mutex_unlock(&m->qlock);
@@ -278,8 +291,7 @@ void *cfs_fuse_notifier_main(void *arg)
 			if (!iv->name[0]) {
 				/* a value: its attributes and pages (-ENOENT: not cached) */
 				if (iv->dir)
-					fuse_lowlevel_notify_inval_inode(m->se, iv->dir,
-									 iv->attrs_only ? -1 : 0, 0);
+					fuse_lowlevel_notify_inval_inode(m->se, iv->dir, 0, 0);
 				else
 					inval_links(m);
 				free(iv);
@@ -301,7 +313,6 @@ void *cfs_fuse_notifier_main(void *arg)
 		}
 		for (int i = 0; i < ndirs; i++)
 			fuse_lowlevel_notify_inval_inode(m->se, dirs[i], 0, 0);
-		cfs_fuse_versions_prune(m);
 		pthread_mutex_lock(&m->qlock);
 		m->pushed += n;
 		pthread_cond_broadcast(&m->qdone);

@@ -16,9 +16,8 @@
  *  - a stored value (the tree keeps its bytes: loaded, set, written, made
  *    through the filesystem; `dev`) reports its length and is cached, its
  *    pages and attributes, until the tree replaces it: notify.c then
- *    invalidates its attributes, with a new mtime (versions.c) that makes
- *    the kernel drop the pages, before the change's call returns, so
- *    before any uevent that announces it;
+ *    invalidates the inode before the change's call returns, so before
+ *    any uevent that announces it;
  *  - a computed one (a show(), a remote publisher's, `uevent`) has
  *    attributes valid for no time: the kernel (auto_inval_data) asks them
  *    before each read, and that getattr runs show() and answers the
@@ -36,6 +35,9 @@
 
 #define MAX_READ (128 * 1024)
 #define CREATED_FH 0x43465343524541ull	/* "CFSCREA": an fh a create answered */
+
+__thread struct classfs_mount *cfs_fuse_writing_mount;
+__thread uint64_t cfs_fuse_writing_ino;
 
 static struct classfs_mount *m_of(fuse_req_t req)
 {
@@ -72,12 +74,7 @@ void cfs_fuse_fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, 
 	}
 	st->st_blksize = 4096;
 	st->st_atime = st->st_mtime = st->st_ctime = m->mtime;
-	if (!cs->dynamic && cs->type == CLASSFS_FT_REG) {
-		/* a stored value: the nanoseconds of its last change (versions.c) */
-		long ns = (long)cfs_fuse_versions_get(m, cs->ino);
-
-		st->st_mtim.tv_nsec = st->st_ctim.tv_nsec = ns;
-	} else if (cfs_fuse_snapshotted(cs)) {
+	if (cfs_fuse_snapshotted(cs)) {
 		/* the snapshot the reads take (snap.c): its length and version */
 		size_t len;
 		uint64_t version;
@@ -281,12 +278,16 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	struct cfs_fuse_offer o;
 	ssize_t r;
 
+	/* the kernel holds this file's pages locked until the answer (notify.c) */
+	cfs_fuse_writing_mount = m;
+	cfs_fuse_writing_ino = ino;
 	if (fi->fh && fi->fh == cfs_fuse_created_fh(ino)) {
 		r = classfs_write_created(m->tree, ino, buf, size, off);
 	} else {
 		cfs_fuse_offer_init(&o, m, req, size, off, true);
 		r = classfs_write_offer(m->tree, ino, buf, size, off, &o.offer);
 	}
+	cfs_fuse_writing_mount = NULL;
 	if (r == -CLASSFS_DEFERRED)
 		;
 	else if (r < 0)
