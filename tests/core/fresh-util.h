@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fresh-util.h - test-fresh.c's means: its mounts (undone on every path,
- * crashes included), the values its changes make (each change's bytes
+ * fresh-util.h - test-fresh.c's means: its mounts (mount-guard.h), the values its changes make (each change's bytes
  * known from its kind and number, and what a read got told from them),
  * whole-file reads, and the hammer threads that read files in a loop.
  * Include after harness.h.
@@ -29,60 +28,14 @@
 /* mounts: undone on every path, crashes included                      */
 /* ------------------------------------------------------------------ */
 
-#define MAX_DIRS 32
-
-static char dirs[MAX_DIRS][64];
-static volatile sig_atomic_t dir_live[MAX_DIRS];
-static volatile sig_atomic_t ndirs;
-static pid_t main_pid;
-
-static void emergency_cleanup(void)
-{
-	if (getpid() != main_pid)
-		return;
-	for (int i = 0; i < ndirs; i++) {
-		if (!dir_live[i])
-			continue;
-		umount2(dirs[i], MNT_DETACH);
-		rmdir(dirs[i]);
-		dir_live[i] = 0;
-	}
-}
-
-static void on_signal(int sig)
-{
-	static const char msg[] = "test-fresh: fatal signal or timeout\n";
-
-	if (write(2, msg, sizeof(msg) - 1) < 0) {
-		/* nothing more to tell */
-	}
-	emergency_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-	_exit(128 + sig);
-}
-
-void __sanitizer_set_death_callback(void (*cb)(void)) __attribute__((weak));
-
-__attribute__((constructor)) static void install_cleanup(void)
-{
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL,
-				    SIGTERM, SIGINT, SIGHUP, SIGALRM };
-
-	main_pid = getpid();
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], on_signal);
-	atexit(emergency_cleanup);
-	if (__sanitizer_set_death_callback)
-		__sanitizer_set_death_callback(emergency_cleanup);
-}
+#define MOUNT_GUARD_NAME "fresh"
+#include "mount-guard.h"
 
 /* serve @t at a new directory under /tmp (its slot in dirs[] at *@slot); NULL when it cannot */
 static struct classfs_mount *mount_new(struct classfs_tree *t, int *slot)
 {
-	char tmpl[64] = "/tmp/classfs-fresh-XXXXXX";
 	struct classfs_mount *m;
-	int i = ndirs;
+	const char *d;
 
 	*slot = -1;
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
@@ -90,19 +43,16 @@ static struct classfs_mount *mount_new(struct classfs_tree *t, int *slot)
 				"FUSE is available\n");
 		return NULL;
 	}
-	if (i == MAX_DIRS || !mkdtemp(tmpl))
+	d = new_dir();
+	if (!d)
 		return NULL;
-	snprintf(dirs[i], sizeof(dirs[i]), "%s", tmpl);
-	dir_live[i] = 1;
-	ndirs = i + 1;
-	m = classfs_mount_tree(t, dirs[i], NULL);
+	m = classfs_mount_tree(t, d, NULL);
 	if (!m) {
-		fprintf(stderr, "  classfs_mount_tree(%s): %s\n", dirs[i], strerror(errno));
-		rmdir(dirs[i]);
-		dir_live[i] = 0;
+		fprintf(stderr, "  classfs_mount_tree(%s): %s\n", d, strerror(errno));
+		drop_dir(d);
 		return NULL;
 	}
-	*slot = i;
+	*slot = (int)((const char (*)[64])d - dirs);
 	return m;
 }
 
@@ -112,10 +62,8 @@ static void mount_end(struct classfs_mount **m, int slot)
 		CHECK_INT(classfs_mount_close(*m), 0);
 		*m = NULL;
 	}
-	if (slot >= 0 && dir_live[slot]) {
-		CHECK_INT(rmdir(dirs[slot]) == 0 ? 0 : -errno, 0);
-		dir_live[slot] = 0;
-	}
+	if (slot >= 0)
+		drop_dir(dirs[slot]);
 }
 
 /* ------------------------------------------------------------------ */

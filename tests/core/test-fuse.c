@@ -53,83 +53,8 @@
 #define TEST_TIMEOUT_S 240
 #define MANY 100000
 
-/* ------------------------------------------------------------------ */
-/* mount bookkeeping: undone on every path, crashes included           */
-/* ------------------------------------------------------------------ */
-
-#define MAX_DIRS 64
-
-static char dirs[MAX_DIRS][64];		/* every directory this run made */
-static volatile sig_atomic_t dir_live[MAX_DIRS];
-static volatile sig_atomic_t ndirs;
-static const char *current_test = "?";
-static pid_t main_pid;
-
-static void emergency_cleanup(void)
-{
-	if (getpid() != main_pid)
-		return;		/* a forked checker: the mounts are not its own */
-	for (int i = 0; i < ndirs; i++) {
-		if (!dir_live[i])
-			continue;
-		umount2(dirs[i], MNT_DETACH);
-		rmdir(dirs[i]);
-		dir_live[i] = 0;
-	}
-}
-
-static void on_signal(int sig)
-{
-	static const char msg[] = "test-fuse: fatal signal or timeout in test ";
-
-	if (getpid() == main_pid &&
-	    (write(2, msg, sizeof(msg) - 1) < 0 ||
-	     write(2, current_test, strlen(current_test)) < 0 || write(2, "\n", 1) < 0)) {
-		/* nothing more to tell */
-	}
-	emergency_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-	_exit(128 + sig);
-}
-
-void __sanitizer_set_death_callback(void (*cb)(void)) __attribute__((weak));
-
-__attribute__((constructor)) static void install_cleanup(void)
-{
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL,
-				    SIGTERM, SIGINT, SIGHUP, SIGALRM };
-
-	main_pid = getpid();
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], on_signal);
-	atexit(emergency_cleanup);
-	if (__sanitizer_set_death_callback)
-		__sanitizer_set_death_callback(emergency_cleanup);
-}
-
-/* a fresh empty directory under /tmp, registered for cleanup */
-static const char *new_dir(void)
-{
-	char tmpl[64] = "/tmp/classfs-fuse-XXXXXX";
-	int i = ndirs;
-
-	if (i == MAX_DIRS || !mkdtemp(tmpl))
-		return NULL;
-	snprintf(dirs[i], sizeof(dirs[i]), "%s", tmpl);
-	dir_live[i] = 1;
-	ndirs = i + 1;
-	return dirs[i];
-}
-
-static void drop_dir(const char *d)
-{
-	for (int i = 0; i < ndirs; i++)
-		if (dirs[i] == d && dir_live[i]) {
-			CHECK_INT(rmdir(d) == 0 ? 0 : errno, 0);
-			dir_live[i] = 0;
-		}
-}
+#define MOUNT_GUARD_NAME "fuse"
+#include "mount-guard.h"
 
 /* is @dir a mount point in /proc/mounts? (-1: cannot read it) */
 static int mounted(const char *dir)
