@@ -41,6 +41,8 @@
 
 #include <classfs/client.h>
 
+#include "../read-util.h"
+
 #define HAMMERS 2
 #define WAIT_S 20
 #define READ_MAX 8192
@@ -91,37 +93,10 @@ static void on_gap(uint64_t first, uint64_t last, void *data)
 	gaps += last - first + 1;
 }
 
-/* the whole file at @path into @buf (READ_MAX - 1 bytes at most): length or -errno */
-static ssize_t read_path(const char *path, char *buf)
-{
-	int fd = open(path, O_RDONLY);
-	size_t got = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf + got, READ_MAX - 1 - got)) > 0)
-		got += (size_t)n;
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n < 0)
-		return n;
-	buf[got] = '\0';
-	return (ssize_t)got;
-}
-
+/* the whole file through descriptor @fd from offset 0: length or -errno */
 static ssize_t pread_all(int fd, char *buf)
 {
-	size_t got = 0;
-	ssize_t n;
-
-	while ((n = pread(fd, buf + got, READ_MAX - 1 - got, (off_t)got)) > 0)
-		got += (size_t)n;
-	if (n < 0)
-		return -errno;
-	buf[got] = '\0';
-	return (ssize_t)got;
+	return tu_pread_whole(fd, buf, READ_MAX);
 }
 
 static void *hammer_main(void *arg)
@@ -132,7 +107,7 @@ static void *hammer_main(void *arg)
 	while (!atomic_load(&stop)) {
 		for (int i = 0; i < nhammered; i++) {
 			snprintf(path, sizeof(path), "%s/%s", mount_dir, hammered[i]);
-			if (read_path(path, buf) >= 0)
+			if (tu_read_whole(path, buf, READ_MAX) >= 0)
 				atomic_fetch_add(&hammer_reads, 1);
 		}
 		/* a breath: on 2 CPUs the daemon and the script's classctl need some */
@@ -215,7 +190,7 @@ static bool check_files(char **fv, int n, bool gone, char *why, size_t size)
 			close(*fd);
 			*fd = -1;
 		}
-		r = read_path(path, got);
+		r = tu_read_whole(path, got, READ_MAX);
 		if (r != (ssize_t)len || memcmp(got, want, len)) {
 			complain(why, size, " [%s read %zd bytes \"%s\"]", fv[i], r, shown(got, r));
 			ok = false;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "classfs/classfs.h"
+#include "../read-util.h"
 
 #define HAMMERS 2
 #define BIN_MAX (3 * 4096)	/* a binary value spans up to three pages */
@@ -174,60 +175,27 @@ static enum shape shape_of(const char *buf, size_t n)
 	return same == n ? TORN : FOREIGN;
 }
 
-/* the whole file at @path (up to READ_MAX - 1 bytes, NUL-terminated): length or -errno */
+/* the whole file at @path (READ_MAX - 1 bytes at most): length or -errno */
 static ssize_t read_file(const char *path, char *buf)
 {
-	int fd = open(path, O_RDONLY);
-	size_t got = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf + got, READ_MAX - 1 - got)) > 0)
-		got += (size_t)n;
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n < 0)
-		return n;
-	buf[got] = '\0';
-	return (ssize_t)got;
+	return tu_read_whole(path, buf, READ_MAX);
 }
 
 /*
  * one read() of the file at @path from its start, as a sysfs reader takes
- * a value (NUL-terminated): length or -errno.  A value read by several
- * read()s may mix two values when it changes in between: no state is
- * kept per open file (zero-message opens), unlike sysfs's buffer.
+ * a value: several read()s may mix two values when it changes in between
+ * (no state is kept per open file: zero-message opens, unlike sysfs's
+ * buffer)
  */
 static ssize_t read_once(const char *path, char *buf)
 {
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, READ_MAX - 1);
-	if (n < 0)
-		n = -errno;
-	else
-		buf[n] = '\0';
-	close(fd);
-	return n;
+	return tu_read_once(path, buf, READ_MAX);
 }
 
 /* the whole file through descriptor @fd from offset 0: length or -errno */
 static ssize_t pread_all(int fd, char *buf)
 {
-	size_t got = 0;
-	ssize_t n;
-
-	while ((n = pread(fd, buf + got, READ_MAX - 1 - got, (off_t)got)) > 0)
-		got += (size_t)n;
-	if (n < 0)
-		return -errno;
-	buf[got] = '\0';
-	return (ssize_t)got;
+	return tu_pread_whole(fd, buf, READ_MAX);
 }
 
 /* ------------------------------------------------------------------ */

@@ -30,6 +30,8 @@
 
 #include <classfs/client.h>
 
+#include "../read-util.h"
+
 /*
  * The sanitizers' builds (gcc says so with __SANITIZE_*__, clang with
  * __has_feature): under either the daemon's memory is not its own to
@@ -221,21 +223,10 @@ static inline long proc_status(pid_t pid, const char *key)
 	return v;
 }
 
-/* read a whole file (through the mount); length or -errno */
+/* read a file (through the mount) in one read(); length or -errno */
 static inline ssize_t read_file(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		n = -errno;
-	else
-		buf[n] = '\0';
-	close(fd);
-	return n;
+	return tu_read_once(path, buf, size);
 }
 
 /* ---- an event log for subscriber callbacks ---- */
