@@ -38,7 +38,7 @@
 #include <time.h>
 
 #define SYNC_TIMEOUT_S 5
-#define WRITE_SYNC_MS 50	/* a write request's wait for the push, at most */
+#define WRITE_SYNC_MS 1000	/* a write request's wait for the push, at most */
 #define LINGER_NS (1000 * 1000L)	/* changes of a call in progress wait this long for more */
 #define PUSH_BATCH 4096			/* ... or until this many are queued */
 
