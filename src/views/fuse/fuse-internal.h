@@ -163,6 +163,8 @@ void cfs_fuse_refuse_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 
 /* ops.c (shared with ns-ops.c) */
 void cfs_fuse_fill_stat(struct classfs_mount *m, const struct classfs_stat *cs, struct stat *st);
+void cfs_fuse_entry_param(struct classfs_mount *m, const struct classfs_stat *cs,
+			  struct fuse_entry_param *e);
 void cfs_fuse_reply_entry(fuse_req_t req, const struct classfs_stat *cs);
 double cfs_fuse_attr_timeout(const struct classfs_stat *cs);
 uint64_t cfs_fuse_new_mtime_ns(struct classfs_mount *m);

@@ -68,14 +68,9 @@ void cfs_fuse_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	fi->fh = cfs_fuse_created_fh(cs.ino);
 	fi->keep_cache = 1;
 	fi->noflush = 1;
-	struct fuse_entry_param e = {
-		.ino = cs.ino,
-		.generation = cs.generation,
-		.attr_timeout = cfs_fuse_attr_timeout(&cs),
-		.entry_timeout = CFS_FUSE_TIMEOUT,
-	};
+	struct fuse_entry_param e;
 
-	cfs_fuse_fill_stat(m, &cs, &e.attr);
+	cfs_fuse_entry_param(m, &cs, &e);
 	fuse_reply_create(req, &e, fi);
 }
 

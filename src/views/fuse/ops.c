@@ -125,20 +125,31 @@ uint64_t cfs_fuse_created_fh(uint64_t ino)
 	return ino ^ CREATED_FH;
 }
 
-/* answer @req with entry @cs (its directory counted as held: known.c) */
-void cfs_fuse_reply_entry(fuse_req_t req, const struct classfs_stat *cs)
+/*
+ * @e: entry @cs as a lookup or create of @m answers it (a directory or
+ * link counted as held: known.c)
+ */
+void cfs_fuse_entry_param(struct classfs_mount *m, const struct classfs_stat *cs,
+			  struct fuse_entry_param *e)
 {
-	struct fuse_entry_param e = {
+	*e = (struct fuse_entry_param){
 		.ino = cs->ino,
 		.generation = cs->generation,
 		.attr_timeout = cfs_fuse_attr_timeout(cs),
 		.entry_timeout = CFS_FUSE_TIMEOUT,
 	};
-
 	/* before the reply: changes below it (or of a link's text) from now on are pushed */
 	if (cs->type == CLASSFS_FT_DIR || cs->type == CLASSFS_FT_LNK)
-		cfs_fuse_known_get(m_of(req), cs->ino, cs->type == CLASSFS_FT_LNK);
-	cfs_fuse_fill_stat(m_of(req), cs, &e.attr);
+		cfs_fuse_known_get(m, cs->ino, cs->type == CLASSFS_FT_LNK);
+	cfs_fuse_fill_stat(m, cs, &e->attr);
+}
+
+/* answer @req with entry @cs */
+void cfs_fuse_reply_entry(fuse_req_t req, const struct classfs_stat *cs)
+{
+	struct fuse_entry_param e;
+
+	cfs_fuse_entry_param(m_of(req), cs, &e);
 	fuse_reply_entry(req, &e);
 }
 
