@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * classfs-internal/devio.h - device nodes that answer (src/devio): the
+ * pieces the supervisor of an environment's programs (run layer) puts
+ * together.  A program's open() of an emulated node is answered with a
+ * descriptor the supervisor injects (a pty's slave, a memfd), and its
+ * ioctl() of that descriptor with what a *handler* says: a recording
+ * replayed (umockdev's .ioctl trees, SPI transfers, usbmon captures) or
+ * a caller's function.  read() and write() go to the descriptor's other
+ * end, which a *player* serves (umockdev's read/write scripts, evemu
+ * event files) or a test holds.
+ *
+ * Handlers never touch the calling program directly: they see its
+ * memory through struct cfs_mem (process_vm_readv/writev in the
+ * supervisor, plain memory in unit tests), so a recording can be
+ * replayed and checked without any process around it.
+ *
+ * Errors of a file are -errno with "FILE:LINE: reason" in @msg; errors of
+ * a call are the -errno the program gets.
+ */
+#ifndef CLASSFS_INTERNAL_DEVIO_H
+#define CLASSFS_INTERNAL_DEVIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/**
+ * struct cfs_mem - the memory of the process whose call is answered
+ * @read: copy @len bytes at @addr into @buf: 0, or -EFAULT (unmapped) or
+ *        -ESRCH (the process is gone).
+ * @write: copy @buf to @addr: the same returns.
+ * @ctx: passed to both.
+ */
+struct cfs_mem {
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t len);
+	int (*write)(void *ctx, uint64_t addr, const void *buf, size_t len);
+	void *ctx;
+};
+
+/* mem.c: the calling process's own memory (unit tests, in-process callers) */
+extern const struct cfs_mem cfs_mem_self;
+/* process_vm_readv/writev of another process (@pid's memory) */
+void cfs_mem_process(struct cfs_mem *m, const pid_t *pid);
+
+static inline int cfs_mem_read(const struct cfs_mem *m, uint64_t addr, void *buf, size_t len)
+{
+	return len ? m->read(m->ctx, addr, buf, len) : 0;
+}
+
+static inline int cfs_mem_write(const struct cfs_mem *m, uint64_t addr, const void *buf, size_t len)
+{
+	return len ? m->write(m->ctx, addr, buf, len) : 0;
+}
+
+/**
+ * struct cfs_ioctl_call - one ioctl() a program made on an emulated node
+ * @request: its request number (the second argument, as the kernel sees it:
+ *           the low 32 bits)
+ * @arg: its third argument (an address for most requests)
+ * @mem: the program's memory
+ * @node: the node's path ("/dev/bus/usb/001/011"), for messages
+ */
+struct cfs_ioctl_call {
+	unsigned long request;
+	uint64_t arg;
+	const struct cfs_mem *mem;
+	const char *node;
+};
+
+/*
+ * What a handler's ioctl() returns when the request is none of its own:
+ * the supervisor then lets the call go to the descriptor the program
+ * holds (a pty answers the terminal requests, anything else ENOTTY).
+ */
+#define CFS_IOCTL_PASS (-1000000L)
+
+/**
+ * struct cfs_ioctl_handler - what answers ioctl() of one node
+ * @ioctl: answer @call: the result the program gets (>= 0), -errno, or
+ *         CFS_IOCTL_PASS.  Called for one node from one thread at a time.
+ * @free: release @data (NULL: nothing to release).
+ * @data: the handler's state (a recording, its replay position, ...).
+ */
+struct cfs_ioctl_handler {
+	long (*ioctl)(void *data, const struct cfs_ioctl_call *call);
+	void (*free)(void *data);
+	void *data;
+};
+
+/* log.c: one line on stderr, "classfs: " first; what a user needs to see
+ * (an ioctl a recording lacks, a script that went out of step) */
+void cfs_devio_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * ioctl-file.c: a umockdev ioctl recording (`umockdev-record --ioctl`):
+ * an ioctl tree (usbdevfs, evdev, hidraw, generic _IOR/_IOW requests, with
+ * or without an "@DEV path" first line) or an SPI transfer log ("@DEV
+ * path (SPI)").  @node is the node it is loaded for; a file whose @DEV
+ * names another node is refused (-EINVAL, message).
+ * Return: 0 and *@out filled; -EINVAL (@msg "FILE:LINE: reason"),
+ * -ENOENT or another -errno of reading @path, -ENOMEM.
+ */
+int cfs_ioctl_file_load(const char *path, const char *node, struct cfs_ioctl_handler *out,
+			char *msg, size_t msgsize);
+int cfs_ioctl_text_load(const char *text, size_t len, const char *name, const char *node,
+			struct cfs_ioctl_handler *out, char *msg, size_t msgsize);
+
+/*
+ * pcap.c: a usbmon capture (pcap or pcapng, LINKTYPE_USB_LINUX or
+ * LINKTYPE_USB_LINUX_MMAPPED) of USB device @busnum/@devnum replayed as
+ * its usbdevfs node's traffic.  Same returns as cfs_ioctl_file_load().
+ */
+int cfs_pcap_file_load(const char *path, unsigned busnum, unsigned devnum,
+		       struct cfs_ioctl_handler *out, char *msg, size_t msgsize);
+
+/*
+ * script.c, evemu.c: players.  A player runs in a thread of its own on
+ * @fd, the node's other end (a pty's master): a script's 'r' blocks are
+ * written to it after their delay, its 'w' blocks must be read from it;
+ * an evemu file's events are written as struct input_event at their
+ * times.  cfs_player_wait() waits for the end: 0 when everything was
+ * played, -EPROTO when the program wrote something else than the script
+ * says (@msg: "FILE:LINE: expected ..., got ..."), -EPIPE when the
+ * other side closed before the end.  cfs_player_stop() stops it (at
+ * once) and frees it; @fd stays the caller's.
+ */
+struct cfs_player;
+int cfs_script_start(const char *text, size_t len, const char *name, int fd,
+		     struct cfs_player **out, char *msg, size_t msgsize);
+int cfs_evemu_start(const char *text, size_t len, const char *name, int fd,
+		    struct cfs_player **out, char *msg, size_t msgsize);
+/* a Unix stream socket at @path: the script is played to each client */
+int cfs_socket_script_start(const char *text, size_t len, const char *name, const char *path,
+			    struct cfs_player **out, char *msg, size_t msgsize);
+int cfs_player_wait(struct cfs_player *p, char *msg, size_t msgsize);
+void cfs_player_stop(struct cfs_player *p);
+
+#endif
