@@ -7,7 +7,7 @@
 # the real tools the tests run against the mount: lsblk, udevadm, systool
 CLASSFS_BUILD_DEPS=(build-essential meson ninja-build pkg-config
                     libumockdev-dev umockdev libfuse3-dev fuse3
-                    libjson-c-dev util-linux udev sysfsutils)
+                    libjson-c-dev util-linux udev sysfsutils libpcap-dev)
 # demo.sh's Python part: Debian's python3 headers (the extension is built
 # only with them) and pyudev (examples/python-testbed.py)
 CLASSFS_DEMO_DEPS=(python3-dev python3-pyudev)
@@ -19,10 +19,12 @@ CLASSFS_DEMO_DEPS=(python3-dev python3-pyudev)
 # headers, pytest and pyudev (the Python package and its tests); PyGObject
 # with GUdev and dbus-daemon (a suite shaped as device daemons' umockdev
 # suites: GUdev, a private D-Bus); e2fsprogs's chattr and lsattr (an
-# immutable file through the mount, test-fs-writable)
+# immutable file through the mount, test-fs-writable); evtest and
+# evemu-tools (real programs reading an emulated event node)
 CLASSFS_CHECK_DEPS=(clang libclang-rt-14-dev graphviz libudev-dev busybox-static
                     abigail-tools python3-dev python3-pytest python3-pyudev
-                    python3-gi gir1.2-gudev-1.0 dbus-daemon e2fsprogs)
+                    python3-gi gir1.2-gudev-1.0 dbus-daemon e2fsprogs
+                    evtest evemu-tools)
 
 # classfs_install_missing PKG... - apt-get install the PKGs not yet installed
 classfs_install_missing() {
