@@ -20,6 +20,15 @@ extern PyTypeObject cfs_py_sync_type;
 /* the environment of a Run; NULL (ValueError raised) when it is stopped */
 struct classfs_run *cfs_py_run_of(PyObject *run);
 
+/* nodes.c: Run's device node methods */
+extern PyTypeObject cfs_py_call_type;
+PyObject *cfs_py_run_load(PyObject *self, PyObject *args);
+PyObject *cfs_py_run_load_data(PyObject *self, PyObject *args);
+PyObject *cfs_py_run_wait_script(PyObject *self, PyObject *args);
+PyObject *cfs_py_run_dev_fd(PyObject *self, PyObject *args);
+PyObject *cfs_py_run_attach_ioctl(PyObject *self, PyObject *args);
+PyObject *cfs_py_run_detach_ioctl(PyObject *self, PyObject *args);
+
 /* ns.c */
 PyObject *cfs_py_enter(PyObject *self, PyObject *args);
 PyObject *cfs_py_leave(PyObject *self, PyObject *args);

@@ -112,6 +112,18 @@ static PyObject *run_get_socket(struct cfs_py_run *self, void *unused)
 static PyMethodDef run_methods[] = {
 	{ "stop", (PyCFunction)run_stop, METH_NOARGS,
 	  "stop(): tear the environment down (its daemon, mounts, namespaces)" },
+	{ "load", cfs_py_run_load, METH_VARARGS,
+	  "load(kind, target, file): replay a recording on a node (classfs_run_load())" },
+	{ "load_data", cfs_py_run_load_data, METH_VARARGS,
+	  "load_data(kind, target, data, name): the same, of bytes" },
+	{ "wait_script", cfs_py_run_wait_script, METH_VARARGS,
+	  "wait_script(node): until its scripts played to their end" },
+	{ "dev_fd", cfs_py_run_dev_fd, METH_VARARGS,
+	  "dev_fd(node) -> the node's other end (a pty master), -1 for none" },
+	{ "attach_ioctl", cfs_py_run_attach_ioctl, METH_VARARGS,
+	  "attach_ioctl(node, fn): fn(IoctlCall) answers the node's ioctls" },
+	{ "detach_ioctl", cfs_py_run_detach_ioctl, METH_VARARGS,
+	  "detach_ioctl(node): its ioctls go to the descriptor again" },
 	{ NULL, NULL, 0, NULL },
 };
 

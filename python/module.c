@@ -9,6 +9,7 @@
 #include <classfs/classfs.h>
 #include <classfs/client.h>
 #include <classfs/record.h>
+#include <classfs/run.h>
 
 PyObject *cfs_py_error(int neg_errno, const char *what, const char *message)
 {
@@ -76,7 +77,7 @@ PyMODINIT_FUNC PyInit__classfs(void)
 	PyObject *m;
 
 	if (PyType_Ready(&cfs_py_client_type) < 0 || PyType_Ready(&cfs_py_run_type) < 0 ||
-	    PyType_Ready(&cfs_py_sync_type) < 0)
+	    PyType_Ready(&cfs_py_sync_type) < 0 || PyType_Ready(&cfs_py_call_type) < 0)
 		return NULL;
 	m = PyModule_Create(&module_def);
 	if (!m)
@@ -87,7 +88,13 @@ PyMODINIT_FUNC PyInit__classfs(void)
 	    PyModule_AddIntConstant(m, "LAYOUT_CLASS", CLASSFS_LAYOUT_CLASS) < 0 ||
 	    PyModule_AddIntConstant(m, "LAYOUT_DEVICES", CLASSFS_LAYOUT_DEVICES) < 0 ||
 	    PyModule_AddIntConstant(m, "ADD_BINARY", CLASSFS_CLIENT_ADD_BINARY) < 0 ||
-	    PyModule_AddIntConstant(m, "ADD_LINK", CLASSFS_CLIENT_ADD_LINK) < 0) {
+	    PyModule_AddIntConstant(m, "ADD_LINK", CLASSFS_CLIENT_ADD_LINK) < 0 ||
+	    PyModule_AddIntConstant(m, "RECORDING_IOCTL", CLASSFS_RECORDING_IOCTL) < 0 ||
+	    PyModule_AddIntConstant(m, "RECORDING_SCRIPT", CLASSFS_RECORDING_SCRIPT) < 0 ||
+	    PyModule_AddIntConstant(m, "RECORDING_EVEMU", CLASSFS_RECORDING_EVEMU) < 0 ||
+	    PyModule_AddIntConstant(m, "RECORDING_PCAP", CLASSFS_RECORDING_PCAP) < 0 ||
+	    PyModule_AddIntConstant(m, "RECORDING_UNIX_STREAM", CLASSFS_RECORDING_UNIX_STREAM) < 0 ||
+	    PyModule_AddIntConstant(m, "IOCTL_PASS", CLASSFS_IOCTL_PASS) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}

@@ -39,6 +39,8 @@
 #define CLASSFS_RUN_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <classfs/classfs.h>
@@ -198,6 +200,154 @@ CLASSFS_PUBLIC int classfs_run_wait(pid_t pid);
  * (a lost daemon, an event it could not apply).
  */
 CLASSFS_PUBLIC int classfs_run_stop(struct classfs_run *run);
+
+
+/*
+ * Device nodes that answer.  Every program the environment runs
+ * (classfs_run_spawn(), classfs_run_call(), and the caller's own thread
+ * after classfs_run_enter()) reports its open(), ioctl() and fstat() of
+ * the environment's device nodes to a supervisor thread in the calling
+ * process (a seccomp filter with user notification; the program gets
+ * no_new_privs, so a set-user-ID program gains nothing inside).  As in
+ * umockdev's testbeds, a character device node opens as a raw pty whose
+ * other end is the device's (classfs_run_dev_fd(), or a script playing
+ * there); a block or USB device node opens as a file of its recorded
+ * contents; fstat() of either says what the device is.  Its ioctl()s are
+ * answered by a recording or a function, else by the descriptor itself
+ * (a pty answers terminal requests, anything else ENOTTY).  Statically
+ * linked programs and programs that make system calls without libc are
+ * served alike.  docs/classfs-run.md says what it costs.
+ */
+
+/* what a classfs_ioctl_fn returns for a request it leaves to the descriptor */
+#define CLASSFS_IOCTL_PASS (-1000000L)
+
+/**
+ * struct classfs_ioctl - an ioctl() a program made on a node
+ * @node: the node's path ("/dev/input/event5").
+ * @request: its request number.
+ * @arg: its third argument, an address in the program for most requests
+ *       (classfs_ioctl_read(), classfs_ioctl_write()).
+ * @pid: the calling thread (in the caller's pid namespace).
+ * @mem: the program's memory (opaque).
+ */
+struct classfs_ioctl {
+	const char *node;
+	unsigned long request;
+	uint64_t arg;
+	pid_t pid;
+	const void *mem;
+};
+
+/**
+ * classfs_ioctl_read() - copy @len bytes at @addr of the calling program into @buf
+ * Return: 0, -EFAULT (not mapped), -ESRCH (the program is gone), -EINVAL.
+ */
+CLASSFS_PUBLIC int classfs_ioctl_read(const struct classfs_ioctl *call, uint64_t addr, void *buf,
+				      size_t len);
+
+/**
+ * classfs_ioctl_write() - copy @buf to @addr of the calling program
+ * Return: as classfs_ioctl_read().
+ */
+CLASSFS_PUBLIC int classfs_ioctl_write(const struct classfs_ioctl *call, uint64_t addr,
+				       const void *buf, size_t len);
+
+/*
+ * answers @call: the ioctl's result (>= 0), a -errno the program gets,
+ * or CLASSFS_IOCTL_PASS.  Runs in the supervisor thread, one call at a
+ * time per node.
+ */
+typedef long (*classfs_ioctl_fn)(const struct classfs_ioctl *call, void *data);
+
+/**
+ * enum classfs_recording - what a recording holds (umockdev-record's formats)
+ * @CLASSFS_RECORDING_IOCTL: a node's ioctls (`--ioctl`): an ioctl tree or
+ *                           an SPI transfer log; target: the node.
+ * @CLASSFS_RECORDING_SCRIPT: a node's read()/write() dialogue with its
+ *                            timing (`--script`); target: the node.
+ * @CLASSFS_RECORDING_EVEMU: input events (evemu-record); target: an
+ *                           event node.
+ * @CLASSFS_RECORDING_PCAP: a usbmon capture of one USB device; target:
+ *                          the device's /sys path.
+ * @CLASSFS_RECORDING_UNIX_STREAM: a script played to every client of a
+ *                                 Unix stream socket; target: its path.
+ */
+enum classfs_recording {
+	CLASSFS_RECORDING_IOCTL,
+	CLASSFS_RECORDING_SCRIPT,
+	CLASSFS_RECORDING_EVEMU,
+	CLASSFS_RECORDING_PCAP,
+	CLASSFS_RECORDING_UNIX_STREAM,
+};
+
+/**
+ * classfs_run_load() - replay a recording on a node of the environment
+ * @run: the environment.
+ * @kind: what @file holds.
+ * @target: the node (an absolute path as the environment's programs
+ *          name it, links followed), the /sys path of a USB device for
+ *          a capture, or a socket's path.
+ * @file: the recording.
+ * @err: NULL, or told why it failed.
+ *
+ * An ioctl recording or capture replaces the handler the node had; a
+ * script or event file starts playing at once on the node's other end.
+ * An ioctl the recording does not hold fails as umockdev's replay fails
+ * it (ENOTTY; ENOENT for evdev), logged on stderr with its number and
+ * size.
+ * Return: 0; -EINVAL (a bad recording: @err says "FILE:LINE: reason"),
+ * -ENOENT (@file or @target missing), -ENODEV (@target is no device
+ * node of the environment), or another -errno.
+ */
+CLASSFS_PUBLIC int classfs_run_load(struct classfs_run *run, enum classfs_recording kind,
+				    const char *target, const char *file,
+				    struct classfs_run_error *err);
+
+/**
+ * classfs_run_load_data() - classfs_run_load() of a recording in memory
+ * @name: names it in messages ("<string>").
+ * (%CLASSFS_RECORDING_PCAP takes a file only: -EINVAL.)
+ */
+CLASSFS_PUBLIC int classfs_run_load_data(struct classfs_run *run, enum classfs_recording kind,
+					 const char *target, const void *data, size_t len,
+					 const char *name, struct classfs_run_error *err);
+
+/**
+ * classfs_run_wait_script() - wait until the scripts and event files
+ * playing on @node played to their end
+ * Return: 0; -EPROTO when the program wrote what the script did not
+ * expect, -EPIPE when it closed before the end (@err says where); -ENODEV.
+ */
+CLASSFS_PUBLIC int classfs_run_wait_script(struct classfs_run *run, const char *node,
+					   struct classfs_run_error *err);
+
+/**
+ * classfs_run_dev_fd() - the other end of a character device node (a pty's
+ * master): what the caller writes there, the program reads from the node,
+ * and the other way round.
+ * Return: the descriptor (the environment's: valid until
+ * classfs_run_stop(), do not close it), or -errno (-ENODEV: not a node,
+ * or a block or USB device, which have none).
+ */
+CLASSFS_PUBLIC int classfs_run_dev_fd(struct classfs_run *run, const char *node);
+
+/**
+ * classfs_run_attach_ioctl() - @fn answers @node's ioctls from now on
+ * @release: NULL, or called with @data when the handler is replaced,
+ *           detached or the environment stops (at once when attaching
+ *           fails).
+ * Return: 0 or -errno (-ENODEV: not a node of the environment).
+ */
+CLASSFS_PUBLIC int classfs_run_attach_ioctl(struct classfs_run *run, const char *node,
+					    classfs_ioctl_fn fn, void *data,
+					    void (*release)(void *data));
+
+/**
+ * classfs_run_detach_ioctl() - @node's ioctls go to its descriptor again
+ * Return: 0 or -errno.
+ */
+CLASSFS_PUBLIC int classfs_run_detach_ioctl(struct classfs_run *run, const char *node);
 
 #ifdef __cplusplus
 }

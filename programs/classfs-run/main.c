@@ -5,6 +5,8 @@
  * its libudev monitors.
  *
  *   classfs-run [--sample | --load FILE]... [--layout class|devices]
+ *               [--ioctl DEV=FILE] [--script DEV=FILE] [--evemu-events DEV=FILE]
+ *               [--pcap SYSPATH=FILE] [--unix-stream SOCKET=FILE]
  *               [--socket PATH] [--root] [--verbose] -- COMMAND [ARG...]
  *
  * The exit status is COMMAND's (128 + N when signal N killed it); 125
@@ -13,7 +15,9 @@
  * COMMAND; the environment is torn down once it exits.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +30,8 @@
 
 #include <classfs/run.h>
 
+#include "util.h"
+
 #define EXIT_OWN_FAILURE 125
 
 static void usage(FILE *out)
@@ -37,7 +43,12 @@ static void usage(FILE *out)
 		"  -l, --load FILE       load a umockdev record (repeatable, in order)\n"
 		"  -d, --device FILE     the same (umockdev-run's name for it)\n"
 		"  -L, --layout LAYOUT   class (default) or devices, for the daemon started here\n"
-		"  -s, --socket PATH     join the classfsd listening at PATH (its tree must\n"
+		"  -i, --ioctl DEV=FILE  answer DEV's ioctls from a umockdev ioctl recording\n"
+		"  -s, --script DEV=FILE play a umockdev read/write script on DEV\n"
+		"  -e, --evemu-events DEV=FILE  play evemu-record's events on event node DEV\n"
+		"  -p, --pcap SYSPATH=FILE  replay a usbmon capture as the USB device's traffic\n"
+		"  -u, --unix-stream SOCKET=FILE  play a script to each client of a Unix socket\n"
+		"      --socket PATH     join the classfsd listening at PATH (its tree must\n"
 		"                        be mounted) instead of starting one\n"
 		"  -r, --root            not root: map the caller to uid 0 inside, for a\n"
 		"                        COMMAND that insists on root (default: COMMAND\n"
@@ -45,6 +56,8 @@ static void usage(FILE *out)
 		"  -v, --verbose         log what happens to the environment\n"
 		"  -h, --help            show this help\n\n"
 		"COMMAND gets CLASSFS_SOCKET (for classctl) and SYSTEMD_DEVICE_VERIFY_SYSFS=0.\n"
+		"Its device nodes answer (a pty, or the recording's contents); COMMAND runs\n"
+		"with no_new_privs (a set-user-ID program gains nothing).\n"
 		"The classfsd started is $CLASSFSD, else the installed one.\n"
 		"Any uid may run it where the kernel allows unprivileged user namespaces.\n"
 		"Exit status: COMMAND's; 125 when classfs-run failed.\n");
@@ -59,6 +72,81 @@ static int parse_layout(const char *s, enum classfs_layout *out)
 	else
 		return -EINVAL;
 	return 0;
+}
+
+/* a recording to replay: -i, -s, -e, -p, -u */
+struct replay {
+	enum classfs_recording kind;
+	const char *option;
+	char *arg;		/* TARGET=FILE, split at the last '=' */
+};
+
+static const char *const kind_option[] = {
+	[CLASSFS_RECORDING_IOCTL] = "--ioctl",
+	[CLASSFS_RECORDING_SCRIPT] = "--script",
+	[CLASSFS_RECORDING_EVEMU] = "--evemu-events",
+	[CLASSFS_RECORDING_PCAP] = "--pcap",
+	[CLASSFS_RECORDING_UNIX_STREAM] = "--unix-stream",
+};
+
+/* load each recording into @run; 0, or -errno with a message printed */
+static int load_replays(struct classfs_run *run, struct replay *rp, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct classfs_run_error err = { 0 };
+		char *eq = strrchr(rp[i].arg, '=');
+		int r;
+
+		if (!eq || eq == rp[i].arg || !eq[1]) {
+			fprintf(stderr, "classfs-run: %s %s: expected TARGET=FILE\n",
+				kind_option[rp[i].kind], rp[i].arg);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		r = classfs_run_load(run, rp[i].kind, rp[i].arg, eq + 1, &err);
+		if (r < 0) {
+			fprintf(stderr, "classfs-run: %s %s=%s: %s\n", kind_option[rp[i].kind],
+				rp[i].arg, eq + 1, err.message[0] ? err.message : strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Not root: this process becomes the owner of a user namespace of its
+ * own (its uid mapped to itself, or to 0 for --root) while it is still
+ * single-threaded, and the environment is made there, so that the
+ * supervisor thread answering COMMAND's device nodes (a thread of ours)
+ * may see the environment's /dev, which the kernel shows to its own user
+ * namespace only.  Where that is refused, classfs_run_start() says why.
+ * Return: whether it is made (@root is then done).
+ */
+static bool own_user_namespace(bool root)
+{
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	char map[64];
+	int fd;
+	ssize_t n;
+
+	/* root of the initial user namespace (every uid mapped to itself) needs none */
+	fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, map, sizeof(map) - 1);
+		close(fd);
+		map[n > 0 ? n : 0] = '\0';
+		if (uid == 0 && strstr(map, "4294967295"))
+			return false;
+	}
+	if (unshare(CLONE_NEWUSER) < 0)
+		return false;
+	if (cfs_idmap_write(root ? 0 : uid, uid, root ? 0 : gid, gid) < 0) {
+		fprintf(stderr, "classfs-run: cannot map uid %u in a user namespace of its own\n",
+			(unsigned)uid);
+		exit(EXIT_OWN_FAILURE);
+	}
+	return true;
 }
 
 /* pass signals on to @child until it exits; Return: its status as a shell gives it */
@@ -96,7 +184,12 @@ int main(int argc, char **argv)
 		{ "load", required_argument, NULL, 'l' },
 		{ "device", required_argument, NULL, 'd' },	/* umockdev-run's name */
 		{ "layout", required_argument, NULL, 'L' },
-		{ "socket", required_argument, NULL, 's' },
+		{ "ioctl", required_argument, NULL, 'i' },
+		{ "script", required_argument, NULL, 's' },
+		{ "evemu-events", required_argument, NULL, 'e' },
+		{ "pcap", required_argument, NULL, 'p' },
+		{ "unix-stream", required_argument, NULL, 'u' },
+		{ "socket", required_argument, NULL, 'J' },
 		{ "root", no_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -106,20 +199,27 @@ int main(int argc, char **argv)
 	struct classfs_run_error err = { 0 };
 	struct classfs_run *run = NULL;
 	const char **records;
+	struct replay *replays;
 	bool layout_given = false;
-	size_t nrec = 0;
+	size_t nrec = 0, nrep = 0;
 	sigset_t mask;
 	pid_t child;
 	int c, r, sfd, status;
 
 	records = calloc((size_t)argc + 1, sizeof(*records));
-	if (!records) {
+	replays = calloc((size_t)argc + 1, sizeof(*replays));
+	if (!records || !replays) {
 		fprintf(stderr, "classfs-run: out of memory\n");
 		return EXIT_OWN_FAILURE;
 	}
 	/* '+': stop at the first non-option, COMMAND's options are its own */
-	while ((c = getopt_long(argc, argv, "+Sl:d:L:s:rvh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+Sl:d:L:i:s:e:p:u:rvh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'i': replays[nrep++] = (struct replay){ CLASSFS_RECORDING_IOCTL, NULL, optarg }; break;
+		case 's': replays[nrep++] = (struct replay){ CLASSFS_RECORDING_SCRIPT, NULL, optarg }; break;
+		case 'e': replays[nrep++] = (struct replay){ CLASSFS_RECORDING_EVEMU, NULL, optarg }; break;
+		case 'p': replays[nrep++] = (struct replay){ CLASSFS_RECORDING_PCAP, NULL, optarg }; break;
+		case 'u': replays[nrep++] = (struct replay){ CLASSFS_RECORDING_UNIX_STREAM, NULL, optarg }; break;
 		case 'S': o.sample = true; break;
 		case 'l':
 		case 'd': records[nrec++] = optarg; break;
@@ -128,29 +228,34 @@ int main(int argc, char **argv)
 				fprintf(stderr, "classfs-run: --layout: '%s' is neither class nor devices\n",
 					optarg);
 				free(records);
+				free(replays);
 				return EXIT_OWN_FAILURE;
 			}
 			layout_given = true;
 			break;
-		case 's': o.socket = optarg; break;
+		case 'J': o.socket = optarg; break;
 		case 'r': o.root = true; break;
 		case 'v': o.verbose = true; break;
-		case 'h': usage(stdout); free(records); return 0;
-		default: usage(stderr); free(records); return EXIT_OWN_FAILURE;
+		case 'h': usage(stdout); free(records); free(replays); return 0;
+		default: usage(stderr); free(records); free(replays); return EXIT_OWN_FAILURE;
 		}
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "classfs-run: no COMMAND given (classfs-run [OPTION]... -- COMMAND)\n");
 		free(records);
+		free(replays);
 		return EXIT_OWN_FAILURE;
 	}
 	if (o.socket && layout_given) {
 		fprintf(stderr, "classfs-run: --layout is the joined daemon's own: it cannot be "
 				"given with --socket\n");
 		free(records);
+		free(replays);
 		return EXIT_OWN_FAILURE;
 	}
 	o.records = records;
+	if (!o.socket && own_user_namespace(o.root))
+		o.root = false;
 
 	/* signals for COMMAND arrive through sfd; the children start with none blocked */
 	sigemptyset(&mask);
@@ -163,6 +268,7 @@ int main(int argc, char **argv)
 	if (sfd < 0) {
 		fprintf(stderr, "classfs-run: signalfd: %s\n", strerror(errno));
 		free(records);
+		free(replays);
 		return EXIT_OWN_FAILURE;
 	}
 
@@ -171,12 +277,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "classfs-run: %s\n", err.message[0] ? err.message : strerror(-r));
 		close(sfd);
 		free(records);
+		free(replays);
 		return EXIT_OWN_FAILURE;
 	}
-	r = classfs_run_spawn(run, argv + optind, &child);
-	if (r < 0) {
+	status = EXIT_OWN_FAILURE;
+	if (load_replays(run, replays, nrep) < 0) {
+		/* said why */
+	} else if ((r = classfs_run_spawn(run, argv + optind, &child)) < 0) {
 		fprintf(stderr, "classfs-run: cannot start %s: %s\n", argv[optind], strerror(-r));
-		status = EXIT_OWN_FAILURE;
 	} else {
 		status = supervise(child, sfd);
 		if (status < 0) {
@@ -191,5 +299,6 @@ int main(int argc, char **argv)
 			argv[optind]);
 	close(sfd);
 	free(records);
+	free(replays);
 	return status;
 }

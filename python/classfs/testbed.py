@@ -4,7 +4,10 @@
 database, and every change reaches libudev monitors (docs/python.md)."""
 
 import errno
+import lzma
 import os
+import re
+import socket as _socket
 import subprocess
 import time
 import weakref
@@ -746,6 +749,118 @@ class Testbed:
         if self._sync is None:
             raise OSError(95, "this process is not inside the environment "
                               f"(its tree is mounted on {self.sys_dir})")
+
+    # -- device nodes that answer -------------------------------------------
+
+    def _nodes(self, what):
+        """The environment whose nodes this testbed's methods reach."""
+        if self._run is None:
+            raise OSError(95, f"{what}: the device nodes of an environment this process was "
+                              "started in (classfs-run) are its supervisor's: give the "
+                              "recordings to classfs-run (-i, -s, -e, -p, -u)")
+        return self._run
+
+    @staticmethod
+    def _header_node(text, pattern, what):
+        """The node a recording names in its first line that is not a
+        comment (@DEV of an ioctl file, `d 0` of a script, `# device` of
+        evemu events), for a load with no node given."""
+        for line in text.splitlines():
+            m = re.match(pattern, line)
+            if m:
+                return m.group(1)
+            if not line.startswith("#"):
+                break
+        raise ValueError(f"{what}: no node given, and the recording names none")
+
+    @staticmethod
+    def _read_recording(path):
+        with open(path, "rb") as f:
+            data = f.read()
+        if os.fspath(path).endswith(".xz"):
+            data = lzma.decompress(data)
+        return data
+
+    def load_ioctl(self, node, path):
+        """Answer `node`'s ioctls from an ioctl recording (umockdev-record
+        --ioctl; .xz compressed too).  `node` None: the one its @DEV line
+        names."""
+        data = self._read_recording(path)
+        if node is None:
+            node = self._header_node(data.decode("utf-8", "replace"),
+                                     r"^@DEV (.*?)( \(([^)]*)\))?$", os.fspath(path))
+        self._nodes("load_ioctl").load_data(_classfs.RECORDING_IOCTL, node, data,
+                                            os.fspath(path))
+        return True
+
+    def load_script(self, node, path):
+        """Play a read/write script on `node` (from now on); None: the
+        node its `d 0` line names."""
+        with open(path, "rb") as f:
+            return self._load_script(node, f.read(), os.fspath(path))
+
+    def load_script_from_string(self, node, script):
+        if isinstance(script, str):
+            script = script.encode("utf-8", "surrogateescape")
+        return self._load_script(node, script, "<string>")
+
+    def _load_script(self, node, data, name):
+        if node is None:
+            node = self._header_node(data.decode("utf-8", "replace"), r"^d 0 (.*)$", name)
+        self._nodes("load_script").load_data(_classfs.RECORDING_SCRIPT, node, data, name)
+        return True
+
+    def wait_script(self, node):
+        """Wait until the scripts on `node` played to their end; OSError
+        (EPROTO) when the program wrote what they did not expect."""
+        self._nodes("wait_script").wait_script(node)
+        return True
+
+    def load_evemu_events(self, node, path):
+        """Play evemu-record's events on event node `node`; None: the one
+        its `# device` line names."""
+        with open(path, "rb") as f:
+            return self._load_evemu(node, f.read(), os.fspath(path))
+
+    def load_evemu_events_from_string(self, node, events):
+        if isinstance(events, str):
+            events = events.encode("utf-8", "surrogateescape")
+        return self._load_evemu(node, events, "<string>")
+
+    def _load_evemu(self, node, data, name):
+        if node is None:
+            node = self._header_node(data.decode("utf-8", "replace"), r"^# device (.*)$", name)
+        self._nodes("load_evemu_events").load_data(_classfs.RECORDING_EVEMU, node, data, name)
+        return True
+
+    def load_pcap(self, sysfs, path):
+        """Replay a usbmon capture (pcap, pcapng) as the traffic of the USB
+        device at /sys path `sysfs`."""
+        self._nodes("load_pcap").load(_classfs.RECORDING_PCAP, os.fspath(sysfs), os.fspath(path))
+        return True
+
+    def load_socket_script(self, path, sock_type, script_path):
+        """Play a script to every client of a Unix stream socket at `path`."""
+        if sock_type != _socket.SOCK_STREAM:
+            raise OSError(errno.EINVAL, f"load_socket_script(): socket type {sock_type}: only "
+                                        "SOCK_STREAM is played")
+        self._nodes("load_socket_script").load(_classfs.RECORDING_UNIX_STREAM, os.fspath(path),
+                                               os.fspath(script_path))
+        return True
+
+    def get_dev_fd(self, node):
+        """The other end of character device `node` (a pty's master): what
+        is written there the program reads; -1 for none."""
+        return self._nodes("get_dev_fd").dev_fd(node)
+
+    def attach_ioctl(self, node, handler):
+        """`handler(call)` answers `node`'s ioctls: call.request, call.arg,
+        call.read(addr, n), call.write(addr, data); it returns the result,
+        a -errno, or None to leave the call to the descriptor."""
+        self._nodes("attach_ioctl").attach_ioctl(node, handler)
+
+    def detach_ioctl(self, node):
+        self._nodes("detach_ioctl").detach_ioctl(node)
 
     def save(self, path=None):
         """The tree (or one device and its parents) as a umockdev record."""

@@ -14,21 +14,27 @@ Testbed.new() is a new, empty testbed and the newest is the one seen (an
 unreferenced one is released); devices land at exactly the path
 umockdev gives them (a name may be a path, below the parent or
 /sys/devices); get_root_dir() is the testbed's own scratch directory,
-named by UMOCKDEV_DIR; bad records raise umockdev's errors.  What
-classfs does differently is in docs/python.md's table; what it cannot do
-yet (device nodes that answer) raises NotImplementedError naming it.
+named by UMOCKDEV_DIR; bad records raise umockdev's errors; device
+nodes answer as umockdev's (a pty per character device, get_dev_fd(),
+load_ioctl(), load_script(), load_evemu_events(), load_pcap(),
+attach_ioctl() with an IoctlBase), for this process and every program it
+starts, static ones included.  What classfs does differently is in
+docs/python.md's table.
 """
 
+import errno
 import os
 import re
 import shutil
+import struct
 import tempfile
+import threading
 
 from . import _classfs
 from . import testbed as _tb
 from .testbed import Testbed as _Testbed, _privileged
 
-__all__ = ["Testbed", "in_mock_environment", "Error", "IoctlBase"]
+__all__ = ["Testbed", "in_mock_environment", "Error", "IoctlBase", "IoctlClient", "IoctlData"]
 
 try:
     from gi.repository import GLib as _GLib
@@ -335,40 +341,160 @@ class Testbed(_Testbed):
     def set_property_hex(self, devpath, name, value):
         self.set_property(devpath, name, "%x" % value)
 
-    # device nodes that answer (ioctl, read, write replayed) are not there yet
+    def attach_ioctl(self, node, handler):
+        """`handler` (an IoctlBase) answers `node`'s ioctls from now on."""
+        if not isinstance(handler, IoctlBase):
+            raise TypeError("attach_ioctl(): the handler is an UMockdev.IoctlBase")
+        super().attach_ioctl(node, handler._dispatcher(node))
 
-    def _no_device_nodes(name):
-        def method(self, *args, **kw):
-            raise NotImplementedError(
-                f"{name}: classfs does not emulate device nodes yet (its /dev nodes are "
-                "real nodes on a nodev mount, which cannot be opened)")
-        method.__name__ = name
-        method.__doc__ = f"umockdev's {name}(): raises NotImplementedError."
-        return method
+    def detach_ioctl(self, node):
+        """`node`'s ioctls are no longer the handler's."""
+        super().detach_ioctl(node)
 
-    get_dev_fd = _no_device_nodes("get_dev_fd")
-    attach_ioctl = _no_device_nodes("attach_ioctl")
-    detach_ioctl = _no_device_nodes("detach_ioctl")
-    load_ioctl = _no_device_nodes("load_ioctl")
-    load_script = _no_device_nodes("load_script")
-    load_socket_script = _no_device_nodes("load_socket_script")
-    load_evemu_events = _no_device_nodes("load_evemu_events")
-    load_pcap = _no_device_nodes("load_pcap")
-    attach_script_runner = _no_device_nodes("attach_script_runner")
-    wait_script = _no_device_nodes("wait_script")
-    del _no_device_nodes
+    def get_dev_fd(self, node):
+        """The other end of character device `node` (a pty's master), -1
+        for a node that has none (block and USB devices)."""
+        return super().get_dev_fd(node)
+
+
+# -- umockdev's ioctl handler API ------------------------------------------
+
+_PTR = struct.Struct("P")
+_IOC_TYPE_SHIFT = 8
+
+
+class IoctlData:
+    """A piece of the calling program's memory: the ioctl's argument, or
+    what a pointer in it points to (resolve()).  Changes (update(),
+    set_ptr()) reach the program when the call completes."""
+
+    def __init__(self, call, addr, data):
+        self._call = call
+        self.client_addr = addr     # None: the argument itself (not in memory)
+        self.data = bytearray(data)
+        self._children = []
+
+    def resolve(self, offset, length):
+        """The `length` bytes the pointer at `offset` points to."""
+        addr = _PTR.unpack_from(bytes(self.data), offset)[0]
+        child = IoctlData(self._call, addr, self._call.read(addr, length))
+        self._children.append(child)
+        return child
+
+    def set_ptr(self, offset, child):
+        """Point the pointer at `offset` to `child`'s memory."""
+        _PTR.pack_into(self.data, offset, child.client_addr)
+        return True
+
+    def update(self, offset, new_data):
+        self.data[offset:offset + len(new_data)] = bytes(new_data)
+
+    def retrieve(self):
+        return bytes(self.data)
+
+    def reload(self):
+        if self.client_addr is not None:
+            self.data[:] = self._call.read(self.client_addr, len(self.data))
+        return True
+
+    def get_data(self):
+        return bytes(self.data)
+
+    def _flush(self):
+        for child in self._children:
+            child._flush()
+            child._call.write(child.client_addr, bytes(child.data))
+
+
+class IoctlClient:
+    """One ioctl() call, as umockdev's handlers see it."""
+
+    def __init__(self, handler, call, node):
+        self.handler = handler
+        self.devnode = node
+        self.request = call.request
+        self.arg = IoctlData(call, None, _PTR.pack(call.arg))
+        self.connected = True
+        self._result = None
+        self._done = threading.Event()
+
+    def get_devnode(self):
+        return self.devnode
+
+    def get_request(self):
+        return self.request
+
+    def get_arg(self):
+        return self.arg
+
+    def get_connected(self):
+        return self.connected
+
+    def complete(self, res, errno_):
+        """Answer the call: it returns `res`, or fails with `errno_`."""
+        self.arg._flush()
+        self._result = -errno_ if errno_ else res
+        self._done.set()
+
+    def abort(self):
+        self.complete(-1, errno.EIO)
 
 
 class IoctlBase:
-    """umockdev's ioctl handler: not there yet (NotImplementedError)."""
+    """umockdev's ioctl handler: connect("handle-ioctl", fn) (fn(handler,
+    client, *user_data) returns True when it handled the call and
+    completes it with client.complete()), or a subclass overriding
+    do_handle_ioctl(client)."""
+
+    _SIGNALS = ("handle-ioctl", "handle-read", "handle-write", "client-connected",
+                "client-vanished")
 
     def __init__(self, *args, **kw):
-        raise NotImplementedError(
-            "IoctlBase: classfs does not emulate ioctls on device nodes yet")
+        self._handlers = {}
+        self._next_id = 1
 
     @classmethod
     def new(cls, *args, **kw):
         return cls(*args, **kw)
 
+    def connect(self, signal, fn, *user_data):
+        name = signal.replace("_", "-")
+        if name not in self._SIGNALS:
+            raise TypeError(f"<IoctlBase>: unknown signal name: {signal}")
+        handler_id = self._next_id
+        self._next_id += 1
+        self._handlers[handler_id] = (name, fn, user_data)
+        return handler_id
 
-IoctlClient = IoctlBase
+    def disconnect(self, handler_id):
+        self._handlers.pop(handler_id, None)
+
+    handler_disconnect = disconnect
+
+    def do_handle_ioctl(self, client):
+        return False
+
+    def _handle(self, client):
+        for name, fn, user_data in list(self._handlers.values()):
+            if name == "handle-ioctl" and fn(self, client, *user_data):
+                return True
+        return bool(self.do_handle_ioctl(client))
+
+    def _dispatcher(self, node):
+        """The function that answers one call on `node` (in the supervisor
+        thread): the handler's result, as umockdev gives it when no
+        handler takes the call (terminal requests to the pty, ENOTTY, or
+        ENOENT for evdev)."""
+        def answer(call):
+            client = IoctlClient(self, call, node)
+            if not self._handle(client):
+                if (call.request >> _IOC_TYPE_SHIFT) & 0xff == ord("T"):
+                    return None
+                return -(errno.ENOENT if (call.request >> _IOC_TYPE_SHIFT) & 0xff == ord("E")
+                         else errno.ENOTTY)
+            # complete() may come from another thread, as in umockdev
+            client._done.wait()
+            return client._result
+        return answer
+
+

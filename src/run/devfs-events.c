@@ -232,7 +232,10 @@ static int event_add(struct cfs_devfs *d, const struct classfs_uevent *ev,
 	e = cfs_devent_get(d, ev->devpath, true);
 	if (!e)
 		return -ENOMEM;
-	if (major(o.devt)) {
+	/* a record's `N:` without a number is an empty file, as when the tree is filled */
+	if (!major(o.devt) && !o.devname[0] && recorded && recorded->node[0])
+		snprintf(o.devname, sizeof(o.devname), "%s", recorded->node);
+	if (major(o.devt) || o.devname[0]) {
 		const char *devname = o.devname, *base = strrchr(ev->devpath, '/');
 
 		if (!*devname)

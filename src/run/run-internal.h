@@ -55,6 +55,7 @@ struct classfs_run {
 	dev_t sys_dev;			/* what /sys must be inside (the tree's st_dev) */
 	char socket[CFS_RUN_SOCKET_MAX];
 	char tmpdir[CFS_RUN_TMPDIR_MAX];	/* our socket directory; "" when joining */
+	struct cfs_nodes *nodes;	/* the device nodes that answer (src/devio) */
 };
 
 /* holder.c: never returns */
@@ -65,6 +66,7 @@ struct cfs_props {
 	char *buf;		/* each NUL-terminated */
 	size_t len;
 	size_t count;
+	char node[256];		/* the record's `N:` name (its contents left out); "" for none */
 };
 struct classfs_client;
 void cfs_props_free(struct cfs_props *p);

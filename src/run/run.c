@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -32,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "classfs-internal/devio.h"
 #include "config.h"
 #include "run-internal.h"
 
@@ -286,6 +288,7 @@ static int open_namespaces(struct classfs_run *run, bool userns, struct classfs_
 /* the handle's descriptors and directory gone, the handle freed (the holder is reaped) */
 static void run_free(struct classfs_run *run)
 {
+	cfs_nodes_release(run->nodes);
 	if (run->ctl_fd >= 0)
 		close(run->ctl_fd);
 	if (run->ns_user >= 0)
@@ -350,6 +353,15 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	if (r < 0)
 		goto fail_holder;
 	run->sys_dev = (dev_t)rep.sys_dev;
+	/*
+	 * The nodes answer where this process sees the environment's /dev:
+	 * a caller outside the user namespace of a caller who is not root
+	 * does not (classfs-run and the Python module make theirs first).
+	 */
+	r = cfs_nodes_new(run->root, &run->nodes);
+	if (r < 0)
+		cfs_run_log(opt->verbose, "device nodes do not answer: the environment's /dev: %s",
+			    strerror(-r));
 	*out = run;
 	return 0;
 
@@ -429,10 +441,16 @@ static int join(struct classfs_run *run, const char *cwd)
 int classfs_run_enter(struct classfs_run *run)
 {
 	char cwd[PATH_MAX];
+	int r;
 
 	if (!run)
 		return -EINVAL;
-	return enter(run, getcwd(cwd, sizeof(cwd)) ? cwd : NULL);
+	r = enter(run, getcwd(cwd, sizeof(cwd)) ? cwd : NULL);
+	if (r < 0)
+		return r;
+	/* a thread of a process already in an environment keeps that one's nodes */
+	r = cfs_supervise_self(run->nodes);
+	return r == -EBUSY ? 0 : r;
 }
 
 pid_t classfs_run_holder_pid(const struct classfs_run *run)
@@ -441,9 +459,65 @@ pid_t classfs_run_holder_pid(const struct classfs_run *run)
 }
 
 /*
+ * In a forked child inside: its calls on device nodes go to the caller's
+ * supervisor.  The listener goes to the caller through @sock; a child of
+ * a process that is itself supervised (nested environments) keeps that
+ * one, and a kernel without user notification leaves the nodes mute.
+ */
+static void send_listener(int sock)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl = { 0 };
+	int one = 1, fd = cfs_seccomp_install();
+	struct iovec iov = { .iov_base = &one, .iov_len = sizeof(one) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+
+	if (fd < 0)
+		return;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	while (sendmsg(sock, &m, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+	close(fd);
+}
+
+/* what the child said: 1 (with its listener in *@fd), its -errno, or 0 at EOF */
+static int child_says(int sock, int *fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	int v = 0;
+	struct iovec iov = { .iov_base = &v, .iov_len = sizeof(v) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*fd = -1;
+	do
+		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(v))
+		return 0;
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(fd, CMSG_DATA(c), sizeof(int));
+	return v;
+}
+
+/*
  * Fork a child that enters @run's namespaces in the caller's directory.
- * In the child, *@joined is the write end of a close-on-exec pipe: close
- * it once inside (exec does), or the caller waits for it.
+ * In the child, *@joined is the child's end of a close-on-exec socket:
+ * close it once inside (exec does), or the caller waits for it.  Its
+ * calls on device nodes are the supervisor's from then on.
  * Return: 0 in the child (inside), the child's pid in the caller once the
  * child is inside, or -errno (a child that could not join is reaped).
  */
@@ -451,22 +525,21 @@ static pid_t fork_inside(struct classfs_run *run, int *joined)
 {
 	char cwd[PATH_MAX];
 	bool have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
-	int pfd[2], r = 0;
-	ssize_t n;
+	int sv[2], r = 0, fd;
 	pid_t p;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	fflush(NULL);
 	p = fork();
 	if (p < 0) {
 		r = -errno;
-		close(pfd[0]);
-		close(pfd[1]);
+		close(sv[0]);
+		close(sv[1]);
 		return r;
 	}
 	if (p == 0) {
-		close(pfd[0]);
+		close(sv[0]);
 		r = join(run, have_cwd ? cwd : NULL);
 		if (r == -EXDEV)
 			fprintf(stderr, "classfs-run: /sys inside the environment is not the "
@@ -475,20 +548,22 @@ static pid_t fork_inside(struct classfs_run *run, int *joined)
 			fprintf(stderr, "classfs-run: cannot enter the environment: %s\n",
 				strerror(-r));
 		if (r < 0) {
-			if (write(pfd[1], &r, sizeof(r)) != sizeof(r))
+			if (write(sv[1], &r, sizeof(r)) != sizeof(r))
 				_exit(127);
 			_exit(125);
 		}
-		*joined = pfd[1];
+		send_listener(sv[1]);
+		*joined = sv[1];
 		return 0;
 	}
-	close(pfd[1]);
-	/* EOF: the child is inside (it closed the pipe, or exec did) */
-	do
-		n = read(pfd[0], &r, sizeof(r));
-	while (n < 0 && errno == EINTR);
-	close(pfd[0]);
-	if (n == sizeof(r) && r < 0) {
+	close(sv[1]);
+	/* EOF: the child is inside (it closed the socket, or exec did) */
+	while ((r = child_says(sv[0], &fd)) == 1) {
+		if (fd >= 0)
+			cfs_supervise(fd, run->nodes);
+	}
+	close(sv[0]);
+	if (r < 0) {
 		while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
 			;
 		return r;

@@ -82,6 +82,16 @@ static int paragraph_props(const char *rec, size_t len, const struct classfs_uev
 
 		if (ll >= 3 && !memcmp(s, "P: ", 3)) {
 			cfs_props_free(out);	/* a later paragraph: the device's is later still */
+			out->node[0] = '\0';
+		} else if (ll > 3 && !memcmp(s, "N: ", 3)) {
+			size_t nl3 = strcspn(s + 3, "=\n");
+
+			if (nl3 > ll - 3)
+				nl3 = ll - 3;
+			if (nl3 < sizeof(out->node)) {
+				memcpy(out->node, s + 3, nl3);
+				out->node[nl3] = '\0';
+			}
 		} else if (ll > 3 && !memcmp(s, "E: ", 3) && memchr(s + 3, '=', ll - 3)) {
 			char key[256];
 			size_t kl = strcspn(s + 3, "=");

@@ -61,12 +61,14 @@ static inline int cfs_mem_write(const struct cfs_mem *m, uint64_t addr, const vo
  * @arg: its third argument (an address for most requests)
  * @mem: the program's memory
  * @node: the node's path ("/dev/bus/usb/001/011"), for messages
+ * @pid: the calling thread (0: unknown)
  */
 struct cfs_ioctl_call {
 	unsigned long request;
 	uint64_t arg;
 	const struct cfs_mem *mem;
 	const char *node;
+	pid_t pid;
 };
 
 /*
@@ -136,5 +138,46 @@ int cfs_socket_script_start(const char *text, size_t len, const char *name, cons
 			    struct cfs_player **out, char *msg, size_t msgsize);
 int cfs_player_wait(struct cfs_player *p, char *msg, size_t msgsize);
 void cfs_player_stop(struct cfs_player *p);
+
+/*
+ * nodes.c: the emulated nodes of one environment, named by their path
+ * in it ("/dev/input/event5", resolved in its root directory @root: only
+ * a character or block device of its /dev, or a regular file there that
+ * holds a node's recorded contents, is a node).  A character device is
+ * a pty whose master is the node's other end (cfs_nodes_dev_fd(), the
+ * players'), a block device or a USB device (major 189) a memfd.
+ * Errors: -ENOENT (no such path), -ENODEV (not a node), -EINVAL with
+ * @msg for a bad recording, -ENOMEM.  cfs_nodes_release() stops the
+ * players and drops the owner's reference; calls in flight keep the
+ * rest until they are answered.
+ */
+struct cfs_nodes;
+int cfs_nodes_new(int root, struct cfs_nodes **out);
+void cfs_nodes_release(struct cfs_nodes *n);
+/* takes @h: freed on error too */
+int cfs_nodes_set_handler(struct cfs_nodes *n, const char *path, struct cfs_ioctl_handler *h,
+			  char *msg, size_t msgsize);
+enum cfs_player_kind { CFS_PLAYER_SCRIPT, CFS_PLAYER_EVEMU };
+int cfs_nodes_play(struct cfs_nodes *n, const char *path, enum cfs_player_kind kind,
+		   const char *text, size_t len, const char *name, char *msg, size_t msgsize);
+int cfs_nodes_play_socket(struct cfs_nodes *n, const char *path, const char *text, size_t len,
+			  const char *name, char *msg, size_t msgsize);
+int cfs_nodes_wait(struct cfs_nodes *n, const char *path, char *msg, size_t msgsize);
+int cfs_nodes_dev_fd(struct cfs_nodes *n, const char *path);
+
+/*
+ * supervisor.c: one thread per process answers the calls its listeners
+ * send.  cfs_supervise() serves a listener a child installed (its
+ * programs' calls go to @nodes; the thread takes a reference to @nodes
+ * for each call in flight); cfs_supervise_self() installs the filter
+ * on the calling thread (once per thread) and makes its calls, and
+ * those of every thread that did so, go to @nodes from now on (NULL:
+ * to none: every call runs as without the filter).  cfs_seccomp_install()
+ * is what a child calls before it executes a program.
+ */
+int cfs_seccomp_install(void);
+int cfs_supervise(int listener, struct cfs_nodes *nodes);
+int cfs_supervise_self(struct cfs_nodes *nodes);
+void cfs_supervise_forget(struct cfs_nodes *nodes);
 
 #endif

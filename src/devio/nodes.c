@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * nodes.c - the emulated nodes of one environment.
+ *
+ * A node is made the first time a program opens it or a caller names it
+ * (a recording loaded for it, its other end asked for), as umockdev makes
+ * a testbed's: a character device is a pty, raw (no echo, no line
+ * editing, no newline translation), whose master is the device's side
+ * (a player writes what the program reads there, and reads what it
+ * writes); a block device or a USB device (usbdevfs, major 189) is a
+ * memfd, empty unless the recording gave contents, which programs read
+ * as a file.  A node whose recording gave contents is a regular file in
+ * the environment's /dev: programs open it themselves, and only their
+ * ioctl()s of it come here.
+ *
+ * Only what the environment's own /dev holds becomes a node: the host's
+ * null, zero, tty, pts/ ... bound into it are other file systems (their
+ * st_dev is not /dev's), and they stay what they are.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+
+#include "devio-internal.h"
+
+#define USB_DEVICE_MAJOR 189
+
+/**
+ * cfs_nodes_new() - the nodes of the environment whose root directory is @root
+ * @root: a descriptor of that directory (duplicated: the caller keeps its own).
+ * @out: receives the table.
+ * Return: 0, -ENOENT (no /dev there), -ENOMEM or another -errno.
+ */
+int cfs_nodes_new(int root, struct cfs_nodes **out)
+{
+	struct cfs_nodes *n;
+	struct stat st;
+	int r;
+
+	if (fstatat(root, "dev", &st, 0) < 0)
+		return -errno;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	*n = (struct cfs_nodes){ .refs = 1, .dev_dev = st.st_dev };
+	n->root = fcntl(root, F_DUPFD_CLOEXEC, 3);
+	if (n->root < 0) {
+		r = -errno;
+		free(n);
+		return r;
+	}
+	pthread_mutex_init(&n->lock, NULL);
+	*out = n;
+	return 0;
+}
+
+static void node_free(struct cfs_node *node)
+{
+	for (int i = 0; i < CFS_NODE_PLAYERS; i++)
+		if (node->players[i])
+			cfs_player_stop(node->players[i]);
+	if (node->handler.free)
+		node->handler.free(node->handler.data);
+	if (node->master >= 0)
+		close(node->master);
+	if (node->slave >= 0)
+		close(node->slave);
+	if (node->memfd >= 0)
+		close(node->memfd);
+	pthread_mutex_destroy(&node->call_lock);
+	free(node->name);
+	free(node);
+}
+
+void cfs_nodes_get(struct cfs_nodes *n)
+{
+	pthread_mutex_lock(&n->lock);
+	n->refs++;
+	pthread_mutex_unlock(&n->lock);
+}
+
+void cfs_nodes_put(struct cfs_nodes *n)
+{
+	struct cfs_node *node, *next;
+	unsigned refs;
+
+	pthread_mutex_lock(&n->lock);
+	refs = --n->refs;
+	pthread_mutex_unlock(&n->lock);
+	if (refs)
+		return;
+	for (node = n->list; node; node = next) {
+		next = node->next;
+		node_free(node);
+	}
+	close(n->root);
+	pthread_mutex_destroy(&n->lock);
+	free(n);
+}
+
+/**
+ * cfs_nodes_release() - the owner is done with @n
+ *
+ * The supervisor stops sending calls to it, players and socket scripts
+ * stop; the nodes go with the last call in flight.
+ */
+void cfs_nodes_release(struct cfs_nodes *n)
+{
+	struct cfs_player *sockets[CFS_NODE_PLAYERS];
+	struct cfs_node *node;
+
+	if (!n)
+		return;
+	cfs_supervise_forget(n);
+	pthread_mutex_lock(&n->lock);
+	memcpy(sockets, n->sockets, sizeof(sockets));
+	memset(n->sockets, 0, sizeof(n->sockets));
+	for (node = n->list; node; node = node->next)
+		node->refs++;
+	pthread_mutex_unlock(&n->lock);
+	for (int i = 0; i < CFS_NODE_PLAYERS; i++)
+		if (sockets[i])
+			cfs_player_stop(sockets[i]);
+	/* players first: one blocked on a master must not outlive it */
+	for (node = n->list; node; node = node->next) {
+		pthread_mutex_lock(&node->call_lock);
+		for (int i = 0; i < CFS_NODE_PLAYERS; i++) {
+			if (node->players[i])
+				cfs_player_stop(node->players[i]);
+			node->players[i] = NULL;
+		}
+		pthread_mutex_unlock(&node->call_lock);
+	}
+	for (node = n->list; node; node = node->next)
+		cfs_node_put(n, node);
+	cfs_nodes_put(n);
+}
+
+void cfs_node_put(struct cfs_nodes *n, struct cfs_node *node)
+{
+	pthread_mutex_lock(&n->lock);
+	node->refs--;
+	pthread_mutex_unlock(&n->lock);
+}
+
+/* a raw pty: its master, and a slave kept open; 0 or -errno */
+static int make_pty(struct cfs_node *node)
+{
+	struct termios tio;
+	struct stat st;
+	int r;
+
+	node->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (node->master < 0)
+		return -errno;
+	if (unlockpt(node->master) < 0)
+		goto fail;
+	node->slave = ioctl(node->master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (node->slave < 0)
+		goto fail;
+	if (tcgetattr(node->master, &tio) < 0)
+		goto fail;
+	/* what a device gives: bytes as they are, no echo, no line editing */
+	cfmakeraw(&tio);
+	if (tcsetattr(node->master, TCSANOW, &tio) < 0 || fstat(node->slave, &st) < 0)
+		goto fail;
+	node->id_dev = st.st_dev;
+	node->id_ino = st.st_ino;
+	return 0;
+fail:
+	r = -errno;
+	if (node->slave >= 0)
+		close(node->slave);
+	close(node->master);
+	node->master = node->slave = -1;
+	return r;
+}
+
+static int make_memfd(struct cfs_node *node)
+{
+	struct stat st;
+
+	node->memfd = memfd_create(node->name, MFD_CLOEXEC);
+	if (node->memfd < 0)
+		return -errno;
+	if (fstat(node->memfd, &st) < 0) {
+		int r = -errno;
+
+		close(node->memfd);
+		node->memfd = -1;
+		return r;
+	}
+	node->id_dev = st.st_dev;
+	node->id_ino = st.st_ino;
+	return 0;
+}
+
+/* a node of @type, @rdev (or a regular file @st), in the list; NULL: -errno in *@r */
+static struct cfs_node *node_make(struct cfs_nodes *n, mode_t type, dev_t rdev, mode_t perm,
+				  const struct stat *file, const char *name, int *r)
+{
+	struct cfs_node *node = calloc(1, sizeof(*node));
+
+	*r = -ENOMEM;
+	if (!node)
+		return NULL;
+	*node = (struct cfs_node){ .refs = 1, .type = type, .rdev = rdev, .perm = perm,
+				   .master = -1, .slave = -1, .memfd = -1 };
+	pthread_mutex_init(&node->call_lock, NULL);
+	node->name = strdup(name);
+	if (!node->name)
+		goto fail;
+	if (file) {
+		node->id_dev = file->st_dev;
+		node->id_ino = file->st_ino;
+		*r = 0;
+	} else if (type == S_IFBLK || major(rdev) == USB_DEVICE_MAJOR) {
+		*r = make_memfd(node);
+	} else {
+		*r = make_pty(node);
+	}
+	if (*r < 0)
+		goto fail;
+	node->next = n->list;
+	n->list = node;
+	return node;
+fail:
+	pthread_mutex_destroy(&node->call_lock);
+	free(node->name);
+	free(node);
+	return NULL;
+}
+
+/**
+ * cfs_nodes_by_number() - the node of a device, made when new
+ * @type: S_IFCHR or S_IFBLK.
+ * @rdev: its number.
+ * @perm: its permission bits (what fstat() of it says).
+ * @name: its path, for a new node's messages.
+ * Return: the node with a reference of the caller's (cfs_node_put()), or
+ * NULL (no memory, no pty: errno).
+ */
+struct cfs_node *cfs_nodes_by_number(struct cfs_nodes *n, mode_t type, dev_t rdev, mode_t perm,
+				     const char *name)
+{
+	struct cfs_node *node;
+	int r = 0;
+
+	pthread_mutex_lock(&n->lock);
+	for (node = n->list; node; node = node->next)
+		if (node->type == type && node->rdev == rdev)
+			break;
+	if (!node)
+		node = node_make(n, type, rdev, perm, NULL, name, &r);
+	if (node)
+		node->refs++;
+	pthread_mutex_unlock(&n->lock);
+	if (!node)
+		errno = -r;
+	return node;
+}
+
+/**
+ * cfs_nodes_by_identity() - the node a program's descriptor refers to
+ * @dev: st_dev of the descriptor's file.
+ * @ino: its st_ino.
+ * Return: the node with a reference of the caller's, or NULL (not one).
+ */
+struct cfs_node *cfs_nodes_by_identity(struct cfs_nodes *n, dev_t dev, ino_t ino)
+{
+	struct cfs_node *node;
+
+	pthread_mutex_lock(&n->lock);
+	for (node = n->list; node; node = node->next)
+		if (node->id_ino == ino && node->id_dev == dev && (node->master >= 0 ||
+		    node->memfd >= 0 || node->type == S_IFREG))
+			break;
+	if (node)
+		node->refs++;
+	pthread_mutex_unlock(&n->lock);
+	return node;
+}
+
+/**
+ * cfs_node_open() - a new open file of @node for a program's open()
+ * @flags: the program's open flags (access mode and O_NONBLOCK are kept).
+ * Return: a descriptor (close-on-exec) to send, or -errno.
+ */
+int cfs_node_open(struct cfs_node *node, int flags)
+{
+	int keep = (flags & O_ACCMODE) | (flags & O_NONBLOCK) | O_NOCTTY | O_CLOEXEC;
+	char path[64];
+	int fd;
+
+	if (node->master >= 0) {
+		fd = ioctl(node->master, TIOCGPTPEER, keep);
+		return fd < 0 ? -errno : fd;
+	}
+	if (node->memfd < 0)
+		return -ENODEV;
+	/* an open file of its own (its own offset), of the same memfd */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", node->memfd);
+	fd = open(path, keep | (flags & O_APPEND));
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * The node at @path in the environment, made when new; a reference of the
+ * caller's.  Return: the node, or NULL with -errno in *@r.
+ */
+static struct cfs_node *node_at(struct cfs_nodes *n, const char *path, int *r)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+	struct cfs_node *node;
+	struct stat st;
+	int fd;
+
+	*r = -EINVAL;
+	if (!path || path[0] != '/')
+		return NULL;
+	fd = (int)syscall(SYS_openat2, n->root, path, &how, sizeof(how));
+	if (fd < 0) {
+		*r = -errno;
+		return NULL;
+	}
+	*r = fstat(fd, &st) < 0 ? -errno : 0;
+	close(fd);
+	if (*r < 0)
+		return NULL;
+	*r = -ENODEV;
+	if (st.st_dev != n->dev_dev)
+		return NULL;
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+		node = cfs_nodes_by_number(n, st.st_mode & S_IFMT, st.st_rdev, st.st_mode & 07777,
+					   path);
+		if (!node)
+			*r = -errno;
+		return node;
+	}
+	if (!S_ISREG(st.st_mode))
+		return NULL;
+	/* a node of recorded contents: programs open the file itself */
+	node = cfs_nodes_by_identity(n, st.st_dev, st.st_ino);
+	if (node)
+		return node;
+	pthread_mutex_lock(&n->lock);
+	node = node_make(n, S_IFREG, 0, st.st_mode & 07777, &st, path, r);
+	if (node)
+		node->refs++;
+	pthread_mutex_unlock(&n->lock);
+	return node;
+}
+
+static int no_node(int r, const char *path, char *msg, size_t msgsize)
+{
+	if (r == -ENODEV)
+		snprintf(msg, msgsize, "%s: not a device node of the environment", path);
+	else
+		snprintf(msg, msgsize, "%s: %s", path, strerror(-r));
+	return r;
+}
+
+/**
+ * cfs_nodes_set_handler() - @path's ioctl()s are answered by @h from now on
+ *
+ * Replaces (and frees) the handler it had.  Takes @h: on error, it is
+ * freed.  Return: 0 or -errno (@msg says what).
+ */
+int cfs_nodes_set_handler(struct cfs_nodes *n, const char *path, struct cfs_ioctl_handler *h,
+			  char *msg, size_t msgsize)
+{
+	struct cfs_ioctl_handler old;
+	struct cfs_node *node;
+	int r;
+
+	node = node_at(n, path, &r);
+	if (!node) {
+		if (h->free)
+			h->free(h->data);
+		return no_node(r, path, msg, msgsize);
+	}
+	pthread_mutex_lock(&node->call_lock);
+	old = node->handler;
+	node->handler = *h;
+	pthread_mutex_unlock(&node->call_lock);
+	if (old.free)
+		old.free(old.data);
+	cfs_node_put(n, node);
+	return 0;
+}
+
+/**
+ * cfs_nodes_play() - play a script or evemu events on @path's other end
+ *
+ * The player starts at once (as umockdev's load_script()).  Return: 0,
+ * -ENODEV (not a node, or one without another end: a block or USB
+ * device), -ENOSPC (too many players on it), -EINVAL (a bad file: @msg
+ * "NAME:LINE: reason"), or another -errno.
+ */
+int cfs_nodes_play(struct cfs_nodes *n, const char *path, enum cfs_player_kind kind,
+		   const char *text, size_t len, const char *name, char *msg, size_t msgsize)
+{
+	struct cfs_player *p = NULL;
+	struct cfs_node *node;
+	int r, slot = -1;
+
+	node = node_at(n, path, &r);
+	if (!node)
+		return no_node(r, path, msg, msgsize);
+	pthread_mutex_lock(&node->call_lock);
+	r = -ENODEV;
+	if (node->master < 0) {
+		snprintf(msg, msgsize, "%s: a block or USB device node has no other end to play on",
+			 path);
+		goto out;
+	}
+	for (int i = 0; i < CFS_NODE_PLAYERS && slot < 0; i++)
+		if (!node->players[i])
+			slot = i;
+	r = -ENOSPC;
+	if (slot < 0) {
+		snprintf(msg, msgsize, "%s: %d players at once is the most", path,
+			 CFS_NODE_PLAYERS);
+		goto out;
+	}
+	if (kind == CFS_PLAYER_EVEMU)
+		r = cfs_evemu_start(text, len, name, node->master, &p, msg, msgsize);
+	else
+		r = cfs_script_start(text, len, name, node->master, &p, msg, msgsize);
+	if (r == 0)
+		node->players[slot] = p;
+out:
+	pthread_mutex_unlock(&node->call_lock);
+	cfs_node_put(n, node);
+	return r;
+}
+
+/**
+ * cfs_nodes_play_socket() - a Unix stream socket at @path (in the
+ * environment) plays the script to each client.  Return: as
+ * cfs_nodes_play().
+ */
+int cfs_nodes_play_socket(struct cfs_nodes *n, const char *path, const char *text, size_t len,
+			  const char *name, char *msg, size_t msgsize)
+{
+	char where[PATH_MAX];
+	struct cfs_player *p;
+	int r, slot = -1;
+
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	/* the path as the environment's programs see it */
+	snprintf(where, sizeof(where), "/proc/self/fd/%d%s", n->root, path);
+	pthread_mutex_lock(&n->lock);
+	for (int i = 0; i < CFS_NODE_PLAYERS && slot < 0; i++)
+		if (!n->sockets[i])
+			slot = i;
+	pthread_mutex_unlock(&n->lock);
+	if (slot < 0) {
+		snprintf(msg, msgsize, "%s: %d socket scripts at once is the most", path,
+			 CFS_NODE_PLAYERS);
+		return -ENOSPC;
+	}
+	r = cfs_socket_script_start(text, len, name, where, &p, msg, msgsize);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&n->lock);
+	n->sockets[slot] = p;
+	pthread_mutex_unlock(&n->lock);
+	return 0;
+}
+
+/**
+ * cfs_nodes_wait() - wait until every player of @path played to its end
+ * Return: 0, -ENODEV, or the first player's error (@msg says what: a
+ * write the script did not expect).
+ */
+int cfs_nodes_wait(struct cfs_nodes *n, const char *path, char *msg, size_t msgsize)
+{
+	struct cfs_player *players[CFS_NODE_PLAYERS];
+	struct cfs_node *node;
+	int r, first = 0;
+
+	node = node_at(n, path, &r);
+	if (!node)
+		return no_node(r, path, msg, msgsize);
+	pthread_mutex_lock(&node->call_lock);
+	memcpy(players, node->players, sizeof(players));
+	memset(node->players, 0, sizeof(node->players));
+	pthread_mutex_unlock(&node->call_lock);
+	for (int i = 0; i < CFS_NODE_PLAYERS; i++) {
+		if (!players[i])
+			continue;
+		r = cfs_player_wait(players[i], first ? NULL : msg, first ? 0 : msgsize);
+		if (r < 0 && !first)
+			first = r;
+		cfs_player_stop(players[i]);
+	}
+	cfs_node_put(n, node);
+	return first;
+}
+
+/**
+ * cfs_nodes_dev_fd() - the other end of @path (a pty's master), as
+ * umockdev's get_dev_fd(): what a test writes there the program reads.
+ * Return: the descriptor (the node's: do not close it), or -errno
+ * (-ENODEV: not a node, or a block or USB device, which have none).
+ */
+int cfs_nodes_dev_fd(struct cfs_nodes *n, const char *path)
+{
+	struct cfs_node *node;
+	int r;
+
+	node = node_at(n, path, &r);
+	if (!node)
+		return r;
+	r = node->master >= 0 ? node->master : -ENODEV;
+	cfs_node_put(n, node);
+	return r;
+}
