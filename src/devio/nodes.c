@@ -207,9 +207,16 @@ static int make_memfd(struct cfs_node *node)
 	return 0;
 }
 
-/* a node of @type, @rdev (or a regular file @st), in the list; NULL: -errno in *@r */
-static struct cfs_node *node_make(struct cfs_nodes *n, mode_t type, dev_t rdev, mode_t perm,
-				  const struct stat *file, const char *name, int *r)
+/*
+ * A new node of @type, @rdev (or the regular file @file), not in the list
+ * yet; NULL: -errno in *@r.  Called without the table's lock: making a
+ * pty opens /dev/ptmx and sets its terminal modes, calls the filter sends
+ * to the supervisor when a thread of this process that reports to it
+ * makes them (a Python test attaching a handler), and the supervisor
+ * takes the lock.
+ */
+static struct cfs_node *node_make(mode_t type, dev_t rdev, mode_t perm, const struct stat *file,
+				  const char *name, int *r)
 {
 	struct cfs_node *node = calloc(1, sizeof(*node));
 
@@ -231,16 +238,59 @@ static struct cfs_node *node_make(struct cfs_nodes *n, mode_t type, dev_t rdev, 
 	} else {
 		*r = make_pty(node);
 	}
-	if (*r < 0)
-		goto fail;
-	node->next = n->list;
-	n->list = node;
-	return node;
+	if (*r == 0)
+		return node;
 fail:
 	pthread_mutex_destroy(&node->call_lock);
 	free(node->name);
 	free(node);
 	return NULL;
+}
+
+/* under the table's lock: the node that is @type, @rdev or the file @file */
+static struct cfs_node *find_locked(struct cfs_nodes *n, mode_t type, dev_t rdev,
+				    const struct stat *file)
+{
+	struct cfs_node *node;
+
+	for (node = n->list; node; node = node->next)
+		if (file ? node->type == S_IFREG && node->id_dev == file->st_dev &&
+			   node->id_ino == file->st_ino
+			 : node->type == type && node->rdev == rdev)
+			return node;
+	return NULL;
+}
+
+/* the node, made when new (one that raced us in wins); a reference of the caller's */
+static struct cfs_node *find_or_make(struct cfs_nodes *n, mode_t type, dev_t rdev, mode_t perm,
+				     const struct stat *file, const char *name, int *r)
+{
+	struct cfs_node *node, *made;
+
+	*r = 0;
+	pthread_mutex_lock(&n->lock);
+	node = find_locked(n, type, rdev, file);
+	if (node)
+		node->refs++;
+	pthread_mutex_unlock(&n->lock);
+	if (node)
+		return node;
+	made = node_make(type, rdev, perm, file, name, r);
+	if (!made)
+		return NULL;
+	pthread_mutex_lock(&n->lock);
+	node = find_locked(n, type, rdev, file);
+	if (!node) {
+		node = made;
+		node->next = n->list;
+		n->list = node;
+		made = NULL;
+	}
+	node->refs++;
+	pthread_mutex_unlock(&n->lock);
+	if (made)
+		node_free(made);
+	return node;
 }
 
 /**
@@ -256,17 +306,9 @@ struct cfs_node *cfs_nodes_by_number(struct cfs_nodes *n, mode_t type, dev_t rde
 				     const char *name)
 {
 	struct cfs_node *node;
-	int r = 0;
+	int r;
 
-	pthread_mutex_lock(&n->lock);
-	for (node = n->list; node; node = node->next)
-		if (node->type == type && node->rdev == rdev)
-			break;
-	if (!node)
-		node = node_make(n, type, rdev, perm, NULL, name, &r);
-	if (node)
-		node->refs++;
-	pthread_mutex_unlock(&n->lock);
+	node = find_or_make(n, type, rdev, perm, NULL, name, &r);
 	if (!node)
 		errno = -r;
 	return node;
@@ -352,15 +394,7 @@ static struct cfs_node *node_at(struct cfs_nodes *n, const char *path, int *r)
 	if (!S_ISREG(st.st_mode))
 		return NULL;
 	/* a node of recorded contents: programs open the file itself */
-	node = cfs_nodes_by_identity(n, st.st_dev, st.st_ino);
-	if (node)
-		return node;
-	pthread_mutex_lock(&n->lock);
-	node = node_make(n, S_IFREG, 0, st.st_mode & 07777, &st, path, r);
-	if (node)
-		node->refs++;
-	pthread_mutex_unlock(&n->lock);
-	return node;
+	return find_or_make(n, S_IFREG, 0, st.st_mode & 07777, &st, path, r);
 }
 
 static int no_node(int r, const char *path, char *msg, size_t msgsize)
@@ -419,30 +453,33 @@ int cfs_nodes_play(struct cfs_nodes *n, const char *path, enum cfs_player_kind k
 	node = node_at(n, path, &r);
 	if (!node)
 		return no_node(r, path, msg, msgsize);
-	pthread_mutex_lock(&node->call_lock);
 	r = -ENODEV;
 	if (node->master < 0) {
 		snprintf(msg, msgsize, "%s: a block or USB device node has no other end to play on",
 			 path);
 		goto out;
 	}
-	for (int i = 0; i < CFS_NODE_PLAYERS && slot < 0; i++)
-		if (!node->players[i])
-			slot = i;
-	r = -ENOSPC;
-	if (slot < 0) {
-		snprintf(msg, msgsize, "%s: %d players at once is the most", path,
-			 CFS_NODE_PLAYERS);
-		goto out;
-	}
+	/* started without the node's lock: a call on the node must not wait for it */
 	if (kind == CFS_PLAYER_EVEMU)
 		r = cfs_evemu_start(text, len, name, node->master, &p, msg, msgsize);
 	else
 		r = cfs_script_start(text, len, name, node->master, &p, msg, msgsize);
-	if (r == 0)
+	if (r < 0)
+		goto out;
+	pthread_mutex_lock(&node->call_lock);
+	for (int i = 0; i < CFS_NODE_PLAYERS && slot < 0; i++)
+		if (!node->players[i])
+			slot = i;
+	if (slot >= 0)
 		node->players[slot] = p;
-out:
 	pthread_mutex_unlock(&node->call_lock);
+	if (slot < 0) {
+		cfs_player_stop(p);
+		snprintf(msg, msgsize, "%s: %d players at once is the most", path,
+			 CFS_NODE_PLAYERS);
+		r = -ENOSPC;
+	}
+out:
 	cfs_node_put(n, node);
 	return r;
 }

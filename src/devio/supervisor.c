@@ -118,15 +118,34 @@ static void *supervisor_main(void *unused)
 	return NULL;
 }
 
+/*
+ * In a child fork() made: the thread did not come along.  The listeners
+ * stay the parent's to serve (the child reports to them too, as what it
+ * runs does); the child starts a supervisor of its own when it needs one.
+ */
+static void forked_child(void)
+{
+	pthread_mutex_init(&sup.lock, NULL);
+	if (sup.epfd >= 0)
+		close(sup.epfd);
+	sup.epfd = -1;
+	sup.started = false;
+	sup.list = NULL;
+	sup.current = NULL;
+}
+
 /* under sup.lock: the thread runs; 0 or -errno */
 static int start_locked(void)
 {
+	static bool atfork;
 	pthread_attr_t attr;
 	pthread_t t;
 	int r;
 
 	if (sup.started)
 		return 0;
+	if (!atfork && pthread_atfork(NULL, NULL, forked_child) == 0)
+		atfork = true;
 	sup.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (sup.epfd < 0)
 		return -errno;
