@@ -70,11 +70,11 @@ int cfs_ioctl_text_load(const char *text, size_t len, const char *name, const ch
 	int err;
 
 	line = first_line(text, len, &l, &lineno);
-	if (line && l >= 5 && !memcmp(line, "@DEV ", 5)) {
-		dev = line + 5;
-		dev_len = l - 5;
+	if (line && l >= 4 && !memcmp(line, "@DEV", 4) && (l == 4 || line[4] == ' ')) {
+		dev = line + 4 + (l > 4);
+		dev_len = l - 4 - (l > 4);
 		/* "@DEV PATH (FORMAT)": the format in the last parentheses */
-		if (dev[dev_len - 1] == ')') {
+		if (dev_len && dev[dev_len - 1] == ')') {
 			for (size_t i = dev_len - 1; i-- > 0;) {
 				if (dev[i] == '(' && i > 0 && dev[i - 1] == ' ') {
 					format = dev + i + 1;

@@ -20,7 +20,8 @@
  * Beyond umockdev (which asserts on a second SUBMITURB before a reap and
  * answers DISCARDURB ENOTTY): submitted URBs queue and are reaped in
  * order, and a discarded one is reaped with status -ENOENT, as the
- * kernel does, so libusb's cancellation works.  The queue is the
+ * kernel does, so libusb's cancellation works; and a control URB reading
+ * from the device replays (see control_in()).  The queue is the
  * handler's, not a static as umockdev's: each node replays on its own.
  */
 #include <endian.h>
@@ -34,6 +35,8 @@
 
 /* the kernel's default usbfs_memory_mb: no recording holds larger URBs */
 #define URB_MAX (16u << 20)
+/* a control URB's buffer starts with its setup packet */
+#define USB_SETUP 8
 
 /* a URB a program submitted, until it reaps it */
 struct pending_urb {
@@ -142,10 +145,26 @@ static bool urb_in(const struct urb_rec *u)
 	return u->endpoint & 0x80;
 }
 
+/*
+ * a control URB reading from the device (the setup packet's direction
+ * bit): its buffer is the setup packet, then the answer.  It goes to
+ * endpoint 0, an OUT endpoint by number, so the recording holds its whole
+ * buffer as after the call, answer included; umockdev compares all of
+ * it with the program's buffer (never the same: the answer is not there
+ * yet) and copies nothing back, so no such URB replays there.  Here the
+ * setup packet is compared and the answer copied back.
+ */
+static bool control_in(const struct ioctl_node *n)
+{
+	return n->urb.type == USBDEVFS_URB_TYPE_CONTROL && n->urb.buffer_length >= USB_SETUP &&
+	       n->len && (n->data[0] & 0x80);
+}
+
 /* does line @n record the URB the program submits? */
 static bool submit_matches(const struct ioctl_node *n, const struct call_args *a)
 {
 	const struct urb_rec *u = &n->urb;
+	size_t cmp = (size_t)u->buffer_length;
 
 	if (u->type != a->urb.type || u->endpoint != a->urb.endpoint ||
 	    u->flags != a->urb.flags || u->buffer_length != a->urb.buffer_length)
@@ -153,12 +172,27 @@ static bool submit_matches(const struct ioctl_node *n, const struct call_args *a
 	/* an IN URB's buffer is the device's to fill, whatever it holds now */
 	if (urb_in(u) || !u->buffer_length)
 		return true;
-	if (n->len && memcmp(a->buf, n->data, n->len))
-		return false;
-	for (size_t i = n->len; i < (size_t)u->buffer_length; i++)
-		if (a->buf[i])
+	if (control_in(n))
+		cmp = USB_SETUP;
+	for (size_t i = 0; i < cmp; i++)
+		if (a->buf[i] != (i < n->len ? n->data[i] : 0))
 			return false;
 	return true;
+}
+
+/* the device's bytes of a reaped URB: where in the buffer, how many */
+static size_t urb_answer(const struct ioctl_node *n, int actual, size_t *at)
+{
+	size_t len = (size_t)actual;
+
+	*at = 0;
+	if (control_in(n)) {
+		*at = USB_SETUP;
+		if (len > (size_t)n->urb.buffer_length - USB_SETUP)
+			len = (size_t)n->urb.buffer_length - USB_SETUP;
+		return len;
+	}
+	return urb_in(&n->urb) ? len : 0;
 }
 
 /* the oldest submitted URB handed back, filled in from its line */
@@ -169,20 +203,22 @@ static int reap(struct replay *r, const struct cfs_ioctl_call *call)
 	int status = u->status, actual = u->actual_length, errors = u->error_count;
 	const struct cfs_mem *m = call->mem;
 	uintptr_t ptr = (uintptr_t)p->addr;
+	size_t len, at;
 	int err = 0;
 
 	if (p->discarded) {
 		/* what the kernel reports of an URB unlinked before it completed */
 		status = -ENOENT;
 		actual = errors = 0;
-	} else if (urb_in(u) && actual) {
-		uint8_t *buf = calloc(1, (size_t)actual);
+	} else if ((len = urb_answer(p->node, actual, &at))) {
+		uint8_t *buf = calloc(1, len);
 
 		if (!buf)
 			return -ENOMEM;
-		if (p->node->len)
-			memcpy(buf, p->node->data, p->node->len);
-		err = cfs_mem_write(m, p->buffer, buf, (size_t)actual);
+		if (p->node->len > at)
+			memcpy(buf, p->node->data + at,
+			       p->node->len - at < len ? p->node->len - at : len);
+		err = cfs_mem_write(m, p->buffer + at, buf, len);
 		free(buf);
 	}
 	if (!err)
