@@ -51,6 +51,8 @@ extra_seeds() {
 	record)
 		echo tests/record/data
 		[[ -d ../shared/testdata/umockdev ]] && echo ../shared/testdata/umockdev ;;
+	ioctl-file)
+		echo tests/devio/data ;;
 	esac
 }
 

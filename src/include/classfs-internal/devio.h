@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /**
@@ -108,6 +109,27 @@ int cfs_ioctl_file_load(const char *path, const char *node, struct cfs_ioctl_han
 			char *msg, size_t msgsize);
 int cfs_ioctl_text_load(const char *text, size_t len, const char *name, const char *node,
 			struct cfs_ioctl_handler *out, char *msg, size_t msgsize);
+
+/*
+ * ioctl-tree.c: an ioctl tree a recorder builds, written in umockdev's
+ * format (what cfs_ioctl_text_load() and umockdev-run read back).
+ * cfs_ioctl_tree_add() adds one call that succeeded: @arg holds the
+ * argument's @len bytes after the call (_IOC_SIZE(request) of them; for
+ * CROS_EC_DEV_IOCXCMD_V2 the command and its insize bytes of answer; for
+ * USBDEVFS_REAPURB(NDELAY) the reaped struct usbdevfs_urb followed by
+ * its buffer: actual_length bytes of an IN endpoint's, buffer_length of
+ * an OUT endpoint's).  Return: 0 (added, or nothing to add: a failed
+ * call, a request answered without a recording, an answer the tree
+ * already holds), -EOPNOTSUPP (a request the format cannot hold),
+ * -EINVAL (@len too short), -ENOMEM.
+ */
+struct cfs_ioctl_tree;
+struct cfs_ioctl_tree *cfs_ioctl_tree_new(void);
+int cfs_ioctl_tree_add(struct cfs_ioctl_tree *t, unsigned long request, const void *arg,
+		       size_t len, long result);
+/* "@DEV @dev" (none when NULL) and the tree; 0 or -EIO */
+int cfs_ioctl_tree_write(const struct cfs_ioctl_tree *t, const char *dev, FILE *f);
+void cfs_ioctl_tree_free(struct cfs_ioctl_tree *t);
 
 /*
  * pcap.c: a usbmon capture (pcap or pcapng, LINKTYPE_USB_LINUX or
