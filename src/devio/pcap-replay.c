@@ -233,8 +233,12 @@ static void log_mismatch(const struct pcap_replay *r, const struct pcap_event *e
 static long data_differs(const struct pcap_replay *r, const struct pcap_event *e,
 			 const uint8_t *d)
 {
-	const uint8_t *c = r->cap->blob + e->data;
+	const uint8_t *c;
 
+	/* none captured (an IN transfer's submission): nothing to compare */
+	if (!e->data_len)
+		return -1;
+	c = r->cap->blob + e->data;
 	for (uint32_t i = 0; i < e->data_len; i++)
 		if (c[i] != d[i])
 			return i;
@@ -465,6 +469,10 @@ static long submit(struct pcap_replay *r, const struct cfs_ioctl_call *c)
 			   (size_t)u->urb.buffer_length);
 	if (err)
 		goto out_free;
+	/* the replay was not waiting while nothing was in flight: a program
+	 * that paused between transfers is not a stuck replay */
+	if (!r->urbs.n)
+		r->waiting_since = now_ms();
 	err = list_add(&r->urbs, u);
 	if (err)
 		goto out_free;
@@ -523,21 +531,24 @@ static long discard(struct pcap_replay *r, const struct cfs_ioctl_call *c)
 	return -EINVAL;
 }
 
-static long pcap_ioctl(void *data, const struct cfs_ioctl_call *c)
+static long pcap_ioctl(void *data, const struct cfs_ioctl_call *call)
 {
 	struct pcap_replay *r = data;
+	struct cfs_ioctl_call c = *call;
 	uint32_t caps = PCAP_CAPS;
 
-	switch ((uint32_t)c->request) {
+	if (!c.node)
+		c.node = "usbdevfs node";
+	switch ((uint32_t)c.request) {
 	case USBDEVFS_SUBMITURB:
-		return submit(r, c);
+		return submit(r, &c);
 	case USBDEVFS_REAPURB:
 	case USBDEVFS_REAPURBNDELAY:
-		return reap(r, c);
+		return reap(r, &c);
 	case USBDEVFS_DISCARDURB:
-		return discard(r, c);
+		return discard(r, &c);
 	case USBDEVFS_GET_CAPABILITIES:
-		return cfs_mem_write(c->mem, c->arg, &caps, sizeof(caps));
+		return cfs_mem_write(c.mem, c.arg, &caps, sizeof(caps));
 	case USBDEVFS_CLAIMINTERFACE:
 	case USBDEVFS_RELEASEINTERFACE:
 	case USBDEVFS_CLEAR_HALT:

@@ -58,6 +58,10 @@ __attribute__((format(printf, 3, 4))) static int fail(struct loader *l, int err,
 
 static int blob_add(struct loader *l, const void *p, size_t len, size_t *off)
 {
+	*off = l->bloblen;
+	/* nothing to keep: the blob may not be there yet */
+	if (!len)
+		return 0;
 	if (l->bloblen + len > l->blobcap) {
 		size_t ncap = l->blobcap ? l->blobcap : 4096;
 		uint8_t *nb;
@@ -71,7 +75,6 @@ static int blob_add(struct loader *l, const void *p, size_t len, size_t *off)
 		l->blobcap = ncap;
 	}
 	memcpy(l->cap->blob + l->bloblen, p, len);
-	*off = l->bloblen;
 	l->bloblen += len;
 	return 0;
 }
