@@ -5,4 +5,3 @@ int cfs_evemu_start(const char *text, size_t len, const char *name, int fd, stru
 int cfs_socket_script_start(const char *text, size_t len, const char *name, const char *path, struct cfs_player **out, char *msg, size_t msgsize) { return -ENOSYS; }
 int cfs_player_wait(struct cfs_player *p, char *msg, size_t msgsize) { return -ENOSYS; }
 void cfs_player_stop(struct cfs_player *p) {}
-int cfs_pcap_file_load(const char *path, unsigned busnum, unsigned devnum, struct cfs_ioctl_handler *out, char *msg, size_t msgsize) { return -ENOSYS; }
