@@ -21,7 +21,8 @@
  * operation, a bad number or escape is an error naming its line, before
  * the program runs.  DATA starts right after the single space that ends
  * VALUE, spaces included (umockdev drops leading spaces, which then
- * cannot be in a block).
+ * cannot be in a block); a CR ending a line is the line's end (the
+ * format escapes every CR of the data).
  */
 #include <errno.h>
 #include <poll.h>
@@ -230,6 +231,9 @@ int script_parse(const char *text, size_t len, const char *name, struct cfs_scri
 
 		lineno++;
 		pos += ll + 1;
+		/* a script gone through a CRLF editor: a raw CR is never data */
+		if (ll && t[ll - 1] == '\r')
+			ll--;
 		if (ll == 0 || t[0] == '#')
 			continue;
 		k = parse_line(s, &cap, t, ll, lineno, &datalen, why, sizeof(why));
@@ -252,13 +256,13 @@ fail:
 	return r;
 }
 
-/* @b escaped for a message, cut at @max bytes of it with "..." */
+/* @b escaped for a message; one too long for @out ends in "..." */
 static void show_block(const uint8_t *b, size_t len, char *out, size_t outsize)
 {
-	size_t need = cfs_script_escape(b, len, out, outsize);
-
-	if (need >= outsize && outsize > 4)
-		memcpy(out + outsize - 4, "...", 4);
+	if (cfs_script_escape(b, len, out, outsize) < outsize || outsize < 4)
+		return;
+	cfs_script_escape(b, len, out, outsize - 3);
+	strcat(out, "...");
 }
 
 /* a 'w' block that did not come: its message, logged too */
@@ -449,7 +453,7 @@ int cfs_script_start(const char *text, size_t len, const char *name, int fd,
 fail_player:
 	player_destroy(&sp->base);
 fail_script:
-	snprintf(msg, msgsize, "%s: cannot start the player: %s", name, strerror(-r));
+	snprintf(msg, msgsize, "%s: cannot start the player: %s", sp->script->name, strerror(-r));
 	script_free(sp->script);
 fail:
 	free(sp);
@@ -474,6 +478,8 @@ int cfs_script_node(const char *text, size_t len, char *node, size_t size)
 		size_t ll = nl ? (size_t)(nl - t) : len - pos;
 
 		pos += ll + 1;
+		if (ll && t[ll - 1] == '\r')
+			ll--;
 		if (ll == 0 || t[0] == '#')
 			continue;
 		if (ll <= 4 || memcmp(t, "d 0 ", 4))

@@ -193,6 +193,24 @@ TEST(mismatch_message)
 	cfs_player_stop(p);
 	close_pair(sv);
 
+	/* a long block is cut in the message, never in an escape */
+	{
+		char text[700], junk[300];
+
+		memcpy(text, "w 0 ", 4);
+		for (int i = 0; i < 300; i++)
+			memcpy(text + 4 + 2 * i, "^J", 2);
+		text[604] = '\n';
+		memset(junk, 'b', sizeof(junk));
+		REQUIRE(start_pair(text, 605, "long", sv, &p, msg, sizeof(msg)) == 0);
+		CHECK_INT(write(sv[0], junk, sizeof(junk)), sizeof(junk));
+		CHECK_INT(cfs_player_wait(p, msg, sizeof(msg)), -EPROTO);
+		CHECK(strstr(msg, "long:1: expected '^J^J") == msg);
+		CHECK(strstr(msg, "^J...' (300 bytes), got 'bbb") != NULL);
+		cfs_player_stop(p);
+		close_pair(sv);
+	}
+
 	/* a first piece that differs fails at once, not when the rest comes */
 	REQUIRE(start_pair(S("w 0 0123456789\n"), "early", sv, &p, msg, sizeof(msg)) == 0);
 	CHECK_INT(write(sv[0], "01x", 3), 3);
@@ -279,6 +297,16 @@ TEST(escapes)
 	CHECK_INT(read_n(sv[0], got, 256), 256);
 	CHECK(!memcmp(got, all, 256));
 	CHECK_INT(write(sv[0], all, 256), 256);
+	CHECK_INT(cfs_player_wait(p, msg, sizeof(msg)), 0);
+	cfs_player_stop(p);
+	close_pair(sv);
+
+	/* a script saved with CRLF line ends plays the same */
+	REQUIRE(start_pair(S("# crlf\r\nr 0 ab\r\n\r\nw 0 c^M\r\n"), "crlf", sv, &p, msg,
+			   sizeof(msg)) == 0);
+	CHECK(expect(sv[0], "ab", 2));
+	CHECK(quiet(sv[0], 20));
+	CHECK_INT(write(sv[0], "c\r", 2), 2);
 	CHECK_INT(cfs_player_wait(p, msg, sizeof(msg)), 0);
 	cfs_player_stop(p);
 	close_pair(sv);
