@@ -271,6 +271,7 @@ int cfs_evemu_start(const char *text, size_t len, const char *name, int fd,
 		return -ENOMEM;
 	ep->name = strdup(name ? name : "<evemu>");
 	if (!ep->name) {
+		snprintf(msg, msgsize, "%s: out of memory", name ? name : "<evemu>");
 		r = -ENOMEM;
 		goto fail;
 	}

@@ -435,8 +435,10 @@ int cfs_script_start(const char *text, size_t len, const char *name, int fd,
 	int r;
 
 	sp = calloc(1, sizeof(*sp));
-	if (!sp)
+	if (!sp) {
+		snprintf(msg, msgsize, "%s: out of memory", name ? name : "<script>");
 		return -ENOMEM;
+	}
 	r = script_parse(text, len, name, &sp->script, msg, msgsize);
 	if (r)
 		goto fail;

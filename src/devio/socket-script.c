@@ -214,11 +214,14 @@ int cfs_socket_script_start(const char *text, size_t len, const char *name, cons
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	sp = calloc(1, sizeof(*sp));
-	if (!sp)
+	if (!sp) {
+		snprintf(msg, msgsize, "%s: out of memory", path);
 		return -ENOMEM;
+	}
 	sp->lfd = -1;
 	sp->path = strdup(path);
 	if (!sp->path) {
+		snprintf(msg, msgsize, "%s: out of memory", path);
 		r = -ENOMEM;
 		goto fail;
 	}

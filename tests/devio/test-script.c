@@ -215,7 +215,8 @@ TEST(mismatch_message)
 	REQUIRE(start_pair(S("w 0 0123456789\n"), "early", sv, &p, msg, sizeof(msg)) == 0);
 	CHECK_INT(write(sv[0], "01x", 3), 3);
 	CHECK_INT(cfs_player_wait(p, msg, sizeof(msg)), -EPROTO);
-	CHECK(strstr(msg, "early:1: expected '0123456789' (10 bytes), got '01x' (the first 3 bytes)") == msg);
+	CHECK(strstr(msg, "early:1: expected '0123456789' (10 bytes), "
+			  "got '01x' (the first 3 bytes)") == msg);
 	cfs_player_stop(p);
 	close_pair(sv);
 }
@@ -666,4 +667,14 @@ TEST(writer_round_trip)
 	cfs_player_stop(p);
 	close_pair(sv);
 	free(text);
+
+	/* a full disk is the writer's error, not a short script said to be fine */
+	f = fopen("/dev/full", "w");
+	if (!f)
+		return;
+	setvbuf(f, NULL, _IONBF, 0);
+	CHECK_INT(cfs_script_writer_new(f, NULL, 0, &w), 0);
+	CHECK_INT(cfs_script_writer_add(w, 'r', "x", 1, 5), -ENOSPC);
+	CHECK_INT(cfs_script_writer_finish(w), -ENOSPC);
+	fclose(f);
 }
