@@ -162,6 +162,37 @@ int cfs_player_wait(struct cfs_player *p, char *msg, size_t msgsize);
 void cfs_player_stop(struct cfs_player *p);
 
 /*
+ * The node a recording was made of, for a caller given none: a script's
+ * "d 0 NODE" first line (only comments before it), an evemu file's
+ * "# device NODE" line.  Return: 0 and @node filled; -ENOENT when the
+ * recording names none; -ENAMETOOLONG when @size is too small.
+ */
+int cfs_script_node(const char *text, size_t len, char *node, size_t size);
+int cfs_evemu_node(const char *text, size_t len, char *node, size_t size);
+
+/*
+ * script-writer.c: a recorder's side of the read/write scripts: the
+ * program's reads ('r') and writes ('w') of a node, each with the time
+ * since the operation before (ms, CLOCK_MONOTONIC: cfs_script_now_ms()),
+ * written to @f as umockdev's script lines.  A read or write less than
+ * 10 ms after one of the same kind joins its block, as umockdev-record
+ * does.  @node (NULL: none) is written as the "d 0 NODE" first line.
+ * cfs_script_writer_finish() ends the last line and frees the writer;
+ * @f stays the caller's.  The functions return 0 or the first -errno of
+ * writing @f (-EINVAL for an op that is not 'r' or 'w').
+ * cfs_script_escape() escapes a block as the scripts do; it returns the
+ * escaped length and fills @out (cut to @outsize, never in an escape).
+ */
+struct cfs_script_writer;
+int cfs_script_writer_new(FILE *f, const char *node, uint64_t now_ms,
+			  struct cfs_script_writer **out);
+int cfs_script_writer_add(struct cfs_script_writer *w, char op, const void *buf, size_t len,
+			  uint64_t now_ms);
+int cfs_script_writer_finish(struct cfs_script_writer *w);
+uint64_t cfs_script_now_ms(void);
+size_t cfs_script_escape(const void *buf, size_t len, char *out, size_t outsize);
+
+/*
  * nodes.c: the emulated nodes of one environment, named by their path
  * in it ("/dev/input/event5", resolved in its root directory @root: only
  * a character or block device of its /dev, or a regular file there that
