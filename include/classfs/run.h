@@ -171,6 +171,26 @@ CLASSFS_PUBLIC int classfs_run_call(struct classfs_run *run, int (*fn)(void *dat
 CLASSFS_PUBLIC int classfs_run_enter(struct classfs_run *run);
 
 /**
+ * classfs_run_own_user_namespace() - make the calling process, if it is
+ * not root, the owner of a user namespace of its own
+ * @root: map the caller's uid and gid to 0 there (else to themselves).
+ * @err: NULL, or told why it failed (the setting that refuses user
+ *       namespaces, as classfs_run_start() names it).
+ *
+ * For a caller who is not root and whose programs' device nodes must
+ * answer: the kernel shows an environment's /dev, mounted in a user
+ * namespace, to that namespace only, and the supervisor is a thread of
+ * the caller; environments started afterwards are made in the caller's
+ * namespace (its programs keep its uid, or 0 with @root, and their
+ * capabilities go at exec() as a uid other than 0).  classfs-run and the
+ * Python module do this first.  Call while the process is single-threaded;
+ * there is no way back.
+ * Return: 1 when made, 0 when the caller is root (none is needed),
+ * -EINVAL (threads), -EPERM and the like (refused: @err says by what).
+ */
+CLASSFS_PUBLIC int classfs_run_own_user_namespace(bool root, struct classfs_run_error *err);
+
+/**
  * classfs_run_holder_pid() - the pid of the process that holds the
  * environment's namespaces (/proc/PID/ns/{user,mnt,net}, /proc/PID/root)
  * @run: the environment.

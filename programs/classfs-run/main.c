@@ -15,9 +15,7 @@
  * COMMAND; the environment is torn down once it exits.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,8 +27,6 @@
 #include <unistd.h>
 
 #include <classfs/run.h>
-
-#include "util.h"
 
 #define EXIT_OWN_FAILURE 125
 
@@ -111,42 +107,6 @@ static int load_replays(struct classfs_run *run, struct replay *rp, size_t n)
 		}
 	}
 	return 0;
-}
-
-/*
- * Not root: this process becomes the owner of a user namespace of its
- * own (its uid mapped to itself, or to 0 for --root) while it is still
- * single-threaded, and the environment is made there, so that the
- * supervisor thread answering COMMAND's device nodes (a thread of ours)
- * may see the environment's /dev, which the kernel shows to its own user
- * namespace only.  Where that is refused, classfs_run_start() says why.
- * Return: whether it is made (@root is then done).
- */
-static bool own_user_namespace(bool root)
-{
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-	char map[64];
-	int fd;
-	ssize_t n;
-
-	/* root of the initial user namespace (every uid mapped to itself) needs none */
-	fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, map, sizeof(map) - 1);
-		close(fd);
-		map[n > 0 ? n : 0] = '\0';
-		if (uid == 0 && strstr(map, "4294967295"))
-			return false;
-	}
-	if (unshare(CLONE_NEWUSER) < 0)
-		return false;
-	if (cfs_idmap_write(root ? 0 : uid, uid, root ? 0 : gid, gid) < 0) {
-		fprintf(stderr, "classfs-run: cannot map uid %u in a user namespace of its own\n",
-			(unsigned)uid);
-		exit(EXIT_OWN_FAILURE);
-	}
-	return true;
 }
 
 /* pass signals on to @child until it exits; Return: its status as a shell gives it */
@@ -254,7 +214,13 @@ int main(int argc, char **argv)
 		return EXIT_OWN_FAILURE;
 	}
 	o.records = records;
-	if (!o.socket && own_user_namespace(o.root))
+	/*
+	 * Not root: a user namespace of our own first, while we have one
+	 * thread (the supervisor of COMMAND's device nodes is a thread of
+	 * ours, and the environment's /dev is shown to its namespace only);
+	 * where that is refused, classfs_run_start() says why.
+	 */
+	if (!o.socket && classfs_run_own_user_namespace(o.root, NULL) == 1)
 		o.root = false;
 
 	/* signals for COMMAND arrive through sfd; the children start with none blocked */

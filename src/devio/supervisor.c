@@ -227,8 +227,12 @@ int cfs_supervise(int listener, struct cfs_nodes *nodes)
 {
 	int r;
 
-	if (listener < 0 || !nodes)
+	if (listener < 0)
 		return -EINVAL;
+	if (!nodes) {
+		close(listener);
+		return -EINVAL;
+	}
 	pthread_mutex_lock(&sup.lock);
 	r = add_locked(listener, false, nodes);
 	pthread_mutex_unlock(&sup.lock);

@@ -453,6 +453,21 @@ int classfs_run_enter(struct classfs_run *run)
 	return r == -EBUSY ? 0 : r;
 }
 
+int classfs_run_own_user_namespace(bool root, struct classfs_run_error *err)
+{
+	char msg[512] = "";
+	int r;
+
+	if (err)
+		err->message[0] = '\0';
+	if (cfs_userns_privileged())
+		return 0;
+	r = cfs_userns_enter(geteuid(), getegid(), root, msg, sizeof(msg));
+	if (r < 0)
+		return set_err(err, r, "%s", msg);
+	return 1;
+}
+
 pid_t classfs_run_holder_pid(const struct classfs_run *run)
 {
 	return run ? run->holder : -EINVAL;
@@ -552,7 +567,9 @@ static pid_t fork_inside(struct classfs_run *run, int *joined)
 				_exit(127);
 			_exit(125);
 		}
-		send_listener(sv[1]);
+		/* no nodes (this process cannot see the environment's /dev): no filter */
+		if (run->nodes)
+			send_listener(sv[1]);
 		*joined = sv[1];
 		return 0;
 	}

@@ -47,7 +47,7 @@ static int open_node(const char *node, int flags)
 static int evdev(const char *node, int count)
 {
 	int fd = open_node(node, O_RDONLY), version = 0;
-	unsigned char keys[KEY_MAX / 8 + 1] = { 0 };
+	unsigned char keys[KEY_MAX] = { 0 };	/* evtest's size */
 	char name[256] = "";
 	struct input_id id = { 0 };
 	struct stat st;

@@ -17,10 +17,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -53,30 +51,10 @@ static bool usable;
 /* not root: own a user namespace first, as classfs-run does (one thread: now) */
 __attribute__((constructor)) static void setup(void)
 {
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-	char map[64];
 	int fd;
 
-	if (uid != 0) {
-		if (unshare(CLONE_NEWUSER) < 0)
-			return;
-		fd = open("/proc/self/setgroups", O_WRONLY);
-		if (fd >= 0) {
-			(void)!write(fd, "deny", 4);
-			close(fd);
-		}
-		snprintf(map, sizeof(map), "%u %u 1", (unsigned)uid, (unsigned)uid);
-		fd = open("/proc/self/uid_map", O_WRONLY);
-		if (fd < 0 || write(fd, map, strlen(map)) < 0)
-			return;
-		close(fd);
-		snprintf(map, sizeof(map), "%u %u 1", (unsigned)gid, (unsigned)gid);
-		fd = open("/proc/self/gid_map", O_WRONLY);
-		if (fd < 0 || write(fd, map, strlen(map)) < 0)
-			return;
-		close(fd);
-	}
+	if (classfs_run_own_user_namespace(false, NULL) < 0)
+		return;
 	snprintf(workdir, sizeof(workdir), "/tmp/test-nodes.XXXXXX");
 	if (!mkdtemp(workdir))
 		return;
