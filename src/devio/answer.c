@@ -131,9 +131,13 @@ static void answer_open(struct cfs_nodes *n, int listener, const struct seccomp_
 		goto pass;
 	if (look(tid, dirfd, path, flags, &st) < 0 || st.st_dev != n->dev_dev)
 		goto pass;
-	if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+		node = cfs_nodes_by_number(n, st.st_mode & S_IFMT, st.st_rdev, st.st_mode & 07777,
+					   path);
+	else if (S_ISREG(st.st_mode) && st.st_size == 0)
+		node = cfs_nodes_by_file(n, &st, path);
+	else
 		goto pass;
-	node = cfs_nodes_by_number(n, st.st_mode & S_IFMT, st.st_rdev, st.st_mode & 07777, path);
 	if (!node) {
 		cfs_seccomp_answer(listener, req->id, -errno);
 		return;

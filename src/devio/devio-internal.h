@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <linux/seccomp.h>
@@ -35,7 +36,9 @@ struct cfs_node {
 	struct cfs_node *next;		/* in cfs_nodes.list, under its lock */
 	unsigned refs;			/* the list's, and each call's; under cfs_nodes.lock */
 	char *name;			/* the path it was first named by ("/dev/...") */
-	mode_t type;			/* S_IFCHR, S_IFBLK; S_IFREG: a file of recorded contents */
+	mode_t type;			/* S_IFCHR, S_IFBLK; S_IFREG: a file in /dev (below) */
+	dev_t file_dev;			/* S_IFREG: that file; empty, it opens as a pty, */
+	ino_t file_ino;			/* ... else as itself (its recorded contents) */
 	dev_t rdev;
 	mode_t perm;
 	int master;			/* a pty's master (the other end); -1 */
@@ -65,6 +68,7 @@ struct cfs_nodes {
 struct cfs_node *cfs_nodes_by_number(struct cfs_nodes *n, mode_t type, dev_t rdev, mode_t perm,
 				     const char *name);
 struct cfs_node *cfs_nodes_by_identity(struct cfs_nodes *n, dev_t dev, ino_t ino);
+struct cfs_node *cfs_nodes_by_file(struct cfs_nodes *n, const struct stat *st, const char *name);
 void cfs_node_put(struct cfs_nodes *n, struct cfs_node *node);
 int cfs_node_open(struct cfs_node *node, int flags);
 void cfs_nodes_get(struct cfs_nodes *n);

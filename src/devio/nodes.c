@@ -230,9 +230,10 @@ static struct cfs_node *node_make(mode_t type, dev_t rdev, mode_t perm, const st
 	if (!node->name)
 		goto fail;
 	if (file) {
-		node->id_dev = file->st_dev;
-		node->id_ino = file->st_ino;
-		*r = 0;
+		node->file_dev = node->id_dev = file->st_dev;
+		node->file_ino = node->id_ino = file->st_ino;
+		/* a name without a number or contents (`N: test`): a pty, as umockdev's */
+		*r = file->st_size ? 0 : make_pty(node);
 	} else if (type == S_IFBLK || major(rdev) == USB_DEVICE_MAJOR) {
 		*r = make_memfd(node);
 	} else {
@@ -254,8 +255,8 @@ static struct cfs_node *find_locked(struct cfs_nodes *n, mode_t type, dev_t rdev
 	struct cfs_node *node;
 
 	for (node = n->list; node; node = node->next)
-		if (file ? node->type == S_IFREG && node->id_dev == file->st_dev &&
-			   node->id_ino == file->st_ino
+		if (file ? node->type == S_IFREG && node->file_dev == file->st_dev &&
+			   node->file_ino == file->st_ino
 			 : node->type == type && node->rdev == rdev)
 			return node;
 	return NULL;
@@ -393,8 +394,30 @@ static struct cfs_node *node_at(struct cfs_nodes *n, const char *path, int *r)
 	}
 	if (!S_ISREG(st.st_mode))
 		return NULL;
-	/* a node of recorded contents: programs open the file itself */
-	return find_or_make(n, S_IFREG, 0, st.st_mode & 07777, &st, path, r);
+	node = cfs_nodes_by_file(n, &st, path);
+	if (!node)
+		*r = -errno;
+	return node;
+}
+
+/**
+ * cfs_nodes_by_file() - the node of a regular file of the environment's
+ * /dev, made when new: one of recorded contents (programs open the file
+ * itself), or an empty one (a device with a name and no number), which
+ * opens as a pty
+ * @st: the file's.
+ * @name: its path, for messages.
+ * Return: the node with a reference of the caller's, or NULL (errno).
+ */
+struct cfs_node *cfs_nodes_by_file(struct cfs_nodes *n, const struct stat *st, const char *name)
+{
+	struct cfs_node *node;
+	int r;
+
+	node = find_or_make(n, S_IFREG, 0, st->st_mode & 07777, st, name, &r);
+	if (!node)
+		errno = -r;
+	return node;
 }
 
 static int no_node(int r, const char *path, char *msg, size_t msgsize)
