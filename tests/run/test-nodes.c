@@ -146,7 +146,8 @@ static long handler(const struct classfs_ioctl *call, void *data)
 {
 	int v;
 
-	(*(int *)data)++;
+	/* the supervisor thread counts; the test reads after the program's calls were answered */
+	__atomic_fetch_add((int *)data, 1, __ATOMIC_SEQ_CST);
 	if (strcmp(call->node, KBD) != 0)
 		return -EINVAL;
 	if (call->request == REQ_BUSY)
@@ -196,7 +197,7 @@ static int released;
 
 static void release(void *data)
 {
-	released++;
+	__atomic_fetch_add(&released, 1, __ATOMIC_SEQ_CST);
 }
 
 TEST(attached_function_answers_ioctls)
@@ -208,18 +209,18 @@ TEST(attached_function_answers_ioctls)
 		SKIP_TEST("no user namespace for uid %u here", (unsigned)geteuid());
 	run = start();
 	REQUIRE(run);
-	released = 0;
+	__atomic_store_n(&released, 0, __ATOMIC_SEQ_CST);
 	CHECK_INT(classfs_run_attach_ioctl(run, KBD, handler, &calls, release), 0);
 	CHECK_INT(classfs_run_call(run, child_ioctl, NULL), 0);
-	CHECK_INT(calls, 5);
+	CHECK_INT(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), 5);
 	CHECK_INT(classfs_run_detach_ioctl(run, KBD), 0);
-	CHECK_INT(released, 1);
+	CHECK_INT(__atomic_load_n(&released, __ATOMIC_SEQ_CST), 1);
 	CHECK_INT(classfs_run_call(run, child_detached, NULL), 0);
-	CHECK_INT(calls, 5);
+	CHECK_INT(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), 5);
 	/* one attached at the end goes with the environment */
 	CHECK_INT(classfs_run_attach_ioctl(run, KBD, handler, &calls, release), 0);
 	CHECK_INT(classfs_run_stop(run), 0);
-	CHECK_INT(released, 2);
+	CHECK_INT(__atomic_load_n(&released, __ATOMIC_SEQ_CST), 2);
 }
 
 static int child_others(void *unused)
@@ -300,7 +301,7 @@ TEST(bad_targets_and_files)
 	CHECK_INT(classfs_ioctl_read(NULL, 0, NULL, 0), -EINVAL);
 	/* nothing of it changed the node: it still opens as a pty */
 	CHECK_INT(classfs_run_call(run, child_detached, NULL), 0);
-	CHECK_INT(calls, 0);
+	CHECK_INT(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), 0);
 	CHECK_INT(classfs_run_stop(run), 0);
 }
 
@@ -316,10 +317,16 @@ static int entered(struct classfs_run *run)
 	fd = open(KBD, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 12;
-	if (ioctl(fd, REQ_MAGIC, &v) != 42 || v != 3 || calls != 1)
+	if (ioctl(fd, REQ_MAGIC, &v) != 42 || v != 3 || __atomic_load_n(&calls, __ATOMIC_SEQ_CST) != 1)
 		return 13;
 	return 0;
 }
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
 
 TEST(entered_process_answers_itself)
 {
@@ -329,6 +336,10 @@ TEST(entered_process_answers_itself)
 
 	if (!usable)
 		SKIP_TEST("no user namespace for uid %u here", (unsigned)geteuid());
+#ifdef UNDER_TSAN
+	/* setns() refuses a process of two threads, and TSan runs one of its own */
+	SKIP_TEST("classfs_run_enter(): EINVAL beside ThreadSanitizer's own thread");
+#endif
 	run = start();
 	REQUIRE(run);
 	fflush(NULL);
