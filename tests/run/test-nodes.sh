@@ -41,6 +41,7 @@ if [[ -n $as_uid ]]; then
 	chmod 0755 "$tmp"
 	cfs_stage "$tmp/stage" classfsd probe run ${static:+static} >/dev/null ||
 		{ echo "FAIL: cannot stage the programs for uid $as_uid"; exit 1; }
+	cfs_stage_dir=$tmp/stage
 	export CLASSFSD=$classfsd
 	mkdir -m 0777 "$tmp/tmp" && export TMPDIR=$tmp/tmp
 fi
@@ -48,8 +49,7 @@ fi
 # crun ARG... - classfs-run as the test's uid; stdout and stderr to $tmp/out, $tmp/err
 crun() {
 	if [[ -n $as_uid ]]; then
-		setpriv --reuid="$as_uid" --regid="$as_uid" --clear-groups "$run" "$@" \
-			>"$tmp/out" 2>"$tmp/err"
+		cfs_as_uid "$as_uid" "$run" "$@" >"$tmp/out" 2>"$tmp/err"
 	else
 		"$run" "$@" >"$tmp/out" 2>"$tmp/err"
 	fi
