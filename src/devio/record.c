@@ -154,7 +154,7 @@ static void add(struct cfs_ioctl_recorder *r, const struct cfs_ioctl_call *call,
 		if (r->nlogged < r->cap_logged)
 			r->logged[r->nlogged++] = req;
 		ioctl_describe(req, desc, sizeof(desc));
-		cfs_devio_log("%s: ioctl 0x%lx (%s) is none umockdev's format holds: made, not "
+		cfs_devio_log("%s: ioctl 0x%lx (%s) is none of umockdev's ioctl format: made, not "
 			      "recorded", call->node ? call->node : "?", req, desc);
 	} else if (err && !r->err) {
 		r->err = err;
