@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# test-record.sh CLASSFS-RECORD CLASSFS-RUN CLASSFSD NODE-PROBE RECORD-PTY
+# test-record.sh CLASSFS-RECORD CLASSFS-RUN CLASSFSD NODE-PROBE RECORD-PTY [STATIC-NODE-PROBE]
 #
 # classfs-record on a real device: a pty (record-pty opens it and plays
 # the modem on its master) whose slave node-probe opens, writes "AT\r" to
@@ -17,7 +17,9 @@
 # is run on the pty, whose terminal requests it lets through unrecorded.
 #
 # With CLASSFS_RUN_TEST_UID=U everything runs as uid U (tests/stage.sh),
-# with the same assertions.  Needs root (77 otherwise).
+# with the same assertions.  STATIC-NODE-PROBE (node-probe linked
+# statically, which no LD_PRELOAD reaches) is recorded too when given.
+# Needs root (77 otherwise).
 set -uo pipefail
 
 if (($# < 5)); then
@@ -29,7 +31,7 @@ if ((EUID != 0)); then
 	exit 77
 fi
 record=$(realpath "$1") run=$(realpath "$2") classfsd=$(realpath "$3")
-probe=$(realpath "$4") pty=$(realpath "$5")
+probe=$(realpath "$4") pty=$(realpath "$5") static=${6:+$(realpath "$6")}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib.sh
 . "$src/tests/lib.sh"
@@ -44,7 +46,7 @@ install -m 0644 "$src/tests/run/data/modem.umockdev" "$data/"
 as_uid=${CLASSFS_RUN_TEST_UID:-}
 export CLASSFSD=$classfsd
 if [[ -n $as_uid ]]; then
-	cfs_stage "$tmp/stage" record run classfsd probe pty >/dev/null ||
+	cfs_stage "$tmp/stage" record run classfsd probe pty ${static:+static} >/dev/null ||
 		{ echo "FAIL: cannot stage the programs for uid $as_uid"; exit 1; }
 	export CLASSFSD=$classfsd
 	mkdir -m 0777 "$tmp/tmp" && export TMPDIR=$tmp/tmp
@@ -95,6 +97,17 @@ if [[ -s $s ]]; then
 	((rc == 0)) && grep -q $'^read: OK\r' "$tmp/out" &&
 		ok "classfs-run -s plays the recorded script back to the program" ||
 		bad "playback: $(show "$s")"
+fi
+
+# ---- a statically linked program is recorded alike
+if [[ -n $static ]]; then
+	as "$pty" $'OK\r\n' -- "$record" -s "@PTY@=$data/static.script" -- \
+		"$static" echo @PTY@ $'AT\r'
+	rc=$?
+	((rc == 0)) && grep -qE '^w [0-9]+ AT\^M$' "$data/static.script" &&
+		grep -qE '^r [0-9]+ OK\^M\^J$' "$data/static.script" &&
+		ok "a statically linked program's dialogue is recorded" ||
+		bad "static: $(show "$data/static.script")"
 fi
 
 # ---- --ioctl and --script of the same pty: a terminal's requests run, none recorded
