@@ -369,6 +369,61 @@ CLASSFS_PUBLIC int classfs_run_attach_ioctl(struct classfs_run *run, const char 
  */
 CLASSFS_PUBLIC int classfs_run_detach_ioctl(struct classfs_run *run, const char *node);
 
+/*
+ * Recording a real device (classfs-record): a program runs on this
+ * machine, with no environment, and what it does with a device of the
+ * host's /dev is recorded in umockdev-record's formats, which
+ * classfs_run_load() and umockdev-run replay.  Its calls on the device
+ * go through a supervisor thread of the caller (a seccomp filter with
+ * user notification, as the environment's nodes): made there on a copy
+ * of its descriptor (pidfd_getfd(), Linux 5.6), with the arguments
+ * copied from and to its memory, and recorded.  A caller without
+ * CAP_SYS_ADMIN runs the program with no_new_privs.
+ */
+struct classfs_recorder;
+
+/**
+ * classfs_recorder_new() - a recorder with nothing to record yet
+ * @out: receives it.
+ * Return: 0 or -errno (-ENOMEM).
+ */
+CLASSFS_PUBLIC int classfs_recorder_new(struct classfs_recorder **out);
+
+/**
+ * classfs_recorder_add() - record the program's calls on @dev into @file
+ * @rec: the recorder (before classfs_recorder_spawn()).
+ * @kind: %CLASSFS_RECORDING_IOCTL (its ioctls, an ioctl tree: usbdevfs,
+ *        evdev, hidraw, cros_ec and plain _IOR/_IOW requests) or
+ *        %CLASSFS_RECORDING_SCRIPT (its reads and writes, a script).
+ * @dev: the device node: a character device.
+ * @file: the recording, created or truncated now.
+ * @err: NULL, or told why it failed (naming @dev or @file).
+ * Return: 0; -ENOENT (no @dev), -ENODEV (no character device), -EINVAL
+ * (another @kind), -errno of creating @file.
+ */
+CLASSFS_PUBLIC int classfs_recorder_add(struct classfs_recorder *rec, enum classfs_recording kind,
+					const char *dev, const char *file,
+					struct classfs_run_error *err);
+
+/**
+ * classfs_recorder_spawn() - run @argv recorded (once per recorder)
+ * @pid: receives the program's pid; classfs_run_wait() waits for it.
+ * Return: 0 or -errno (-EINVAL: nothing to record, or spawned already;
+ * -EBUSY: the caller runs under a supervisor already, an environment's).
+ */
+CLASSFS_PUBLIC int classfs_recorder_spawn(struct classfs_recorder *rec, char *const argv[],
+					  pid_t *pid);
+
+/**
+ * classfs_recorder_finish() - stop recording, write the recordings and
+ * free @rec (once the program exited: calls it or its children make
+ * afterwards fail with ENOSYS)
+ * @err: NULL, or told which recording could not be written.
+ * Return: 0 or the first -errno of writing a recording.
+ */
+CLASSFS_PUBLIC int classfs_recorder_finish(struct classfs_recorder *rec,
+					   struct classfs_run_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,10 +13,17 @@
  * runs as it would without the filter, at the cost of the filter's few
  * instructions.  Calls of another architecture (a 32-bit program) are
  * not sent: their nodes do not answer.
+ *
+ * A recorder's variant (cfs_seccomp_install_flags(true)) sends read(),
+ * write(), readv(), writev(), pread64() and pwrite64() too: the data a
+ * program exchanges with a device goes through the supervisor, which
+ * records it.  Every read and write of the program then costs a round
+ * trip to the supervisor, which is why only a recorder asks for it.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -70,6 +77,24 @@ static const struct sock_filter filter[] = {
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 };
 
+/* where the io calls go in: after the x32 check, the number in A */
+#define IO_AT 6
+
+/* the io calls to the notification, the rest on to the filter's list */
+static const struct sock_filter io_calls[] = {
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_read, 6, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_write, 5, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_readv, 4, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_writev, 3, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pread64, 2, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pwrite64, 1, 0),
+	BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+};
+
+#define N_FILTER (sizeof(filter) / sizeof(filter[0]))
+#define N_IO (sizeof(io_calls) / sizeof(io_calls[0]))
+
 /**
  * cfs_seccomp_install() - send the calling thread's node calls to a supervisor
  *
@@ -84,11 +109,34 @@ static const struct sock_filter filter[] = {
  */
 int cfs_seccomp_install(void)
 {
+	return cfs_seccomp_install_flags(false);
+}
+
+/**
+ * cfs_seccomp_install_flags() - cfs_seccomp_install(), for a recorder too
+ * @io: send the program's reads and writes as well (see above).
+ *
+ * Return: as cfs_seccomp_install().
+ */
+int cfs_seccomp_install_flags(bool io)
+{
+	/*
+	 * The io block goes in before the list; no jump of the list crosses
+	 * that place, the jumps being relative and all after it.
+	 */
+	struct sock_filter both[N_FILTER + N_IO];
 	struct sock_fprog prog = {
-		.len = sizeof(filter) / sizeof(filter[0]),
+		.len = N_FILTER,
 		.filter = (struct sock_filter *)filter,
 	};
 	int fd;
+
+	if (io) {
+		memcpy(both, filter, IO_AT * sizeof(both[0]));
+		memcpy(both + IO_AT, io_calls, sizeof(io_calls));
+		memcpy(both + IO_AT + N_IO, filter + IO_AT, (N_FILTER - IO_AT) * sizeof(both[0]));
+		prog = (struct sock_fprog){ .len = N_FILTER + N_IO, .filter = both };
+	}
 
 	fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
 			  &prog);

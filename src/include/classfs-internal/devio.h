@@ -132,6 +132,46 @@ int cfs_ioctl_tree_write(const struct cfs_ioctl_tree *t, const char *dev, FILE *
 void cfs_ioctl_tree_free(struct cfs_ioctl_tree *t);
 
 /*
+ * record.c: a recorder's side of a program's ioctl() of a real device
+ * (classfs-record --ioctl): the call made again through @exec with the
+ * argument copied from and back to the program's memory (usbdevfs URBs
+ * kept from their submission to their reap, transfers' data pointers,
+ * cros_ec commands, every _IOR/_IOW/_IOWR request by its size), and what
+ * succeeded added to a tree written in umockdev's format.  A request
+ * without a size is CFS_IOCTL_PASS: the caller lets the program's own
+ * call run.  Thread-safe: calls of several threads may be in flight.
+ */
+typedef long (*cfs_record_exec_fn)(void *ctx, unsigned long request, unsigned long arg);
+struct cfs_ioctl_recorder;
+struct cfs_ioctl_recorder *cfs_ioctl_recorder_new(void);
+long cfs_ioctl_record(struct cfs_ioctl_recorder *r, const struct cfs_ioctl_call *call,
+		      cfs_record_exec_fn exec, void *ctx);
+int cfs_ioctl_recorder_write(struct cfs_ioctl_recorder *r, const char *dev, FILE *f);
+void cfs_ioctl_recorder_free(struct cfs_ioctl_recorder *r);
+
+/*
+ * recorder.c: the supervisor of a recording: a thread serving the
+ * listener of a program that runs on the host (no environment), whose
+ * calls on the recorded devices are made on a copy of its descriptor
+ * (pidfd_getfd()) and recorded: ioctl() as above into an ioctl tree,
+ * read()/write() (and readv, writev, pread64, pwrite64: the filter of
+ * cfs_seccomp_install_flags(true)) into a read/write script.  Every
+ * other call continues.  cfs_recorder_add() checks the device (a
+ * character device) and opens @file for writing (-errno, @msg naming
+ * what); cfs_recorder_start() takes the listener; cfs_recorder_finish()
+ * stops the thread (once the program's calls are answered), writes the
+ * recordings and frees the recorder.
+ */
+enum cfs_record_kind { CFS_RECORD_IOCTL, CFS_RECORD_SCRIPT };
+struct cfs_recorder;
+int cfs_recorder_new(struct cfs_recorder **out);
+int cfs_recorder_add(struct cfs_recorder *rec, enum cfs_record_kind kind, const char *dev,
+		     const char *file, char *msg, size_t msgsize);
+bool cfs_recorder_wants_io(const struct cfs_recorder *rec);
+int cfs_recorder_start(struct cfs_recorder *rec, int listener);
+int cfs_recorder_finish(struct cfs_recorder *rec, char *msg, size_t msgsize);
+
+/*
  * pcap.c: a usbmon capture (pcap or pcapng, LINKTYPE_USB_LINUX or
  * LINKTYPE_USB_LINUX_MMAPPED) of USB device @busnum/@devnum replayed as
  * its usbdevfs node's traffic.  Same returns as cfs_ioctl_file_load().
@@ -229,6 +269,8 @@ int cfs_nodes_dev_fd(struct cfs_nodes *n, const char *path);
  * is what a child calls before it executes a program.
  */
 int cfs_seccomp_install(void);
+/* @io: read, write, readv, writev, pread64, pwrite64 sent too (a recorder's) */
+int cfs_seccomp_install_flags(bool io);
 int cfs_supervise(int listener, struct cfs_nodes *nodes);
 int cfs_supervise_self(struct cfs_nodes *nodes);
 void cfs_supervise_forget(struct cfs_nodes *nodes);

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * recorder.c - <classfs/run.h>'s recorder (classfs-record): a program
+ * started with the recording filter on the host, its listener served by
+ * src/devio's recorder.  Nothing of an environment: the program sees
+ * this machine's /sys and /dev.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <classfs/run.h>
+
+#include "classfs-internal/devio.h"
+
+struct classfs_recorder {
+	struct cfs_recorder *rec;
+	bool spawned;
+	size_t n;
+};
+
+int classfs_recorder_new(struct classfs_recorder **out)
+{
+	struct classfs_recorder *r;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	err = cfs_recorder_new(&r->rec);
+	if (err < 0) {
+		free(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
+int classfs_recorder_add(struct classfs_recorder *rec, enum classfs_recording kind,
+			 const char *dev, const char *file, struct classfs_run_error *err)
+{
+	char msg[sizeof(err->message)] = "";
+	int r;
+
+	if (err)
+		err->message[0] = '\0';
+	if (!rec || !dev || !file || rec->spawned)
+		return -EINVAL;
+	if (kind != CLASSFS_RECORDING_IOCTL && kind != CLASSFS_RECORDING_SCRIPT) {
+		if (err)
+			snprintf(err->message, sizeof(err->message),
+				 "only ioctls and read/write scripts are recorded");
+		return -EINVAL;
+	}
+	r = cfs_recorder_add(rec->rec,
+			     kind == CLASSFS_RECORDING_IOCTL ? CFS_RECORD_IOCTL : CFS_RECORD_SCRIPT,
+			     dev, file, msg, sizeof(msg));
+	if (r < 0 && err)
+		snprintf(err->message, sizeof(err->message), "%s", msg);
+	if (r == 0)
+		rec->n++;
+	return r;
+}
+
+/* in the child: the filter, its listener to the parent through @sock; -errno */
+static int send_listener(int sock, bool io)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl = { 0 };
+	int one = 1, fd = cfs_seccomp_install_flags(io);
+	struct iovec iov = { .iov_base = &one, .iov_len = sizeof(one) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	do
+		n = sendmsg(sock, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* in the parent: the child's listener (>= 0) or its -errno */
+static int receive_listener(int sock)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	int v = 0, fd = -1;
+	struct iovec iov = { .iov_base = &v, .iov_len = sizeof(v) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	do
+		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(v))
+		return -EIO;
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (v < 0) {
+		if (fd >= 0)
+			close(fd);
+		return v;
+	}
+	return fd >= 0 ? fd : -EIO;
+}
+
+int classfs_recorder_spawn(struct classfs_recorder *rec, char *const argv[], pid_t *pid)
+{
+	int sv[2], r, listener;
+	pid_t p;
+
+	if (!rec || !argv || !argv[0] || !pid || rec->spawned || !rec->n)
+		return -EINVAL;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	fflush(NULL);
+	p = fork();
+	if (p < 0) {
+		r = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return r;
+	}
+	if (p == 0) {
+		sigset_t none;
+
+		close(sv[0]);
+		/* a program starts with the signals a shell would give it */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		r = send_listener(sv[1], cfs_recorder_wants_io(rec->rec));
+		if (r < 0) {
+			/* the parent says why; nothing runs unrecorded */
+			(void)!write(sv[1], &r, sizeof(r));
+			_exit(125);
+		}
+		execvp(argv[0], argv);
+		r = errno;
+		fprintf(stderr, "classfs-record: %s: %s\n", argv[0], strerror(r));
+		_exit(r == ENOENT ? 127 : 126);
+	}
+	close(sv[1]);
+	listener = receive_listener(sv[0]);
+	close(sv[0]);
+	r = listener < 0 ? listener : cfs_recorder_start(rec->rec, listener);
+	if (r < 0) {
+		/* the child is stopped before it runs anything, or never started */
+		kill(p, SIGKILL);
+		while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+			;
+		return r;
+	}
+	rec->spawned = true;
+	*pid = p;
+	return 0;
+}
+
+int classfs_recorder_finish(struct classfs_recorder *rec, struct classfs_run_error *err)
+{
+	char msg[sizeof(err->message)] = "";
+	int r;
+
+	if (err)
+		err->message[0] = '\0';
+	if (!rec)
+		return 0;
+	r = cfs_recorder_finish(rec->rec, msg, sizeof(msg));
+	if (r < 0 && err)
+		snprintf(err->message, sizeof(err->message), "%s", msg);
+	free(rec);
+	return r;
+}
