@@ -71,7 +71,7 @@ static int base_dir(pid_t tid, int dirfd, const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
-/* what @path of the program is, without opening it: 0 or -errno */
+/* what @path of the program is, without opening it: an O_PATH descriptor of it, or -errno */
 static int look(pid_t tid, int dirfd, const char *path, int flags, struct stat *st)
 {
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW) };
@@ -88,9 +88,12 @@ static int look(pid_t tid, int dirfd, const char *path, int flags, struct stat *
 	close(base);
 	if (r < 0)
 		return r;
-	r = fstat(fd, st) < 0 ? -errno : 0;
-	close(fd);
-	return r;
+	if (fstat(fd, st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
 }
 
 static void answer_open(struct cfs_nodes *n, int listener, const struct seccomp_notif *req)
@@ -101,7 +104,7 @@ static void answer_open(struct cfs_nodes *n, int listener, const struct seccomp_
 	struct cfs_node *node;
 	struct stat st;
 	uint64_t path_arg;
-	int dirfd = AT_FDCWD, flags, fd;
+	int dirfd = AT_FDCWD, flags, fd, file;
 	pid_t tid = (pid_t)req->pid;
 
 	cfs_mem_process(&mem, &tid);
@@ -129,14 +132,20 @@ static void answer_open(struct cfs_nodes *n, int listener, const struct seccomp_
 	/* the common case first: an absolute path that is not below /dev */
 	if (path[0] == '/' && strncmp(path, "/dev/", 5) != 0)
 		goto pass;
-	if (look(tid, dirfd, path, flags, &st) < 0 || st.st_dev != n->dev_dev)
+	file = look(tid, dirfd, path, flags, &st);
+	if (file < 0)
 		goto pass;
-	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+	node = NULL;
+	errno = 0;
+	if (st.st_dev != n->dev_dev)
+		;
+	else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
 		node = cfs_nodes_by_number(n, st.st_mode & S_IFMT, st.st_rdev, st.st_mode & 07777,
 					   path);
-	else if (S_ISREG(st.st_mode) && st.st_size == 0)
-		node = cfs_nodes_by_file(n, &st, path);
-	else
+	else if (S_ISREG(st.st_mode))
+		node = cfs_nodes_by_file(n, &st, file, path);
+	close(file);
+	if (!node && !errno)
 		goto pass;
 	if (!node) {
 		cfs_seccomp_answer(listener, req->id, -errno);

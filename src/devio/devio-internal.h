@@ -38,7 +38,7 @@ struct cfs_node {
 	char *name;			/* the path it was first named by ("/dev/...") */
 	mode_t type;			/* S_IFCHR, S_IFBLK; S_IFREG: a file in /dev (below) */
 	dev_t file_dev;			/* S_IFREG: that file; empty, it opens as a pty, */
-	ino_t file_ino;			/* ... else as itself (its recorded contents) */
+	ino_t file_ino;			/* ... else as a memfd of its recorded contents */
 	dev_t rdev;
 	mode_t perm;
 	int master;			/* a pty's master (the other end); -1 */
@@ -68,7 +68,8 @@ struct cfs_nodes {
 struct cfs_node *cfs_nodes_by_number(struct cfs_nodes *n, mode_t type, dev_t rdev, mode_t perm,
 				     const char *name);
 struct cfs_node *cfs_nodes_by_identity(struct cfs_nodes *n, dev_t dev, ino_t ino);
-struct cfs_node *cfs_nodes_by_file(struct cfs_nodes *n, const struct stat *st, const char *name);
+struct cfs_node *cfs_nodes_by_file(struct cfs_nodes *n, const struct stat *st, int file,
+				   const char *name);
 void cfs_node_put(struct cfs_nodes *n, struct cfs_node *node);
 int cfs_node_open(struct cfs_node *node, int flags);
 void cfs_nodes_get(struct cfs_nodes *n);

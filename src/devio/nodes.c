@@ -188,16 +188,47 @@ fail:
 	return r;
 }
 
-static int make_memfd(struct cfs_node *node)
+/* copy what @file (an O_PATH descriptor) holds into @fd: 0 or -errno */
+static int copy_contents(int file, int fd)
+{
+	char path[64], buf[8192];
+	ssize_t k;
+	int in, r = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", file);
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	while ((k = read(in, buf, sizeof(buf))) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 || write(fd, buf, (size_t)k) != k) {
+			r = k < 0 ? -errno : -EIO;
+			break;
+		}
+	}
+	close(in);
+	return r;
+}
+
+/*
+ * A memfd for programs to read: empty (a block or USB device), or a copy
+ * of @file's contents (a node whose recording gave them), which a program
+ * may also open for writing (libusb opens usbdevfs nodes read-write), as
+ * the /dev view of a user namespace does not let it.
+ */
+static int make_memfd(struct cfs_node *node, int file)
 {
 	struct stat st;
+	int r;
 
 	node->memfd = memfd_create(node->name, MFD_CLOEXEC);
 	if (node->memfd < 0)
 		return -errno;
-	if (fstat(node->memfd, &st) < 0) {
-		int r = -errno;
-
+	r = file >= 0 ? copy_contents(file, node->memfd) : 0;
+	if (r == 0 && fstat(node->memfd, &st) < 0)
+		r = -errno;
+	if (r < 0) {
 		close(node->memfd);
 		node->memfd = -1;
 		return r;
@@ -216,7 +247,7 @@ static int make_memfd(struct cfs_node *node)
  * takes the lock.
  */
 static struct cfs_node *node_make(mode_t type, dev_t rdev, mode_t perm, const struct stat *file,
-				  const char *name, int *r)
+				  int filefd, const char *name, int *r)
 {
 	struct cfs_node *node = calloc(1, sizeof(*node));
 
@@ -230,12 +261,12 @@ static struct cfs_node *node_make(mode_t type, dev_t rdev, mode_t perm, const st
 	if (!node->name)
 		goto fail;
 	if (file) {
-		node->file_dev = node->id_dev = file->st_dev;
-		node->file_ino = node->id_ino = file->st_ino;
+		node->file_dev = file->st_dev;
+		node->file_ino = file->st_ino;
 		/* a name without a number or contents (`N: test`): a pty, as umockdev's */
-		*r = file->st_size ? 0 : make_pty(node);
+		*r = file->st_size ? make_memfd(node, filefd) : make_pty(node);
 	} else if (type == S_IFBLK || major(rdev) == USB_DEVICE_MAJOR) {
-		*r = make_memfd(node);
+		*r = make_memfd(node, -1);
 	} else {
 		*r = make_pty(node);
 	}
@@ -264,7 +295,7 @@ static struct cfs_node *find_locked(struct cfs_nodes *n, mode_t type, dev_t rdev
 
 /* the node, made when new (one that raced us in wins); a reference of the caller's */
 static struct cfs_node *find_or_make(struct cfs_nodes *n, mode_t type, dev_t rdev, mode_t perm,
-				     const struct stat *file, const char *name, int *r)
+				     const struct stat *file, int filefd, const char *name, int *r)
 {
 	struct cfs_node *node, *made;
 
@@ -276,7 +307,7 @@ static struct cfs_node *find_or_make(struct cfs_nodes *n, mode_t type, dev_t rde
 	pthread_mutex_unlock(&n->lock);
 	if (node)
 		return node;
-	made = node_make(type, rdev, perm, file, name, r);
+	made = node_make(type, rdev, perm, file, filefd, name, r);
 	if (!made)
 		return NULL;
 	pthread_mutex_lock(&n->lock);
@@ -309,7 +340,7 @@ struct cfs_node *cfs_nodes_by_number(struct cfs_nodes *n, mode_t type, dev_t rde
 	struct cfs_node *node;
 	int r;
 
-	node = find_or_make(n, type, rdev, perm, NULL, name, &r);
+	node = find_or_make(n, type, rdev, perm, NULL, -1, name, &r);
 	if (!node)
 		errno = -r;
 	return node;
@@ -378,43 +409,40 @@ static struct cfs_node *node_at(struct cfs_nodes *n, const char *path, int *r)
 		*r = -errno;
 		return NULL;
 	}
-	*r = fstat(fd, &st) < 0 ? -errno : 0;
-	close(fd);
-	if (*r < 0)
-		return NULL;
-	*r = -ENODEV;
-	if (st.st_dev != n->dev_dev)
-		return NULL;
-	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+	node = NULL;
+	*r = fstat(fd, &st) < 0 ? -errno : -ENODEV;
+	if (*r != -ENODEV || st.st_dev != n->dev_dev)
+		;
+	else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
 		node = cfs_nodes_by_number(n, st.st_mode & S_IFMT, st.st_rdev, st.st_mode & 07777,
 					   path);
-		if (!node)
-			*r = -errno;
-		return node;
-	}
-	if (!S_ISREG(st.st_mode))
-		return NULL;
-	node = cfs_nodes_by_file(n, &st, path);
-	if (!node)
+	else if (S_ISREG(st.st_mode))
+		node = cfs_nodes_by_file(n, &st, fd, path);
+	else
+		errno = ENODEV;
+	if (!node && *r == -ENODEV && st.st_dev == n->dev_dev)
 		*r = -errno;
+	close(fd);
 	return node;
 }
 
 /**
  * cfs_nodes_by_file() - the node of a regular file of the environment's
- * /dev, made when new: one of recorded contents (programs open the file
- * itself), or an empty one (a device with a name and no number), which
- * opens as a pty
+ * /dev, made when new: one of recorded contents, which opens as a memfd
+ * holding a copy of them, or an empty one (a device with a name and no
+ * number), which opens as a pty
  * @st: the file's.
+ * @file: an O_PATH descriptor of it, to copy its contents from.
  * @name: its path, for messages.
  * Return: the node with a reference of the caller's, or NULL (errno).
  */
-struct cfs_node *cfs_nodes_by_file(struct cfs_nodes *n, const struct stat *st, const char *name)
+struct cfs_node *cfs_nodes_by_file(struct cfs_nodes *n, const struct stat *st, int file,
+				   const char *name)
 {
 	struct cfs_node *node;
 	int r;
 
-	node = find_or_make(n, S_IFREG, 0, st->st_mode & 07777, st, name, &r);
+	node = find_or_make(n, S_IFREG, 0, st->st_mode & 07777, st, file, name, &r);
 	if (!node)
 		errno = -r;
 	return node;
