@@ -51,6 +51,12 @@ extern "C" {
 
 /* set for every program run in the environment */
 #define CLASSFS_RUN_SOCKET_ENV	"CLASSFS_SOCKET"
+/*
+ * ... and where its device nodes are served to the programs inside, which
+ * report to the environment's supervisor and may have none of their own
+ * (the Python module in an environment it was started in uses it)
+ */
+#define CLASSFS_RUN_NODES_ENV	"CLASSFS_NODES_SOCKET"
 
 /**
  * struct classfs_run_options - what the environment holds

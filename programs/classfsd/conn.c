@@ -506,18 +506,26 @@ int cfsd_conn_start(int fd)
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct cfsd_conn *c;
+	uid_t uid;
 	int r;
 
 	if (!rbuf && !(rbuf = malloc(cfsd.cfg.max_msg)))
 		return -ENOMEM;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		return -errno;
-	r = cfsd_quota_conn_admit(fd, cred.uid);
+	/*
+	 * A daemon run by another uid than root (classfs-run's, for a caller
+	 * who is not root, in a user namespace) is its uid's: that uid is
+	 * its root, as root is a system daemon's, and is counted as root
+	 * (cfsd_quota_conn_end() gives back what was charged to c->uid).
+	 */
+	uid = cred.uid == geteuid() ? 0 : cred.uid;
+	r = cfsd_quota_conn_admit(fd, uid);
 	if (r < 0)
 		return r;
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		cfsd_quota_uncharge(cred.uid, CFSD_Q_CONN, 1);
+		cfsd_quota_uncharge(uid, CFSD_Q_CONN, 1);
 		return -ENOMEM;
 	}
 	c->fd = fd;
@@ -531,12 +539,7 @@ int cfsd_conn_start(int fd)
 	};
 	cfs_list_init(&c->bound);
 	cfs_list_init(&c->loop_link);
-	/*
-	 * A daemon run by another uid than root (classfs-run's, for a caller
-	 * who is not root, in a user namespace) is its uid's: that uid is
-	 * its root, as root is a system daemon's.
-	 */
-	c->uid = cred.uid == geteuid() ? 0 : cred.uid;
+	c->uid = uid;
 	c->pid = cred.pid;
 	c->refs = 1;
 	pthread_mutex_init(&c->olock, NULL);

@@ -13,6 +13,7 @@ import time
 import weakref
 
 from . import _classfs
+from . import nodes as _nodes
 import contextlib
 
 from .record import paragraph, record_paths
@@ -186,6 +187,8 @@ class Testbed:
 
     def __init__(self, records=(), sample=False, socket=None, daemon=None, verbose=False):
         self._run = None
+        self._remote_nodes = None
+        self._attached_nodes = set()
         self._token = object()
         self._entered = False
         self._client = None
@@ -332,6 +335,15 @@ class Testbed:
             self._client.close()
             self._client = None
         self._sync = None
+        if self._remote_nodes is not None:
+            # the environment stays: what this testbed put on its nodes goes
+            remote, self._remote_nodes = self._remote_nodes, None
+            for node in self._attached_nodes:
+                try:
+                    remote.detach_ioctl(node)
+                except OSError:
+                    pass
+            remote.close()
         self._go_home()
         self._entered = False
         if self._run is not None:
@@ -753,12 +765,18 @@ class Testbed:
     # -- device nodes that answer -------------------------------------------
 
     def _nodes(self, what):
-        """The environment whose nodes this testbed's methods reach."""
-        if self._run is None:
-            raise OSError(95, f"{what}: the device nodes of an environment this process was "
-                              "started in (classfs-run) are its supervisor's: give the "
-                              "recordings to classfs-run (-i, -s, -e, -p, -u)")
-        return self._run
+        """The environment whose nodes this testbed's methods reach: one
+        this testbed made, or (started inside one) the one classfs-run
+        serves on $CLASSFS_NODES_SOCKET."""
+        if self._run is not None:
+            return self._run
+        if self._remote_nodes is None:
+            path = os.environ.get(_nodes.NODES_ENV)
+            if not path:
+                raise OSError(95, f"{what}: this environment serves no device nodes "
+                                  f"(${_nodes.NODES_ENV} is not set)")
+            self._remote_nodes = _nodes.RemoteNodes(path)
+        return self._remote_nodes
 
     @staticmethod
     def _header_node(text, pattern, what):
@@ -858,6 +876,7 @@ class Testbed:
         call.read(addr, n), call.write(addr, data); it returns the result,
         a -errno, or None to leave the call to the descriptor."""
         self._nodes("attach_ioctl").attach_ioctl(node, handler)
+        self._attached_nodes.add(node)
 
     def detach_ioctl(self, node):
         self._nodes("detach_ioctl").detach_ioctl(node)

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -177,16 +178,15 @@ static struct cfs_node *node_of_fd(struct cfs_nodes *n, pid_t tid, int fd)
 	return cfs_nodes_by_identity(n, st.st_dev, st.st_ino);
 }
 
-static void answer_ioctl(struct cfs_nodes *n, int listener, const struct seccomp_notif *req)
+/* the handler's answer to @req (a call on @node), given to the program */
+static void call_handler(struct cfs_nodes *n, struct cfs_node *node, int listener,
+			 const struct seccomp_notif *req)
 {
 	pid_t tid = (pid_t)req->pid;
-	struct cfs_node *node = node_of_fd(n, tid, (int)req->data.args[0]);
 	struct cfs_ioctl_call call;
 	struct cfs_mem mem;
 	long r = CFS_IOCTL_PASS;
 
-	if (!node)
-		goto pass;
 	cfs_mem_process(&mem, &tid);
 	call = (struct cfs_ioctl_call){
 		.request = (unsigned int)req->data.args[1],
@@ -200,12 +200,79 @@ static void answer_ioctl(struct cfs_nodes *n, int listener, const struct seccomp
 		r = node->handler.ioctl(node->handler.data, &call);
 	pthread_mutex_unlock(&node->call_lock);
 	cfs_node_put(n, node);
-	if (r != CFS_IOCTL_PASS) {
+	if (r != CFS_IOCTL_PASS)
 		cfs_seccomp_answer(listener, req->id, r);
+	else
+		cfs_seccomp_continue(listener, req->id);
+}
+
+/* a call a handler that may block answers, in a thread of its own */
+struct blocking_call {
+	struct cfs_nodes *nodes;	/* a reference */
+	struct cfs_node *node;		/* a reference */
+	int listener;			/* a descriptor of its own: the supervisor may close its */
+	struct seccomp_notif req;
+};
+
+static void *blocking_call_main(void *arg)
+{
+	struct blocking_call *b = arg;
+
+	call_handler(b->nodes, b->node, b->listener, &b->req);
+	cfs_nodes_put(b->nodes);
+	close(b->listener);
+	free(b);
+	return NULL;
+}
+
+/* @node's handler may block: answer in a thread; false when none could start */
+static bool call_in_thread(struct cfs_nodes *n, struct cfs_node *node, int listener,
+			   const struct seccomp_notif *req)
+{
+	struct blocking_call *b = malloc(sizeof(*b));
+	pthread_attr_t attr;
+	pthread_t t;
+	int r;
+
+	if (!b)
+		return false;
+	*b = (struct blocking_call){ .nodes = n, .node = node, .req = *req };
+	b->listener = fcntl(listener, F_DUPFD_CLOEXEC, 3);
+	if (b->listener < 0) {
+		free(b);
+		return false;
+	}
+	cfs_nodes_get(n);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&t, &attr, blocking_call_main, b);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		cfs_nodes_put(n);
+		close(b->listener);
+		free(b);
+		return false;
+	}
+	return true;
+}
+
+static void answer_ioctl(struct cfs_nodes *n, int listener, const struct seccomp_notif *req)
+{
+	pid_t tid = (pid_t)req->pid;
+	struct cfs_node *node = node_of_fd(n, tid, (int)req->data.args[0]);
+
+	if (!node) {
+		cfs_seccomp_continue(listener, req->id);
 		return;
 	}
-pass:
-	cfs_seccomp_continue(listener, req->id);
+	if (node->handler.may_block) {
+		if (call_in_thread(n, node, listener, req))
+			return;
+		cfs_node_put(n, node);
+		cfs_seccomp_answer(listener, req->id, -ENOMEM);
+		return;
+	}
+	call_handler(n, node, listener, req);
 }
 
 /* fstat(fd, buf), newfstatat(fd, "", buf, AT_EMPTY_PATH), statx(fd, "", AT_EMPTY_PATH, mask, buf) */

@@ -72,8 +72,6 @@ struct cfs_node *cfs_nodes_by_file(struct cfs_nodes *n, const struct stat *st, i
 				   const char *name);
 void cfs_node_put(struct cfs_nodes *n, struct cfs_node *node);
 int cfs_node_open(struct cfs_node *node, int flags);
-void cfs_nodes_get(struct cfs_nodes *n);
-void cfs_nodes_put(struct cfs_nodes *n);
 
 /* answer.c */
 void cfs_answer(struct cfs_nodes *n, int listener, const struct seccomp_notif *req);

@@ -56,6 +56,8 @@ struct classfs_run {
 	char socket[CFS_RUN_SOCKET_MAX];
 	char tmpdir[CFS_RUN_TMPDIR_MAX];	/* our socket directory; "" when joining */
 	struct cfs_nodes *nodes;	/* the device nodes that answer (src/devio) */
+	struct cfs_node_server *server;	/* ... served to the programs inside (run-serve.c) */
+	char nodes_socket[CFS_RUN_SOCKET_MAX];	/* its socket; "" when none */
 };
 
 /* holder.c: never returns */
@@ -109,6 +111,16 @@ bool cfs_userns_privileged(void);
 int cfs_userns_fuse_detached(const char *fsname, uid_t uid, gid_t gid, int *fuse_fd, int *mnt_fd,
 			     char *msg, size_t size);
 int cfs_userns_attach(int mnt_fd, const char *where);
+
+/* run-nodes.c, run-serve.c: device nodes that answer */
+struct cfs_nodes;
+int cfs_run_load(struct cfs_nodes *nodes, int root, enum classfs_recording kind,
+		 const char *target, const char *file, const char *data, size_t len,
+		 const char *name, char *msg, size_t size);
+struct cfs_node_server;
+int cfs_node_server_start(struct cfs_nodes *nodes, int root, struct cfs_node_server **out,
+			  char *path, size_t size);
+void cfs_node_server_stop(struct cfs_node_server *s);
 
 /* run.c */
 void cfs_run_log(bool verbose, const char *fmt, ...) CLASSFS_PRINTF(2, 3);

@@ -85,8 +85,8 @@ static int slurp(const char *file, char **data, size_t *len, char *msg, size_t s
 }
 
 /* a USB device's bus and device numbers, from its /sys directory in the environment */
-static int usb_numbers(struct classfs_run *run, const char *syspath, unsigned *bus,
-		       unsigned *dev, char *msg, size_t size)
+static int usb_numbers(int root, const char *syspath, unsigned *bus, unsigned *dev, char *msg,
+		       size_t size)
 {
 	const char *names[2] = { "busnum", "devnum" };
 	unsigned *out[2] = { bus, dev };
@@ -98,7 +98,7 @@ static int usb_numbers(struct classfs_run *run, const char *syspath, unsigned *b
 
 		if (snprintf(p, sizeof(p), "%s/%s", syspath + 1, names[i]) >= (int)sizeof(p))
 			return -ENAMETOOLONG;
-		fd = openat(run->root, p, O_RDONLY | O_CLOEXEC);
+		fd = openat(root, p, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			int r = -errno;
 
@@ -116,9 +116,16 @@ static int usb_numbers(struct classfs_run *run, const char *syspath, unsigned *b
 	return 0;
 }
 
-static int load(struct classfs_run *run, enum classfs_recording kind, const char *target,
-		const char *file, const char *data, size_t len, const char *name, char *msg,
-		size_t size)
+/**
+ * cfs_run_load() - a recording put on a node of the environment whose
+ * nodes are @nodes and root directory @root
+ * @file: where a capture is read from (the others are in @data, @len).
+ * @name: names the recording in messages.
+ * Return: 0 or -errno (@msg says what).
+ */
+int cfs_run_load(struct cfs_nodes *nodes, int root, enum classfs_recording kind,
+		 const char *target, const char *file, const char *data, size_t len,
+		 const char *name, char *msg, size_t size)
 {
 	struct cfs_ioctl_handler h = { 0 };
 	char node[64];
@@ -131,28 +138,28 @@ static int load(struct classfs_run *run, enum classfs_recording kind, const char
 		r = cfs_ioctl_text_load(data, len, name, NULL, &h, msg, size);
 		if (r < 0)
 			return r;
-		return cfs_nodes_set_handler(run->nodes, target, &h, msg, size);
+		return cfs_nodes_set_handler(nodes, target, &h, msg, size);
 	case CLASSFS_RECORDING_SCRIPT:
-		return cfs_nodes_play(run->nodes, target, CFS_PLAYER_SCRIPT, data, len, name, msg,
+		return cfs_nodes_play(nodes, target, CFS_PLAYER_SCRIPT, data, len, name, msg,
 				      size);
 	case CLASSFS_RECORDING_EVEMU:
-		return cfs_nodes_play(run->nodes, target, CFS_PLAYER_EVEMU, data, len, name, msg,
+		return cfs_nodes_play(nodes, target, CFS_PLAYER_EVEMU, data, len, name, msg,
 				      size);
 	case CLASSFS_RECORDING_UNIX_STREAM:
-		return cfs_nodes_play_socket(run->nodes, target, data, len, name, msg, size);
+		return cfs_nodes_play_socket(nodes, target, data, len, name, msg, size);
 	case CLASSFS_RECORDING_PCAP:
 		if (!file) {
 			snprintf(msg, size, "a usbmon capture is read from a file");
 			return -EINVAL;
 		}
-		r = usb_numbers(run, target, &bus, &dev, msg, size);
+		r = usb_numbers(root, target, &bus, &dev, msg, size);
 		if (r < 0)
 			return r;
 		r = cfs_pcap_file_load(file, bus, dev, &h, msg, size);
 		if (r < 0)
 			return r;
 		snprintf(node, sizeof(node), "/dev/bus/usb/%03u/%03u", bus, dev);
-		return cfs_nodes_set_handler(run->nodes, node, &h, msg, size);
+		return cfs_nodes_set_handler(nodes, node, &h, msg, size);
 	}
 	snprintf(msg, size, "unknown kind of recording %d", (int)kind);
 	return -EINVAL;
@@ -188,7 +195,8 @@ int classfs_run_load(struct classfs_run *run, enum classfs_recording kind, const
 		if (r < 0)
 			return fail(err, r, msg);
 	}
-	r = load(run, kind, target, file, data, len, file, msg, sizeof(msg));
+	r = cfs_run_load(run->nodes, run->root, kind, target, file, data, len, file, msg,
+			 sizeof(msg));
 	free(data);
 	return r < 0 ? fail(err, r, msg) : 0;
 }
@@ -205,8 +213,8 @@ int classfs_run_load_data(struct classfs_run *run, enum classfs_recording kind,
 		return r;
 	if (!data && len)
 		return fail(err, -EINVAL, "no data");
-	r = load(run, kind, target, NULL, data ? data : "", len, name ? name : "<string>", msg,
-		 sizeof(msg));
+	r = cfs_run_load(run->nodes, run->root, kind, target, NULL, data ? data : "", len,
+			 name ? name : "<string>", msg, sizeof(msg));
 	return r < 0 ? fail(err, r, msg) : 0;
 }
 

@@ -288,6 +288,7 @@ static int open_namespaces(struct classfs_run *run, bool userns, struct classfs_
 /* the handle's descriptors and directory gone, the handle freed (the holder is reaped) */
 static void run_free(struct classfs_run *run)
 {
+	cfs_node_server_stop(run->server);
 	cfs_nodes_release(run->nodes);
 	if (run->ctl_fd >= 0)
 		close(run->ctl_fd);
@@ -362,6 +363,10 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	if (r < 0)
 		cfs_run_log(opt->verbose, "device nodes do not answer: the environment's /dev: %s",
 			    strerror(-r));
+	else if ((r = cfs_node_server_start(run->nodes, run->root, &run->server, run->nodes_socket,
+					    sizeof(run->nodes_socket))) < 0)
+		cfs_run_log(opt->verbose, "device nodes are not served to programs inside: %s",
+			    strerror(-r));
 	*out = run;
 	return 0;
 
@@ -414,6 +419,9 @@ static int enter(struct classfs_run *run, const char *cwd)
 		return -errno;
 	if (setenv(CLASSFS_RUN_SOCKET_ENV, run->socket, 1) < 0 ||
 	    setenv("SYSTEMD_DEVICE_VERIFY_SYSFS", "0", 1) < 0)
+		return -errno;
+	if (run->nodes_socket[0] ? setenv(CLASSFS_RUN_NODES_ENV, run->nodes_socket, 1) < 0
+				 : unsetenv(CLASSFS_RUN_NODES_ENV) < 0)
 		return -errno;
 	/* joining a user namespace gave us every capability in it: a program has none */
 	if (run->ns_user >= 0 && getuid() != 0)

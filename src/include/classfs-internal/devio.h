@@ -85,11 +85,16 @@ struct cfs_ioctl_call {
  *         CFS_IOCTL_PASS.  Called for one node from one thread at a time.
  * @free: release @data (NULL: nothing to release).
  * @data: the handler's state (a recording, its replay position, ...).
+ * @may_block: @ioctl waits for another process that reports to the
+ *             supervisor (a handler in a program inside the environment):
+ *             it is called in a thread of its own, so that the supervisor
+ *             goes on answering, that process's calls included.
  */
 struct cfs_ioctl_handler {
 	long (*ioctl)(void *data, const struct cfs_ioctl_call *call);
 	void (*free)(void *data);
 	void *data;
+	bool may_block;
 };
 
 /* log.c: one line on stderr, "classfs: " first; what a user needs to see
@@ -247,6 +252,9 @@ size_t cfs_script_escape(const void *buf, size_t len, char *out, size_t outsize)
 struct cfs_nodes;
 int cfs_nodes_new(int root, struct cfs_nodes **out);
 void cfs_nodes_release(struct cfs_nodes *n);
+/* a reference for a user that may outlive the owner's release (a server) */
+void cfs_nodes_get(struct cfs_nodes *n);
+void cfs_nodes_put(struct cfs_nodes *n);
 /* takes @h: freed on error too */
 int cfs_nodes_set_handler(struct cfs_nodes *n, const char *path, struct cfs_ioctl_handler *h,
 			  char *msg, size_t msgsize);
