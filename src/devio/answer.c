@@ -230,8 +230,6 @@ static bool call_in_thread(struct cfs_nodes *n, struct cfs_node *node, int liste
 			   const struct seccomp_notif *req)
 {
 	struct blocking_call *b = malloc(sizeof(*b));
-	pthread_attr_t attr;
-	pthread_t t;
 	int r;
 
 	if (!b)
@@ -243,11 +241,8 @@ static bool call_in_thread(struct cfs_nodes *n, struct cfs_node *node, int liste
 		return false;
 	}
 	cfs_nodes_get(n);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&t, &attr, blocking_call_main, b);
-	pthread_attr_destroy(&attr);
-	if (r != 0) {
+	r = cfs_thread_create(NULL, true, blocking_call_main, b);
+	if (r < 0) {
 		cfs_nodes_put(n);
 		close(b->listener);
 		free(b);

@@ -58,7 +58,7 @@ void player_destroy(struct cfs_player *p)
  * writing thread, where it stays pending).  The mask is the calling
  * thread's for a moment only: a new thread inherits it.
  *
- * Return: 0 or -errno of pthread_create().
+ * Return: 0 or -errno of pthread_create() (cfs_thread_create()).
  */
 int player_spawn(pthread_t *thread, void *(*fn)(void *), void *arg)
 {
@@ -67,9 +67,9 @@ int player_spawn(pthread_t *thread, void *(*fn)(void *), void *arg)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(thread, NULL, fn, arg);
+	err = cfs_thread_create(thread, false, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return -err;
+	return err;
 }
 
 /**

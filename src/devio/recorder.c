@@ -492,12 +492,8 @@ static void dispatch(struct cfs_recorder *rec, const struct seccomp_notif *req)
 	pthread_mutex_lock(&rec->lock);
 	rec->workers++;
 	pthread_mutex_unlock(&rec->lock);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &attr, work, j) == 0) {
-		pthread_attr_destroy(&attr);
+	if (cfs_thread_create(&th, true, work, j) == 0)
 		return;
-	}
 	pthread_attr_destroy(&attr);
 	/* no thread: made here, at the cost of the others' waiting */
 	work(j);
@@ -566,7 +562,7 @@ int cfs_recorder_start(struct cfs_recorder *rec, int listener)
 		}
 	}
 	rec->listener = listener;
-	r = -pthread_create(&rec->thread, NULL, serve, rec);
+	r = cfs_thread_create(&rec->thread, false, serve, rec);
 	if (r < 0) {
 		close(listener);
 		rec->listener = -1;

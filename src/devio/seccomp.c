@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <termios.h>
@@ -239,4 +240,77 @@ int cfs_seccomp_send_fd(int listener, uint64_t id, int fd, bool cloexec)
 			cfs_seccomp_answer(listener, id, r);
 	}
 	return r;
+}
+
+/**
+ * cfs_seccomp_send_listener() - in a child about to run a program: the
+ * filter on the calling thread, its listener sent to the parent
+ * @sock: a SOCK_SEQPACKET socket to the parent.
+ * @io: the filter also sends read() and write() (a recorder's).
+ *
+ * The parent reads it with cfs_seccomp_recv_listener().  The child's own
+ * descriptor of the listener is closed: the supervisor is the parent's.
+ * Return: 0, or -errno (no filter: -EBUSY when the child reports to a
+ * supervisor already).
+ */
+int cfs_seccomp_send_listener(int sock, bool io)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl = { 0 };
+	int one = 1, fd = cfs_seccomp_install_flags(io);
+	struct iovec iov = { .iov_base = &one, .iov_len = sizeof(one) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	do
+		n = sendmsg(sock, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/**
+ * cfs_seccomp_recv_listener() - what a child said on @sock: its listener
+ * (cfs_seccomp_send_listener()), or an int it wrote (its -errno)
+ * @listener: receives the listener (close-on-exec), or -1.
+ * Return: 1 with the listener, the child's value (< 0: its -errno), or 0
+ * at EOF (it closed @sock, or executed a program).
+ */
+int cfs_seccomp_recv_listener(int sock, int *listener)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	int v = 0;
+	struct iovec iov = { .iov_base = &v, .iov_len = sizeof(v) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*listener = -1;
+	do
+		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(v))
+		return 0;
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(listener, CMSG_DATA(c), sizeof(int));
+	if (v != 1 && *listener >= 0) {
+		close(*listener);
+		*listener = -1;
+	}
+	return v;
 }

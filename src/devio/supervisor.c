@@ -89,20 +89,11 @@ static void drop(struct listener *l)
 static void *supervisor_main(void *arg)
 {
 	struct epoll_event ev[16];
-	int started = *(int *)arg;
 	sigset_t all;
 
 	/* signals are the process's other threads' business */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	/*
-	 * A root and working directory of our own: the kernel lets a thread
-	 * join a mount namespace (setns()) only when it shares them with no
-	 * other, and the thread that started us may want to (a test going
-	 * back to its own namespaces).  It waits until we are done.
-	 */
-	unshare(CLONE_FS);
-	(void)!write(started, "", 1);
 	for (;;) {
 		int k = epoll_wait(sup.epfd, ev, 16, -1);
 
@@ -149,10 +140,6 @@ static void forked_child(void)
 static int start_locked(void)
 {
 	static bool atfork;
-	pthread_attr_t attr;
-	int started[2];
-	pthread_t t;
-	char c;
 	int r;
 
 	if (sup.started)
@@ -162,27 +149,15 @@ static int start_locked(void)
 	sup.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (sup.epfd < 0)
 		return -errno;
-	if (pipe2(started, O_CLOEXEC) < 0) {
-		r = -errno;
-		goto fail;
+	/* a root and working directory of its own: its caller may setns() (thread.c) */
+	r = cfs_thread_create(NULL, true, supervisor_main, NULL);
+	if (r < 0) {
+		close(sup.epfd);
+		sup.epfd = -1;
+		return r;
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = -pthread_create(&t, &attr, supervisor_main, &started[1]);
-	pthread_attr_destroy(&attr);
-	if (r == 0)
-		while (read(started[0], &c, 1) < 0 && errno == EINTR)
-			;
-	close(started[0]);
-	close(started[1]);
-	if (r < 0)
-		goto fail;
 	sup.started = true;
 	return 0;
-fail:
-	close(sup.epfd);
-	sup.epfd = -1;
-	return r;
 }
 
 /* @fd served from now on; takes @fd (closed on error) */

@@ -69,63 +69,6 @@ int classfs_recorder_add(struct classfs_recorder *rec, enum classfs_recording ki
 	return r;
 }
 
-/* in the child: the filter, its listener to the parent through @sock; -errno */
-static int send_listener(int sock, bool io)
-{
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl = { 0 };
-	int one = 1, fd = cfs_seccomp_install_flags(io);
-	struct iovec iov = { .iov_base = &one, .iov_len = sizeof(one) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-	ssize_t n;
-
-	if (fd < 0)
-		return fd;
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	do
-		n = sendmsg(sock, &m, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	return n < 0 ? -errno : 0;
-}
-
-/* in the parent: the child's listener (>= 0) or its -errno */
-static int receive_listener(int sock)
-{
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	int v = 0, fd = -1;
-	struct iovec iov = { .iov_base = &v, .iov_len = sizeof(v) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c;
-	ssize_t n;
-
-	do
-		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n != sizeof(v))
-		return -EIO;
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-			memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	if (v < 0) {
-		if (fd >= 0)
-			close(fd);
-		return v;
-	}
-	return fd >= 0 ? fd : -EIO;
-}
-
 int classfs_recorder_spawn(struct classfs_recorder *rec, char *const argv[], pid_t *pid)
 {
 	int sv[2], r, listener;
@@ -151,7 +94,7 @@ int classfs_recorder_spawn(struct classfs_recorder *rec, char *const argv[], pid
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
-		r = send_listener(sv[1], cfs_recorder_wants_io(rec->rec));
+		r = cfs_seccomp_send_listener(sv[1], cfs_recorder_wants_io(rec->rec));
 		if (r < 0) {
 			/* the parent says why; nothing runs unrecorded */
 			(void)!write(sv[1], &r, sizeof(r));
@@ -163,9 +106,12 @@ int classfs_recorder_spawn(struct classfs_recorder *rec, char *const argv[], pid
 		_exit(r == ENOENT ? 127 : 126);
 	}
 	close(sv[1]);
-	listener = receive_listener(sv[0]);
+	r = cfs_seccomp_recv_listener(sv[0], &listener);
 	close(sv[0]);
-	r = listener < 0 ? listener : cfs_recorder_start(rec->rec, listener);
+	if (r == 1)
+		r = cfs_recorder_start(rec->rec, listener);
+	else if (r == 0)
+		r = -EIO;
 	if (r < 0) {
 		/* the child is stopped before it runs anything, or never started */
 		kill(p, SIGKILL);

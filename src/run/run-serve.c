@@ -361,9 +361,7 @@ static void *accept_main(void *arg)
 
 	for (;;) {
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		pthread_attr_t attr;
 		struct conn *c;
-		pthread_t t;
 
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -379,14 +377,11 @@ static void *accept_main(void *arg)
 		s->refs++;
 		pthread_mutex_unlock(&s->lock);
 		*c = (struct conn){ .s = s, .fd = fd };
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&t, &attr, conn_main, c) != 0) {
+		if (cfs_thread_create(NULL, true, conn_main, c) < 0) {
 			close(fd);
 			free(c);
 			server_put(s);
 		}
-		pthread_attr_destroy(&attr);
 	}
 	return NULL;
 }
@@ -432,7 +427,7 @@ int cfs_node_server_start(struct cfs_nodes *nodes, int root, struct cfs_node_ser
 		goto fail;
 	}
 	pthread_mutex_init(&s->lock, NULL);
-	r = -pthread_create(&s->thread, NULL, accept_main, s);
+	r = cfs_thread_create(&s->thread, false, accept_main, s);
 	if (r < 0) {
 		pthread_mutex_destroy(&s->lock);
 		goto fail;

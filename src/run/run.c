@@ -482,61 +482,6 @@ pid_t classfs_run_holder_pid(const struct classfs_run *run)
 }
 
 /*
- * In a forked child inside: its calls on device nodes go to the caller's
- * supervisor.  The listener goes to the caller through @sock; a child of
- * a process that is itself supervised (nested environments) keeps that
- * one, and a kernel without user notification leaves the nodes mute.
- */
-static void send_listener(int sock)
-{
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl = { 0 };
-	int one = 1, fd = cfs_seccomp_install();
-	struct iovec iov = { .iov_base = &one, .iov_len = sizeof(one) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-
-	if (fd < 0)
-		return;
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	while (sendmsg(sock, &m, MSG_NOSIGNAL) < 0 && errno == EINTR)
-		;
-	close(fd);
-}
-
-/* what the child said: 1 (with its listener in *@fd), its -errno, or 0 at EOF */
-static int child_says(int sock, int *fd)
-{
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	int v = 0;
-	struct iovec iov = { .iov_base = &v, .iov_len = sizeof(v) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c;
-	ssize_t n;
-
-	*fd = -1;
-	do
-		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n != sizeof(v))
-		return 0;
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-			memcpy(fd, CMSG_DATA(c), sizeof(int));
-	return v;
-}
-
-/*
  * Fork a child that enters @run's namespaces in the caller's directory.
  * In the child, *@joined is the child's end of a close-on-exec socket:
  * close it once inside (exec does), or the caller waits for it.  Its
@@ -575,15 +520,20 @@ static pid_t fork_inside(struct classfs_run *run, int *joined)
 				_exit(127);
 			_exit(125);
 		}
-		/* no nodes (this process cannot see the environment's /dev): no filter */
+		/*
+		 * Its calls on device nodes go to the caller's supervisor; a
+		 * child of a process supervised already (nested environments)
+		 * keeps that one, and one whose caller cannot see the
+		 * environment's /dev (no nodes) gets no filter.
+		 */
 		if (run->nodes)
-			send_listener(sv[1]);
+			cfs_seccomp_send_listener(sv[1], false);
 		*joined = sv[1];
 		return 0;
 	}
 	close(sv[1]);
 	/* EOF: the child is inside (it closed the socket, or exec did) */
-	while ((r = child_says(sv[0], &fd)) == 1) {
+	while ((r = cfs_seccomp_recv_listener(sv[0], &fd)) == 1) {
 		if (fd >= 0)
 			cfs_supervise(fd, run->nodes);
 	}

@@ -21,6 +21,7 @@
 #ifndef CLASSFS_INTERNAL_DEVIO_H
 #define CLASSFS_INTERNAL_DEVIO_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,6 +97,9 @@ struct cfs_ioctl_handler {
 	void *data;
 	bool may_block;
 };
+
+/* thread.c: a thread of ours, with a root and working directory of its own */
+int cfs_thread_create(pthread_t *thread, bool detached, void *(*fn)(void *arg), void *arg);
 
 /* log.c: one line on stderr, "classfs: " first; what a user needs to see
  * (an ioctl a recording lacks, a script that went out of step) */
@@ -279,6 +283,8 @@ int cfs_nodes_dev_fd(struct cfs_nodes *n, const char *path);
 int cfs_seccomp_install(void);
 /* @io: read, write, readv, writev, pread64, pwrite64 sent too (a recorder's) */
 int cfs_seccomp_install_flags(bool io);
+int cfs_seccomp_send_listener(int sock, bool io);
+int cfs_seccomp_recv_listener(int sock, int *listener);
 int cfs_supervise(int listener, struct cfs_nodes *nodes);
 int cfs_supervise_self(struct cfs_nodes *nodes);
 void cfs_supervise_forget(struct cfs_nodes *nodes);
