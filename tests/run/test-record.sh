@@ -48,6 +48,8 @@ export CLASSFSD=$classfsd
 if [[ -n $as_uid ]]; then
 	cfs_stage "$tmp/stage" record run classfsd probe pty ${static:+static} >/dev/null ||
 		{ echo "FAIL: cannot stage the programs for uid $as_uid"; exit 1; }
+	# what cfs_as_uid runs from there is staged already (with its libraries)
+	cfs_stage_dir=$tmp/stage
 	export CLASSFSD=$classfsd
 	mkdir -m 0777 "$tmp/tmp" && export TMPDIR=$tmp/tmp
 fi
