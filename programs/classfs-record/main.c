@@ -15,16 +15,15 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <classfs/run.h>
+
+#include "util.h"
 
 /* umockdev-record's status for what it refuses */
 #define EXIT_REFUSED 1
@@ -86,28 +85,7 @@ static int add_targets(struct classfs_recorder *rec, struct target *t, size_t n)
 /* pass signals on to @child until it exits; Return: its status as a shell gives it */
 static int supervise(pid_t child, int sfd)
 {
-	int pfd = (int)pidfd_open(child, 0);
-
-	for (;;) {
-		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
-				       { .fd = pfd, .events = POLLIN } };
-
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[0].revents) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) == sizeof(si))
-				kill(child, (int)si.ssi_signo);
-		}
-		if (p[1].revents || pfd < 0)
-			break;
-	}
-	if (pfd >= 0)
-		close(pfd);
+	cfs_forward_signals(child, sfd);
 	return classfs_run_wait(child);
 }
 
@@ -124,7 +102,6 @@ int main(int argc, char **argv)
 	struct target *targets;
 	size_t n = 0;
 	int c, r, sfd = -1, status = EXIT_REFUSED;
-	sigset_t mask;
 	pid_t child;
 
 	targets = calloc((size_t)argc + 1, sizeof(*targets));
@@ -160,15 +137,9 @@ int main(int argc, char **argv)
 		goto out;
 
 	/* signals for COMMAND arrive through sfd; the child starts with none blocked */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	sfd = cfs_signals_to_forward();
 	if (sfd < 0) {
-		fprintf(stderr, "classfs-record: signalfd: %s\n", strerror(errno));
+		fprintf(stderr, "classfs-record: signalfd: %s\n", strerror(-sfd));
 		goto out;
 	}
 	r = classfs_recorder_spawn(rec, argv + optind, &child);

@@ -16,17 +16,16 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <classfs/run.h>
+
+#include "util.h"
 
 #define EXIT_OWN_FAILURE 125
 
@@ -112,28 +111,7 @@ static int load_replays(struct classfs_run *run, struct replay *rp, size_t n)
 /* pass signals on to @child until it exits; Return: its status as a shell gives it */
 static int supervise(pid_t child, int sfd)
 {
-	int pfd = (int)pidfd_open(child, 0);
-
-	for (;;) {
-		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
-				       { .fd = pfd, .events = POLLIN } };
-
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[0].revents) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) == sizeof(si))
-				kill(child, (int)si.ssi_signo);
-		}
-		if (p[1].revents || pfd < 0)
-			break;
-	}
-	if (pfd >= 0)
-		close(pfd);
+	cfs_forward_signals(child, sfd);
 	return classfs_run_wait(child);
 }
 
@@ -162,7 +140,6 @@ int main(int argc, char **argv)
 	struct replay *replays;
 	bool layout_given = false;
 	size_t nrec = 0, nrep = 0;
-	sigset_t mask;
 	pid_t child;
 	int c, r, sfd, status;
 
@@ -224,15 +201,9 @@ int main(int argc, char **argv)
 		o.root = false;
 
 	/* signals for COMMAND arrive through sfd; the children start with none blocked */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	sfd = cfs_signals_to_forward();
 	if (sfd < 0) {
-		fprintf(stderr, "classfs-run: signalfd: %s\n", strerror(errno));
+		fprintf(stderr, "classfs-run: signalfd: %s\n", strerror(-sfd));
 		free(records);
 		free(replays);
 		return EXIT_OWN_FAILURE;

@@ -118,8 +118,8 @@ int cfs_run_load(struct cfs_nodes *nodes, int root, enum classfs_recording kind,
 		 const char *target, const char *file, const char *data, size_t len,
 		 const char *name, char *msg, size_t size);
 struct cfs_node_server;
-int cfs_node_server_start(struct cfs_nodes *nodes, int root, struct cfs_node_server **out,
-			  char *path, size_t size);
+int cfs_node_server_start(struct cfs_nodes *nodes, int root, const char *dir,
+			  struct cfs_node_server **out, char *path, size_t size);
 void cfs_node_server_stop(struct cfs_node_server *s);
 
 /* run.c */

@@ -71,6 +71,7 @@ struct cfs_node_server {
 	int root;			/* the environment's root directory */
 	int listen_fd;
 	char dir[PATH_MAX];		/* 0700, the socket in it */
+	bool own_dir;			/* made here: removed with the socket */
 	pthread_t thread;
 };
 
@@ -387,15 +388,16 @@ static void *accept_main(void *arg)
 }
 
 /**
- * cfs_node_server_start() - serve @nodes on a socket of a new directory
- * of $TMPDIR (or /tmp)
+ * cfs_node_server_start() - serve @nodes on a socket "nodes" in @dir (the
+ * environment's own directory), or when "" in a new directory of $TMPDIR
+ * (or /tmp)
  * @root: the environment's root directory (duplicated).
  * @out: receives the server.
  * @path: receives the socket's path.
  * Return: 0 or -errno.
  */
-int cfs_node_server_start(struct cfs_nodes *nodes, int root, struct cfs_node_server **out,
-			  char *path, size_t size)
+int cfs_node_server_start(struct cfs_nodes *nodes, int root, const char *dir,
+			  struct cfs_node_server **out, char *path, size_t size)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *tmp = getenv("TMPDIR");
@@ -406,12 +408,17 @@ int cfs_node_server_start(struct cfs_nodes *nodes, int root, struct cfs_node_ser
 	if (!s)
 		return -ENOMEM;
 	*s = (struct cfs_node_server){ .refs = 1, .nodes = nodes, .listen_fd = -1 };
-	snprintf(s->dir, sizeof(s->dir), "%s/classfs-nodes.XXXXXX",
-		 tmp && tmp[0] == '/' ? tmp : "/tmp");
-	if (!mkdtemp(s->dir)) {
-		r = -errno;
-		free(s);
-		return r;
+	if (dir[0]) {
+		snprintf(s->dir, sizeof(s->dir), "%s", dir);
+	} else {
+		snprintf(s->dir, sizeof(s->dir), "%s/classfs-nodes.XXXXXX",
+			 tmp && tmp[0] == '/' ? tmp : "/tmp");
+		if (!mkdtemp(s->dir)) {
+			r = -errno;
+			free(s);
+			return r;
+		}
+		s->own_dir = true;
 	}
 	r = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/nodes", s->dir);
 	if (r >= (int)sizeof(sa.sun_path) || (size_t)r >= size) {
@@ -443,7 +450,8 @@ fail:
 		close(s->root);
 	unlink(sa.sun_path);
 fail_dir:
-	rmdir(s->dir);
+	if (s->own_dir)
+		rmdir(s->dir);
 	free(s);
 	return r;
 }
@@ -464,6 +472,7 @@ void cfs_node_server_stop(struct cfs_node_server *s)
 	close(s->listen_fd);
 	snprintf(p, sizeof(p), "%s/nodes", s->dir);
 	unlink(p);
-	rmdir(s->dir);
+	if (s->own_dir)
+		rmdir(s->dir);
 	server_put(s);
 }

@@ -145,6 +145,8 @@ static void remove_tmpdir(const char *dir)
 	unlink(p);
 	snprintf(p, sizeof(p), "%s/classfsd.log", dir);
 	unlink(p);
+	snprintf(p, sizeof(p), "%s/nodes", dir);	/* the node server's (run-serve.c) */
+	unlink(p);
 	rmdir(dir);
 }
 
@@ -363,8 +365,8 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	if (r < 0)
 		cfs_run_log(opt->verbose, "device nodes do not answer: the environment's /dev: %s",
 			    strerror(-r));
-	else if ((r = cfs_node_server_start(run->nodes, run->root, &run->server, run->nodes_socket,
-					    sizeof(run->nodes_socket))) < 0)
+	else if ((r = cfs_node_server_start(run->nodes, run->root, run->tmpdir, &run->server,
+					    run->nodes_socket, sizeof(run->nodes_socket))) < 0)
 		cfs_run_log(opt->verbose, "device nodes are not served to programs inside: %s",
 			    strerror(-r));
 	*out = run;

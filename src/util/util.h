@@ -31,6 +31,10 @@ int cfs_idmap_write(uid_t inner_uid, uid_t uid, gid_t inner_gid, gid_t gid);
 /* paths.c */
 const char *cfs_sample_path(void);
 
+/* signals.c */
+int cfs_signals_to_forward(void);
+void cfs_forward_signals(pid_t child, int sfd);
+
 /* json.c */
 struct json_object;
 int cfs_json_add(struct json_object *o, const char *key, struct json_object *v);

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * signals.c - a program that runs a COMMAND and passes the signals a
+ * user sends it on (classfs-run, classfs-record), as a shell's job does.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/pidfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/**
+ * cfs_signals_to_forward() - block SIGINT, SIGTERM, SIGHUP and SIGQUIT and
+ * take them from a signalfd instead (a child started afterwards unblocks
+ * them for itself)
+ * Return: the signalfd (close-on-exec), or -errno.
+ */
+int cfs_signals_to_forward(void)
+{
+	sigset_t mask;
+	int fd;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/**
+ * cfs_forward_signals() - pass what arrives on @sfd on to @child until it
+ * exits (it is not reaped: the caller waits for it)
+ * @child: the process.
+ * @sfd: from cfs_signals_to_forward().
+ */
+void cfs_forward_signals(pid_t child, int sfd)
+{
+	int pfd = (int)pidfd_open(child, 0);
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = pfd, .events = POLLIN } };
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si))
+				kill(child, (int)si.ssi_signo);
+		}
+		if (p[1].revents || pfd < 0)
+			break;
+	}
+	if (pfd >= 0)
+		close(pfd);
+}
