@@ -51,8 +51,7 @@ struct replay {
 	const struct ioctl_node *last;
 	struct pending_urb *pending;
 	size_t npending, cap_pending;
-	unsigned long *logged;		/* the requests reported missing */
-	size_t nlogged, cap_logged;
+	struct cfs_once logged;		/* the requests reported missing */
 	char name[];
 };
 
@@ -83,12 +82,8 @@ static void log_missing(struct replay *r, const struct cfs_ioctl_call *call, uns
 {
 	char desc[64];
 
-	for (size_t i = 0; i < r->nlogged; i++)
-		if (r->logged[i] == req)
-			return;
-	/* out of memory: reported again next time, which is no harm */
-	if (!grow((void **)&r->logged, &r->cap_logged, r->nlogged, sizeof(*r->logged)))
-		r->logged[r->nlogged++] = req;
+	if (!cfs_once(&r->logged, req))
+		return;
 	ioctl_describe(req, desc, sizeof(desc));
 	cfs_devio_log("%s: ioctl 0x%lx (%s, size %u) is not in the recording %s",
 		      call->node ? call->node : "?", req, desc, (unsigned int)_IOC_SIZE(req), r->name);
@@ -376,7 +371,7 @@ static void replay_free(void *data)
 		return;
 	cfs_ioctl_tree_free(r->tree);
 	free(r->pending);
-	free(r->logged);
+	cfs_once_free(&r->logged);
 	free(r);
 }
 

@@ -23,6 +23,7 @@
 #include <linux/usbdevice_fs.h>
 
 #include "ioctl-tree.h"
+#include "util.h"
 
 #define NOSTATE(req, e) { req, 0, IK_NOSTATE, e, #req }
 #define SIMPLE(req) { req, 0, IK_SIMPLE, 0, #req }
@@ -204,24 +205,13 @@ static int bad(struct parser *p, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* @s (to its end, no blank in it) as bytes; a node's @data */
 static int parse_hex(struct parser *p, const char *s, struct ioctl_node *n)
 {
 	size_t digits = strlen(s);
 
 	for (size_t i = 0; i < digits; i++)
-		if (hexval(s[i]) < 0)
+		if (cfs_hex_digit(s[i]) < 0)
 			return bad(p, "'%c' in the data is no hexadecimal digit", s[i]);
 	if (digits % 2)
 		return bad(p, "the data has an odd number of hexadecimal digits (%zu)", digits);
@@ -232,7 +222,7 @@ static int parse_hex(struct parser *p, const char *s, struct ioctl_node *n)
 	if (!n->data)
 		return -ENOMEM;
 	for (size_t i = 0; i < n->len; i++)
-		n->data[i] = (uint8_t)(hexval(s[2 * i]) << 4 | hexval(s[2 * i + 1]));
+		n->data[i] = (uint8_t)(cfs_hex_digit(s[2 * i]) << 4 | cfs_hex_digit(s[2 * i + 1]));
 	return 0;
 }
 

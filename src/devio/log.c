@@ -2,6 +2,7 @@
 /* log.c - what the node emulation tells its user, one line each on stderr */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "classfs-internal/devio.h"
 
@@ -27,4 +28,35 @@ void cfs_devio_log(const char *fmt, ...)
 	line[n++] = '\n';
 	fwrite(line, 1, (size_t)n, stderr);
 	fflush(stderr);
+}
+
+/**
+ * cfs_once() - whether @key is new to @o (and remember it): what is told
+ * once per request, so that a user extends a recording rather than reads
+ * a flood
+ * Return: true the first time (also when out of memory: then it is told
+ * again next time, which is no harm), false after.
+ */
+bool cfs_once(struct cfs_once *o, unsigned long key)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->seen[i] == key)
+			return false;
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 8;
+		unsigned long *p = reallocarray(o->seen, cap, sizeof(*p));
+
+		if (!p)
+			return true;
+		o->seen = p;
+		o->cap = cap;
+	}
+	o->seen[o->n++] = key;
+	return true;
+}
+
+void cfs_once_free(struct cfs_once *o)
+{
+	free(o->seen);
+	*o = (struct cfs_once){ 0 };
 }

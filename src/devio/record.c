@@ -54,8 +54,7 @@ struct cfs_ioctl_recorder {
 	pthread_mutex_t lock;		/* everything below; never held across a call */
 	struct cfs_ioctl_tree *tree;
 	struct rec_urb *urbs;
-	unsigned long *logged;		/* requests reported as not recordable */
-	size_t nlogged, cap_logged;
+	struct cfs_once logged;		/* requests reported as not recordable */
 	int err;			/* the first error of adding (-ENOMEM) */
 };
 
@@ -101,7 +100,7 @@ void cfs_ioctl_recorder_free(struct cfs_ioctl_recorder *r)
 		urb_free(u);
 	}
 	cfs_ioctl_tree_free(r->tree);
-	free(r->logged);
+	cfs_once_free(&r->logged);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
@@ -138,21 +137,8 @@ static void add(struct cfs_ioctl_recorder *r, const struct cfs_ioctl_call *call,
 	pthread_mutex_lock(&r->lock);
 	err = cfs_ioctl_tree_add(r->tree, req, arg, len, result);
 	if (err == -EOPNOTSUPP) {
-		for (size_t i = 0; i < r->nlogged; i++)
-			if (r->logged[i] == req)
-				goto out;
-		if (r->nlogged == r->cap_logged) {
-			size_t cap = r->cap_logged ? 2 * r->cap_logged : 8;
-			unsigned long *p = reallocarray(r->logged, cap, sizeof(*p));
-
-			/* out of memory: logged again next time, no harm */
-			if (p) {
-				r->logged = p;
-				r->cap_logged = cap;
-			}
-		}
-		if (r->nlogged < r->cap_logged)
-			r->logged[r->nlogged++] = req;
+		if (!cfs_once(&r->logged, req))
+			goto out;
 		ioctl_describe(req, desc, sizeof(desc));
 		cfs_devio_log("%s: ioctl 0x%lx (%s) is none of umockdev's ioctl format: made, not "
 			      "recorded", call->node ? call->node : "?", req, desc);

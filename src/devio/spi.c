@@ -23,6 +23,7 @@
 #include <linux/spi/spidev.h>
 
 #include "ioctl-tree.h"
+#include "util.h"
 
 /* one recorded transfer: what was written, read, or both */
 struct spi_chunk {
@@ -35,8 +36,7 @@ struct spi_replay {
 	struct spi_chunk *chunks;
 	size_t n, cap;
 	size_t chunk, byte;	/* the replay's position */
-	unsigned long *logged;	/* requests reported as not SPI_IOC_MESSAGE */
-	size_t nlogged, cap_logged;
+	struct cfs_once logged;	/* requests reported as not SPI_IOC_MESSAGE */
 	char name[];
 };
 
@@ -51,7 +51,7 @@ static void spi_free(void *data)
 		free(r->chunks[i].rx);
 	}
 	free(r->chunks);
-	free(r->logged);
+	cfs_once_free(&r->logged);
 	free(r);
 }
 
@@ -69,17 +69,6 @@ static int bad(const char *name, unsigned int lineno, char *msg, size_t msgsize,
 		va_end(ap);
 	}
 	return -EINVAL;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /* one more chunk's room */
@@ -129,7 +118,7 @@ static int parse_line(struct spi_replay *r, const char *line, size_t l, unsigned
 	digits = l - 3;
 	len = digits / 2;
 	for (size_t i = 3; i < l; i++)
-		if (hexval(line[i]) < 0)
+		if (cfs_hex_digit(line[i]) < 0)
 			return bad(name, lineno, msg, msgsize,
 				   "'%c' in the data is no hexadecimal digit", line[i]);
 	if (digits % 2)
@@ -143,7 +132,7 @@ static int parse_line(struct spi_replay *r, const char *line, size_t l, unsigned
 	if (!bin)
 		return -ENOMEM;
 	for (size_t i = 0; i < len; i++)
-		bin[i] = (uint8_t)(hexval(line[3 + 2 * i]) << 4 | hexval(line[4 + 2 * i]));
+		bin[i] = (uint8_t)(cfs_hex_digit(line[3 + 2 * i]) << 4 | cfs_hex_digit(line[4 + 2 * i]));
 	*dst = bin;
 	c->len = len;
 	return 0;
@@ -151,22 +140,10 @@ static int parse_line(struct spi_replay *r, const char *line, size_t l, unsigned
 
 static void log_once(struct spi_replay *r, const struct cfs_ioctl_call *call, unsigned long req)
 {
-	size_t cap = r->cap_logged ? r->cap_logged * 2 : 8;
 	char desc[64];
-	void *p;
 
-	for (size_t i = 0; i < r->nlogged; i++)
-		if (r->logged[i] == req)
-			return;
-	if (r->nlogged == r->cap_logged) {
-		p = reallocarray(r->logged, cap, sizeof(*r->logged));
-		if (p) {
-			r->logged = p;
-			r->cap_logged = cap;
-		}
-	}
-	if (r->nlogged < r->cap_logged)
-		r->logged[r->nlogged++] = req;
+	if (!cfs_once(&r->logged, req))
+		return;
 	ioctl_describe(req, desc, sizeof(desc));
 	cfs_devio_log("%s: ioctl 0x%lx (%s, size %u) is not in the recording %s "
 		      "(an SPI recording answers SPI_IOC_MESSAGE only)",

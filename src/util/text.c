@@ -112,3 +112,17 @@ void cfs_put_tags(FILE *f, char tag, const char *tags)
 			s++;
 	}
 }
+
+/**
+ * cfs_hex_digit() - the value of hex digit @c (either case), or -1
+ */
+int cfs_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -23,6 +23,7 @@ bool cfs_parse_uint(const char *s, size_t len, unsigned long max, unsigned long 
 bool cfs_dev_rel_name(const char *devname, char *buf, size_t size);
 void cfs_put_tags(FILE *f, char tag, const char *tags);
 bool cfs_utf8_valid(const char *s, size_t len);
+int cfs_hex_digit(char c);
 
 /* idmap.c */
 int cfs_write_text_file(const char *path, const char *text);

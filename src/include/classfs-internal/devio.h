@@ -104,6 +104,13 @@ int cfs_thread_create(pthread_t *thread, bool detached, void *(*fn)(void *arg), 
 /* log.c: one line on stderr, "classfs: " first; what a user needs to see
  * (an ioctl a recording lacks, a script that went out of step) */
 void cfs_devio_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* ... and what is told once per key (a request a recording lacks) */
+struct cfs_once {
+	unsigned long *seen;
+	size_t n, cap;
+};
+bool cfs_once(struct cfs_once *o, unsigned long key);
+void cfs_once_free(struct cfs_once *o);
 
 /*
  * ioctl-file.c: a umockdev ioctl recording (`umockdev-record --ioctl`):

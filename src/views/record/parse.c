@@ -147,17 +147,6 @@ uint32_t cfs_rec_add_placeholder(struct rec_parse *p, const char *path, size_t l
 	return idx;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /**
  * cfs_rec_unhex() - decode @len hex digits into @out (@len / 2 bytes)
  * Return: 0, or -EINVAL for an odd length or a non-hex digit.
@@ -167,7 +156,7 @@ int cfs_rec_unhex(const char *s, size_t len, unsigned char *out)
 	if (len % 2)
 		return -EINVAL;
 	for (size_t i = 0; i < len; i += 2) {
-		int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+		int hi = cfs_hex_digit(s[i]), lo = cfs_hex_digit(s[i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -EINVAL;
@@ -209,8 +198,8 @@ int cfs_rec_unescape(const char *s, size_t len, char *out, size_t *outlen, const
 				int n = 0;
 				unsigned int v = 0;
 
-				while (n < 2 && i + 1 < len && hexval(s[i + 1]) >= 0)
-					v = v << 4 | (unsigned int)hexval(s[++i]), n++;
+				while (n < 2 && i + 1 < len && cfs_hex_digit(s[i + 1]) >= 0)
+					v = v << 4 | (unsigned int)cfs_hex_digit(s[++i]), n++;
 				if (!n) {
 					*why = i + 1 == len ? "value ends inside an escape"
 							    : "\\x without hex digits";
