@@ -25,6 +25,7 @@
 
 #include <classfs/run.h>
 
+#include "config.h"
 #include "util.h"
 
 #define EXIT_OWN_FAILURE 125
@@ -49,7 +50,8 @@ static void usage(FILE *out)
 		"                        COMMAND that insists on root (default: COMMAND\n"
 		"                        keeps the caller's uid and gid, no capabilities)\n"
 		"  -v, --verbose         log what happens to the environment\n"
-		"  -h, --help            show this help\n\n"
+		"  -h, --help            show this help\n"
+		"      --version         print classfs's version\n\n"
 		"COMMAND gets CLASSFS_SOCKET (for classctl) and SYSTEMD_DEVICE_VERIFY_SYSFS=0.\n"
 		"Its device nodes answer (a pty, or the recording's contents); COMMAND runs\n"
 		"with no_new_privs (a set-user-ID program gains nothing).\n"
@@ -131,6 +133,7 @@ int main(int argc, char **argv)
 		{ "root", no_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	struct classfs_run_options o = { .layout = CLASSFS_LAYOUT_CLASS };
@@ -174,6 +177,7 @@ int main(int argc, char **argv)
 		case 'r': o.root = true; break;
 		case 'v': o.verbose = true; break;
 		case 'h': usage(stdout); free(records); free(replays); return 0;
+		case 'V': printf("%s\n", CLASSFS_VERSION); free(records); free(replays); return 0;
 		default: usage(stderr); free(records); free(replays); return EXIT_OWN_FAILURE;
 		}
 	}
