@@ -4,10 +4,10 @@
 # test-nodes.sh CLASSFS-RUN CLASSFSD NODE-PROBE MAKE-CAPTURE [STATIC-NODE-PROBE]
 #
 # classfs-run's device nodes that answer, with programs nobody here wrote
-# (evtest, python3) and with node-probe, linked statically when given
+# (evtest, python3, lsusb) and with node-probe, linked statically when given
 # (umockdev's preload library cannot reach it): umockdev-run's options
 # -i (ioctl recording, and SPI transfer log), -e (evemu events), -s
-# (read/write script), -u (a socket's script), -p (usbmon capture, which
+# (read/write script), -u (a socket's script), -p (usbmon captures, which
 # MAKE-CAPTURE writes here: no binary file in the repository) on the
 # repo's own made-up devices (tests/run/data, tests/devio/data); a script
 # the program does not follow, named by file:line; a bulk transfer the
@@ -37,8 +37,9 @@ trap 'rm -rf "$tmp"' EXIT
 data=$tmp/data
 mkdir -m 0755 "$data"
 cp "$src"/tests/run/data/* "$src/tests/devio/data/keyboard.ioctl" "$data/"
-# root writes it: the uid under test only reads it, as the other recordings
-"$make_capture" "$data/usbdev.pcap" || { echo "FAIL: make-capture"; exit 1; }
+# root writes them: the uid under test only reads them, as the other recordings
+"$make_capture" probe "$data/usbdev.pcap" && "$make_capture" lsusb "$data/lsusb.pcap" ||
+	{ echo "FAIL: make-capture"; exit 1; }
 chmod -R a+rX "$tmp"
 export CLASSFSD=$classfsd TMPDIR=$tmp
 as_uid=${CLASSFS_RUN_TEST_UID:-}
@@ -65,7 +66,8 @@ has() { grep -qE -- "$2" "$1"; }
 
 kbd=(-d "$data/keyboard.umockdev" -i "/dev/input/event3=$data/keyboard.ioctl"
      -e "/dev/input/event3=$data/keyboard.evemu")
-usbdev=(-d "$data/usbdev.umockdev" -p "/sys/devices/platform/dummy_hcd.0/usb1/1-1=$data/usbdev.pcap")
+usbsys=/sys/devices/platform/dummy_hcd.0/usb1/1-1
+usbdev=(-d "$data/usbdev.umockdev" -p "$usbsys=$data/usbdev.pcap")
 spidev=(-d "$data/spidev.umockdev" -i "/dev/spidev0.0=$data/spidev.ioctl")
 
 # ---- evtest: its queries from the ioctl recording, the events from evemu
@@ -80,6 +82,24 @@ if command -v evtest >/dev/null; then
 		bad "evtest: $(cat "$tmp/out" "$tmp/err")"
 else
 	echo "note: evtest not installed: its test skipped"
+fi
+
+# ---- lsusb -v through libusb: the descriptors from /sys and the node, the
+# requests it makes of the device (qualifier, debug, status) from a capture
+if command -v lsusb >/dev/null; then
+	crun -d "$data/usbdev.umockdev" -p "$usbsys=$data/lsusb.pcap" -- \
+		timeout 10 lsusb -v -d 1234:5678
+	rc=$?
+	((rc == 0)) && has "$tmp/out" '^Bus 001 Device 005: ID 1234:5678 ' &&
+		has "$tmp/out" '^  iProduct +2 classfs test bulk device$' &&
+		has "$tmp/out" '^        bEndpointAddress +0x81 +EP 1 IN$' &&
+		has "$tmp/out" '^        bEndpointAddress +0x02 +EP 2 OUT$' &&
+		has "$tmp/out" '^Device Qualifier \(for other device speed\):$' &&
+		has "$tmp/out" '^Device Status: +0x0000$' && ! has "$tmp/err" 'stuck|cannot' &&
+		ok "lsusb -v reads the USB device through libusb, its control requests from a capture" ||
+		bad "lsusb: exit $rc, $(cat "$tmp/out" "$tmp/err")"
+else
+	echo "note: lsusb (usbutils) not installed: its test skipped"
 fi
 
 # ---- node-probe, dynamic and static: fstat, the queries, the events
