@@ -221,8 +221,12 @@ static int usb_transfer(int fd, const char *what, struct usbdevfs_urb *urb, size
 		return -1;
 	}
 	printf("%s: status %d, %d bytes", what, urb->status, urb->actual_length);
-	if (in)
+	/* no further than the buffer, whatever length comes back */
+	if (in && urb->actual_length >= 0 &&
+	    (size_t)urb->actual_length <= (size_t)urb->buffer_length - skip)
 		print_bytes((unsigned char *)urb->buffer + skip, (size_t)urb->actual_length);
+	else if (in)
+		printf(" (past the %zu-byte buffer)\n", (size_t)urb->buffer_length - skip);
 	else
 		printf("\n");
 	return 0;
