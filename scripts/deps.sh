@@ -20,11 +20,13 @@ CLASSFS_DEMO_DEPS=(python3-dev python3-pyudev)
 # with GUdev and dbus-daemon (a suite shaped as device daemons' umockdev
 # suites: GUdev, a private D-Bus); e2fsprogs's chattr and lsattr (an
 # immutable file through the mount, test-fs-writable); evtest and
-# evemu-tools (real programs reading an emulated event node)
+# evemu-tools (real programs reading an emulated event node); usbutils
+# (lsusb -v, through libusb-1.0, reads a USB device whose usbdevfs node
+# answers from a usbmon capture, test-nodes.sh)
 CLASSFS_CHECK_DEPS=(clang libclang-rt-14-dev graphviz libudev-dev busybox-static
                     abigail-tools python3-dev python3-pytest python3-pyudev
                     python3-gi gir1.2-gudev-1.0 dbus-daemon e2fsprogs
-                    evtest evemu-tools)
+                    evtest evemu-tools usbutils)
 
 # classfs_install_missing PKG... - apt-get install the PKGs not yet installed
 classfs_install_missing() {
