@@ -110,8 +110,11 @@ static const struct sock_filter io_calls[] = {
  */
 int cfs_seccomp_install(void)
 {
-	return cfs_seccomp_install_flags(false);
+	return cfs_seccomp_install_mode(CFS_FILTER_DEFAULT);
 }
+
+/* the place of open() in the list (patched out by CFS_FILTER_NO_OPEN) */
+#define OPEN_AT 7
 
 /**
  * cfs_seccomp_install_flags() - cfs_seccomp_install(), for a recorder too
@@ -121,17 +124,41 @@ int cfs_seccomp_install(void)
  */
 int cfs_seccomp_install_flags(bool io)
 {
+	return cfs_seccomp_install_mode(io ? CFS_FILTER_IO : CFS_FILTER_DEFAULT);
+}
+
+/**
+ * cfs_seccomp_install_mode() - cfs_seccomp_install() with @mode's variant
+ * @mode: CFS_FILTER_IO: reads and writes too (a recorder's);
+ *        CFS_FILTER_NO_OPEN: open() (the old call, not openat()) runs as
+ *        without the filter.  That one is for a thread of the
+ *        supervisor's own process: a sanitizer's leak check stops every
+ *        thread of the process, the supervisor's included, then opens
+ *        /proc files with open(), which would wait for ever.  glibc,
+ *        Python and Go open with openat(); only musl's static programs
+ *        use open().
+ * Return: as cfs_seccomp_install().
+ */
+int cfs_seccomp_install_mode(enum cfs_filter_mode mode)
+{
+	bool io = mode == CFS_FILTER_IO;
 	/*
 	 * The io block goes in before the list; no jump of the list crosses
 	 * that place, the jumps being relative and all after it.
 	 */
-	struct sock_filter both[N_FILTER + N_IO];
+	struct sock_filter both[N_FILTER + N_IO], no_open[N_FILTER];
 	struct sock_fprog prog = {
 		.len = N_FILTER,
 		.filter = (struct sock_filter *)filter,
 	};
 	int fd;
 
+	if (mode == CFS_FILTER_NO_OPEN) {
+		memcpy(no_open, filter, sizeof(filter));
+		/* a number no call has: the jump is never taken */
+		no_open[OPEN_AT].k = 0xffffffffu;
+		prog.filter = no_open;
+	}
 	if (io) {
 		memcpy(both, filter, IO_AT * sizeof(both[0]));
 		memcpy(both + IO_AT, io_calls, sizeof(io_calls));

@@ -290,6 +290,8 @@ int cfs_nodes_dev_fd(struct cfs_nodes *n, const char *path);
 int cfs_seccomp_install(void);
 /* @io: read, write, readv, writev, pread64, pwrite64 sent too (a recorder's) */
 int cfs_seccomp_install_flags(bool io);
+enum cfs_filter_mode { CFS_FILTER_DEFAULT, CFS_FILTER_IO, CFS_FILTER_NO_OPEN };
+int cfs_seccomp_install_mode(enum cfs_filter_mode mode);
 int cfs_seccomp_send_listener(int sock, bool io);
 int cfs_seccomp_recv_listener(int sock, int *listener);
 int cfs_supervise(int listener, struct cfs_nodes *nodes);
