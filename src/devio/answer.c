@@ -291,7 +291,8 @@ static void answer_stat(struct cfs_nodes *n, int listener, const struct seccomp_
 	node = node_of_fd(n, tid, fd);
 	if (!node)
 		goto pass;
-	if (node->type == S_IFREG) {
+	/* a name without a number (a pty): as umockdev's, what the pty is */
+	if (!node->dev_type) {
 		cfs_node_put(n, node);
 		goto pass;
 	}
@@ -301,10 +302,11 @@ static void answer_stat(struct cfs_nodes *n, int listener, const struct seccomp_
 
 		buf = d->args[4];
 		r = statx(AT_FDCWD, p, 0, (unsigned int)d->args[3], &stx) < 0 ? -errno : 0;
-		stx.stx_mode = (uint16_t)(node->type | node->perm);
+		stx.stx_mode = (uint16_t)(node->dev_type | node->perm);
 		stx.stx_rdev_major = major(node->rdev);
 		stx.stx_rdev_minor = minor(node->rdev);
-		stx.stx_size = 0;
+		if (node->type != S_IFREG)	/* recorded contents keep their size */
+			stx.stx_size = 0;
 		if (r == 0)
 			r = cfs_mem_write(&mem, buf, &stx, sizeof(stx));
 	} else {
@@ -312,9 +314,10 @@ static void answer_stat(struct cfs_nodes *n, int listener, const struct seccomp_
 
 		buf = d->nr == __NR_fstat ? d->args[1] : d->args[2];
 		r = stat(p, &st) < 0 ? -errno : 0;
-		st.st_mode = node->type | node->perm;
+		st.st_mode = node->dev_type | node->perm;
 		st.st_rdev = node->rdev;
-		st.st_size = 0;
+		if (node->type != S_IFREG)
+			st.st_size = 0;
 		if (r == 0)
 			r = cfs_mem_write(&mem, buf, &st, sizeof(st));
 	}

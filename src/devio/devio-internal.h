@@ -40,6 +40,7 @@ struct cfs_node {
 	dev_t file_dev;			/* S_IFREG: that file; empty, it opens as a pty, */
 	ino_t file_ino;			/* ... else as a memfd of its recorded contents */
 	dev_t rdev;
+	mode_t dev_type;		/* what fstat() says: S_IFCHR, S_IFBLK; 0: the file's own */
 	mode_t perm;
 	int master;			/* a pty's master (the other end); -1 */
 	int slave;			/* ... and a slave kept open, so that the master never reads EIO */

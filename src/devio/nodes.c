@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
@@ -246,6 +247,47 @@ static int make_memfd(struct cfs_node *node, int file)
  * makes them (a Python test attaching a handler), and the supervisor
  * takes the lock.
  */
+/*
+ * The number of the device whose node is the regular file @file (a node
+ * of recorded contents): the /dev/char or /dev/block link that leads to
+ * it, as the environment makes one for each numbered node.  A program's
+ * fstat() of it then says what the device is, as umockdev's does.
+ * Return: true and *@type, *@rdev set; false for none (no number).
+ */
+static bool number_of_file(int root, const struct stat *file, mode_t *type, dev_t *rdev)
+{
+	static const char *const dirs[2] = { "dev/char", "dev/block" };
+
+	for (int i = 0; i < 2; i++) {
+		int fd = openat(root, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct dirent *de;
+		DIR *d;
+
+		if (fd < 0)
+			continue;
+		d = fdopendir(fd);
+		if (!d) {
+			close(fd);
+			continue;
+		}
+		while ((de = readdir(d))) {
+			unsigned int ma, mi;
+			struct stat st;
+
+			if (sscanf(de->d_name, "%u:%u", &ma, &mi) != 2 ||
+			    fstatat(dirfd(d), de->d_name, &st, 0) < 0 ||
+			    st.st_dev != file->st_dev || st.st_ino != file->st_ino)
+				continue;
+			*type = i ? S_IFBLK : S_IFCHR;
+			*rdev = makedev(ma, mi);
+			closedir(d);
+			return true;
+		}
+		closedir(d);
+	}
+	return false;
+}
+
 static struct cfs_node *node_make(mode_t type, dev_t rdev, mode_t perm, const struct stat *file,
 				  int filefd, const char *name, int *r)
 {
@@ -255,7 +297,7 @@ static struct cfs_node *node_make(mode_t type, dev_t rdev, mode_t perm, const st
 	if (!node)
 		return NULL;
 	*node = (struct cfs_node){ .refs = 1, .type = type, .rdev = rdev, .perm = perm,
-				   .master = -1, .slave = -1, .memfd = -1 };
+				   .dev_type = type, .master = -1, .slave = -1, .memfd = -1 };
 	pthread_mutex_init(&node->call_lock, NULL);
 	node->name = strdup(name);
 	if (!node->name)
@@ -310,6 +352,8 @@ static struct cfs_node *find_or_make(struct cfs_nodes *n, mode_t type, dev_t rde
 	made = node_make(type, rdev, perm, file, filefd, name, r);
 	if (!made)
 		return NULL;
+	if (file && !number_of_file(n->root, file, &made->dev_type, &made->rdev))
+		made->dev_type = 0;
 	pthread_mutex_lock(&n->lock);
 	node = find_locked(n, type, rdev, file);
 	if (!node) {

@@ -241,6 +241,8 @@ static int usb(const char *node, const char *hex)
 	int fd = open_node(node, O_RDWR), ret = 1;
 	unsigned int caps = 0, iface = 0;
 
+	print_fstat(fd);
+
 	if (sys_ioctl(fd, USBDEVFS_GET_CAPABILITIES, &caps) < 0)
 		printf("GET_CAPABILITIES: %s\n", strerror(errno));
 	else

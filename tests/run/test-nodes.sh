@@ -123,11 +123,11 @@ for p in "$probe" ${static:+"$static"}; do
 	# usbdevfs as libusb drives it, answered from the capture: device 1/5's
 	# packets only (1/6's and 2/5's are left out)
 	crun "${usbdev[@]}" -- "$p" usb /dev/bus/usb/001/005 70696e67
-	has "$tmp/out" '^capabilities: 0x1f$' &&
+	has "$tmp/out" '^fstat: char 189:4$' && has "$tmp/out" '^capabilities: 0x1f$' &&
 		has "$tmp/out" '^control: status 0, 18 bytes 12 01 00 02 ff 00 00 40 34 12 78 56 00 01 01 02 00 01$' &&
 		has "$tmp/out" '^bulk out: status 0, 4 bytes$' &&
 		has "$tmp/out" '^bulk in: status 0, 4 bytes 70 6f 6e 67$' &&
-		ok "$kind node-probe: a usbmon capture answers GET_DESCRIPTOR and a bulk exchange" ||
+		ok "$kind node-probe: the node of recorded contents is char 189:4, a usbmon capture answers GET_DESCRIPTOR and a bulk exchange" ||
 		bad "$kind node-probe usb: $(cat "$tmp/out" "$tmp/err")"
 	# other bulk data than the capture's: no completion (umockdev's way),
 	# so the probe gives up, discards the URB as libusb does at its
