@@ -58,6 +58,8 @@ struct classfs_run {
 	struct cfs_nodes *nodes;	/* the device nodes that answer (src/devio) */
 	struct cfs_node_server *server;	/* ... served to the programs inside (run-serve.c) */
 	char nodes_socket[CFS_RUN_SOCKET_MAX];	/* its socket; "" when none */
+	bool server_failed;		/* ... could not start: not tried again */
+	bool verbose;
 };
 
 /* holder.c: never returns */

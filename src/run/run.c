@@ -365,10 +365,7 @@ int classfs_run_start(const struct classfs_run_options *opt, struct classfs_run 
 	if (r < 0)
 		cfs_run_log(opt->verbose, "device nodes do not answer: the environment's /dev: %s",
 			    strerror(-r));
-	else if ((r = cfs_node_server_start(run->nodes, run->root, run->tmpdir, &run->server,
-					    run->nodes_socket, sizeof(run->nodes_socket))) < 0)
-		cfs_run_log(opt->verbose, "device nodes are not served to programs inside: %s",
-			    strerror(-r));
+	run->verbose = opt->verbose;
 	*out = run;
 	return 0;
 
@@ -395,6 +392,27 @@ static int drop_capabilities(void)
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return -errno;
 	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
+}
+
+/*
+ * The node server (run-serve.c) runs once a program may use it: started
+ * with the first program, not with the environment, so that a caller
+ * stays single-threaded until then (it may fork children of its own in
+ * between, as a test's publishers are).
+ */
+static void serve_nodes(struct classfs_run *run)
+{
+	int r;
+
+	if (!run->nodes || run->server || run->server_failed)
+		return;
+	r = cfs_node_server_start(run->nodes, run->root, run->tmpdir, &run->server,
+				  run->nodes_socket, sizeof(run->nodes_socket));
+	if (r < 0) {
+		run->server_failed = true;
+		cfs_run_log(run->verbose, "device nodes are not served to programs inside: %s",
+			    strerror(-r));
+	}
 }
 
 /*
@@ -455,6 +473,7 @@ int classfs_run_enter(struct classfs_run *run)
 
 	if (!run)
 		return -EINVAL;
+	serve_nodes(run);
 	r = enter(run, getcwd(cwd, sizeof(cwd)) ? cwd : NULL);
 	if (r < 0)
 		return r;
@@ -498,6 +517,7 @@ static pid_t fork_inside(struct classfs_run *run, int *joined)
 	int sv[2], r = 0, fd;
 	pid_t p;
 
+	serve_nodes(run);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	fflush(NULL);
