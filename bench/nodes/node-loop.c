@@ -6,7 +6,8 @@
  *
  *   node-loop ioctl NODE N   N EVIOCGVERSION ioctls of NODE
  *   node-loop read NODE N    N one-byte reads of NODE (a script feeds it)
- *   node-loop file PATH N    N one-byte preads of a regular file
+ *   node-loop file PATH N [SIZE]  N preads of SIZE bytes (default 1) of a
+ *                            regular file
  *
  * Prints "ns/call: X" (the loop's wall time over N).
  */
@@ -30,13 +31,14 @@ static double now_ns(void)
 
 int main(int argc, char **argv)
 {
-	long n, i;
+	static char buf[65536];
+	long n, i, size = argc > 4 ? atol(argv[4]) : 1;
 	double t0, t1;
 	char c;
 	int fd, v;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: node-loop ioctl|read|file PATH N\n");
+	if (argc < 4 || argc > 5 || size < 1 || size > (long)sizeof(buf)) {
+		fprintf(stderr, "usage: node-loop ioctl|read|file PATH N [SIZE]\n");
 		return 2;
 	}
 	n = atol(argv[3]);
@@ -53,7 +55,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[1], "read")) {
 			if (read(fd, &c, 1) != 1)
 				break;
-		} else if (pread(fd, &c, 1, 0) != 1) {
+		} else if (pread(fd, buf, (size_t)size, 0) != size) {
 			break;
 		}
 	}

@@ -5,8 +5,9 @@
 # program, classfs-run beside umockdev-run in the same run, every command
 # pinned to the last CPU: 100,000 ioctls answered from an ioctl recording,
 # 100,000 one-byte reads of a node a script feeds, and 100,000 preads of a
-# regular file (a call the filter lets through) under classfs-run against
-# the same program run bare.  Makes a release build in build-bench (or
+# regular file (a call the filter lets through: 1 byte and 4 KiB) under
+# classfs-run against the same program run bare and under a seccomp filter
+# of one instruction that allows everything (what any filter costs).  Makes a release build in build-bench (or
 # $BENCH_BUILD_DIR) and prints a markdown table of medians (docs/bench-nodes.md
 # holds the last one).  Needs root and umockdev-run (77 otherwise).
 # --quick: 3 runs of 20,000 calls instead of 7 of 100,000.
@@ -30,11 +31,13 @@ done
 if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" -Dbuildtype=release >/dev/null || exit 1
 fi
-targets=(programs/classfs-run/classfs-run programs/classfsd/classfsd bench/nodes/node-loop)
+targets=(programs/classfs-run/classfs-run programs/classfsd/classfsd bench/nodes/node-loop
+	 bench/nodes/seccomp-allow)
 ninja -C "$build" "${targets[@]}" >/dev/null || { ninja -C "$build" "${targets[@]}"; exit 1; }
 export CLASSFSD=$PWD/$build/programs/classfsd/classfsd
 run=$PWD/$build/programs/classfs-run/classfs-run
 loop=$PWD/$build/bench/nodes/node-loop
+allow=$PWD/$build/bench/nodes/seccomp-allow
 
 pin=(taskset -c "$(($(nproc) - 1))")
 tmp=$(mktemp -d)
@@ -93,6 +96,9 @@ cr=$(median "$run" "${scr[@]}" -- "$loop" read "$node" "$n")
 ur=$(median umockdev-run "${scr[@]}" -- "$loop" read "$node" "$n")
 cf=$(median "$run" "${ioc[@]}" -- "$loop" file "$tmp/file" "$n")
 bf=$(median "$loop" file "$tmp/file" "$n")
+af=$(median "$allow" "$loop" file "$tmp/file" "$n")
+cf4=$(median "$run" "${ioc[@]}" -- "$loop" file "$tmp/file" "$n" 4096)
+bf4=$(median "$loop" file "$tmp/file" "$n" 4096)
 
 echo "## Device nodes that answer"
 echo
@@ -104,3 +110,5 @@ echo "|---|---|---|---|---|"
 echo "| EVIOCGVERSION answered from an ioctl recording | $ci | $ui (umockdev-run) | $(ratio "$ci" "$ui") | <= 1.0x |"
 echo "| 1-byte read() of a node a script feeds | $cr | $ur (umockdev-run) | $(ratio "$cr" "$ur") | <= 1.0x |"
 echo "| 1-byte pread() of a regular file (not sent by the filter) | $cf | $bf (no filter) | $(ratio "$cf" "$bf") | <= 1.1x |"
+echo "| the same under a one-instruction allow-all filter (any filter's floor) | $af | $bf (no filter) | $(ratio "$af" "$bf") | - |"
+echo "| 4 KiB pread() of a regular file | $cf4 | $bf4 (no filter) | $(ratio "$cf4" "$bf4") | <= 1.1x |"
