@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../harness.h"
+#include "../usbmon-write.h"
 #include "classfs-internal/devio.h"
 
 #define NODE "/dev/bus/usb/001/005"
@@ -45,28 +46,7 @@ static const uint8_t int_report[8] = { 0, 0, 0x0c, 0, 0, 0, 0, 0 };
 static const uint8_t class_out[8] = { 0x21, 0x09, 0x00, 0x02, 0x00, 0x00, 0x02, 0x00 };
 static const uint8_t class_data[2] = { 0xaa, 0xbb };
 
-/* ---- writing captures ---------------------------------------------- */
-
-struct capture {
-	pcap_t *p;
-	pcap_dumper_t *d;
-	int link;
-	uint64_t t_us;
-};
-
-/* one usbmon event: @setup for a control submission, @data what usbmon
- * captured (a submission's data sent, a completion's data received);
- * @bus and @dev 0 are the fake device's */
-struct event {
-	char ev;
-	uint8_t type, ep, bus, dev;
-	uint64_t id;
-	const uint8_t *setup;
-	int32_t status;
-	uint32_t urb_len;
-	const void *data;
-	uint32_t data_len;
-};
+/* ---- writing captures (usbmon-write.h) ---------------------------- */
 
 static char tmpdir[64];
 
@@ -98,56 +78,6 @@ static const char *tmp_path(const char *name)
 	return path;
 }
 
-static void cap_open(struct capture *c, int link, const char *path)
-{
-	c->link = link;
-	c->t_us = 1700000000ull * 1000000;
-	c->p = pcap_open_dead(link, 65535);
-	c->d = c->p ? pcap_dump_open(c->p, path) : NULL;
-	if (!c->d)
-		abort();
-}
-
-static void cap_event(struct capture *c, const struct event *e)
-{
-	uint8_t pkt[sizeof(pcap_usb_header_mmapped) + 256];
-	pcap_usb_header_mmapped h = {
-		.id = e->id,
-		.event_type = (uint8_t)e->ev,
-		.transfer_type = e->type,
-		.endpoint_number = e->ep,
-		.device_address = e->dev ? e->dev : DEV,
-		.bus_id = e->bus ? e->bus : BUS,
-		.setup_flag = e->setup ? 0 : '-',
-		.data_flag = e->data_len ? 0 : (e->ev == 'S' ? '<' : '>'),
-		.status = e->status,
-		.urb_len = e->urb_len,
-		.data_len = e->data_len,
-	};
-	size_t hlen = c->link == DLT_USB_LINUX_MMAPPED ? sizeof(pcap_usb_header_mmapped)
-						       : sizeof(pcap_usb_header);
-	struct pcap_pkthdr ph;
-
-	c->t_us += 1000;
-	h.ts_sec = (int64_t)(c->t_us / 1000000);
-	h.ts_usec = (int32_t)(c->t_us % 1000000);
-	if (e->setup)
-		memcpy(&h.s.setup, e->setup, 8);
-	memcpy(pkt, &h, hlen);
-	if (e->data_len)
-		memcpy(pkt + hlen, e->data, e->data_len);
-	ph.ts.tv_sec = (time_t)h.ts_sec;
-	ph.ts.tv_usec = h.ts_usec;
-	ph.caplen = ph.len = (bpf_u_int32)(hlen + e->data_len);
-	pcap_dump((u_char *)c->d, &ph, pkt);
-}
-
-static void cap_close(struct capture *c)
-{
-	pcap_dump_close(c->d);
-	pcap_close(c->p);
-}
-
 /* an event of the fake device unless .bus or .dev say otherwise */
 #define S(...) cap_event(&c, &(struct event){ .ev = 'S', __VA_ARGS__ })
 #define C(...) cap_event(&c, &(struct event){ .ev = 'C', __VA_ARGS__ })
@@ -164,7 +94,7 @@ static const char *write_session(int link, const char *name)
 	const char *path = tmp_path(name);
 	struct capture c;
 
-	cap_open(&c, link, path);
+	cap_open(&c, link, path, BUS, DEV);
 	S(.type = 2, .ep = 0x80, .id = ID_KERNEL, .setup = get_descriptor, .urb_len = 18);
 	C(.type = 2, .ep = 0x80, .id = ID_KERNEL, .urb_len = 18, .data = device_descriptor,
 	  .data_len = 18);
@@ -768,7 +698,7 @@ TEST(bad_files)
 
 	/* a capture of an ethernet interface */
 	path = tmp_path("ether.pcap");
-	cap_open(&c, DLT_EN10MB, path);
+	cap_open(&c, DLT_EN10MB, path, BUS, DEV);
 	cap_close(&c);
 	CHECK_INT(load(path, BUS, DEV, msg, sizeof(msg)), -EINVAL);
 	snprintf(want, sizeof(want),
@@ -779,7 +709,7 @@ TEST(bad_files)
 
 	/* a usbmon capture with no packet at all */
 	path = tmp_path("nothing.pcap");
-	cap_open(&c, DLT_USB_LINUX_MMAPPED, path);
+	cap_open(&c, DLT_USB_LINUX_MMAPPED, path, BUS, DEV);
 	cap_close(&c);
 	CHECK_INT(load(path, BUS, DEV, msg, sizeof(msg)), -ENOENT);
 	snprintf(want, sizeof(want),
@@ -790,7 +720,7 @@ TEST(bad_files)
 
 	/* packet 2 too short for its header */
 	path = tmp_path("short.pcap");
-	cap_open(&c, DLT_USB_LINUX_MMAPPED, path);
+	cap_open(&c, DLT_USB_LINUX_MMAPPED, path, BUS, DEV);
 	{
 		uint8_t pkt[64] = { 0 };
 		struct pcap_pkthdr ph = { .caplen = 20, .len = 20 };
@@ -808,7 +738,7 @@ TEST(bad_files)
 
 	/* an event usbmon never writes, of the device */
 	path = tmp_path("event.pcap");
-	cap_open(&c, DLT_USB_LINUX_MMAPPED, path);
+	cap_open(&c, DLT_USB_LINUX_MMAPPED, path, BUS, DEV);
 	cap_event(&c, &(struct event){ .ev = 'S', .type = 3, .ep = 0x81, .bus = BUS, .dev = 9,
 				       .id = 1, .urb_len = 8 });
 	cap_event(&c, &(struct event){ .ev = 'X', .type = 3, .ep = 0x81, .bus = BUS, .dev = DEV,
@@ -854,7 +784,7 @@ TEST(iso)
 				       .bus_id = BUS, .setup_flag = '-', .data_flag = '<',
 				       .urb_len = 16, .ndesc = 2 };
 
-	cap_open(&c, DLT_USB_LINUX_MMAPPED, path);
+	cap_open(&c, DLT_USB_LINUX_MMAPPED, path, BUS, DEV);
 	hd.s.iso.numdesc = 2;
 	ph = (struct pcap_pkthdr){ .caplen = sizeof(hd) + sizeof(desc), .len = sizeof(hd) + sizeof(desc) };
 	{

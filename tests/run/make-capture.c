@@ -28,6 +28,8 @@
 #include <pcap/pcap.h>
 #include <pcap/usb.h>
 
+#include "../usbmon-write.h"
+
 #define BUS 1
 #define DEV 5
 
@@ -56,60 +58,6 @@ static const uint8_t qualifier[10] = { 0x0a, 0x06, 0x00, 0x02, 0xff, 0x00, 0x00,
 static const uint8_t get_debug[8] = { 0x80, 0x06, 0x00, 0x0a, 0x00, 0x00, 0x04, 0x00 };
 static const uint8_t get_status[8] = { 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00 };
 static const uint8_t status[2] = { 0x00, 0x00 };
-
-struct capture {
-	pcap_t *p;
-	pcap_dumper_t *d;
-	uint64_t t_us;
-};
-
-/* one usbmon event: @setup for a control submission, @data what usbmon
- * captured (a submission's data sent, a completion's data received);
- * @bus and @dev 0 are the device's */
-struct event {
-	char ev;
-	uint8_t type, ep, bus, dev;
-	uint64_t id;
-	const uint8_t *setup;
-	int32_t status;
-	uint32_t urb_len;
-	const void *data;
-	uint32_t data_len;
-};
-
-static void cap_event(struct capture *c, const struct event *e)
-{
-	uint8_t pkt[sizeof(pcap_usb_header_mmapped) + 64];
-	pcap_usb_header_mmapped h = {
-		.id = e->id,
-		.event_type = (uint8_t)e->ev,
-		.transfer_type = e->type,
-		.endpoint_number = e->ep,
-		.device_address = e->dev ? e->dev : DEV,
-		.bus_id = e->bus ? e->bus : BUS,
-		/* usbmon's flags: 0 when present, else a letter saying why not */
-		.setup_flag = e->setup ? 0 : '-',
-		.data_flag = e->data_len ? 0 : (e->ev == 'S' ? '<' : '>'),
-		.status = e->status,
-		.urb_len = e->urb_len,
-		.data_len = e->data_len,
-	};
-	struct pcap_pkthdr ph;
-
-	/* a millisecond apart: the replay does not wait them out */
-	c->t_us += 1000;
-	h.ts_sec = (int64_t)(c->t_us / 1000000);
-	h.ts_usec = (int32_t)(c->t_us % 1000000);
-	if (e->setup)
-		memcpy(&h.s.setup, e->setup, 8);
-	memcpy(pkt, &h, sizeof(h));
-	if (e->data_len)
-		memcpy(pkt + sizeof(h), e->data, e->data_len);
-	ph.ts.tv_sec = (time_t)h.ts_sec;
-	ph.ts.tv_usec = h.ts_usec;
-	ph.caplen = ph.len = (bpf_u_int32)(sizeof(h) + e->data_len);
-	pcap_dump((u_char *)c->d, &ph, pkt);
-}
 
 /* an event of the device unless .bus or .dev say otherwise, into @cap */
 #define S(...) cap_event(cap, &(struct event){ .ev = 'S', __VA_ARGS__ })
@@ -149,7 +97,8 @@ static void lsusb_session(struct capture *cap)
 
 int main(int argc, char **argv)
 {
-	struct capture c = { .t_us = 1700000000ull * 1000000 };
+	struct capture c = { .link = DLT_USB_LINUX_MMAPPED, .bus = BUS, .dev = DEV,
+			     .t_us = 1700000000ull * 1000000 };
 	void (*session)(struct capture *) = NULL;
 
 	if (argc == 3 && !strcmp(argv[1], "probe"))
@@ -173,7 +122,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "make-capture: %s: cannot write it\n", argv[2]);
 		return 1;
 	}
-	pcap_dump_close(c.d);
-	pcap_close(c.p);
+	cap_close(&c);
 	return 0;
 }
