@@ -153,7 +153,6 @@ static void answer_open(struct cfs_nodes *n, int listener, const struct seccomp_
 		return;
 	}
 	fd = cfs_node_open(node, flags);
-	cfs_node_put(n, node);
 	if (fd < 0) {
 		cfs_seccomp_answer(listener, req->id, fd);
 		return;
@@ -166,7 +165,7 @@ pass:
 	cfs_seccomp_continue(listener, req->id);
 }
 
-/* the node a descriptor of the program refers to (a reference of the caller's), or NULL */
+/* the node a descriptor of the program refers to, or NULL */
 static struct cfs_node *node_of_fd(struct cfs_nodes *n, pid_t tid, int fd)
 {
 	char p[64];
@@ -199,7 +198,6 @@ static void call_handler(struct cfs_nodes *n, struct cfs_node *node, int listene
 	if (node->handler.ioctl)
 		r = node->handler.ioctl(node->handler.data, &call);
 	pthread_mutex_unlock(&node->call_lock);
-	cfs_node_put(n, node);
 	if (r != CFS_IOCTL_PASS)
 		cfs_seccomp_answer(listener, req->id, r);
 	else
@@ -263,7 +261,6 @@ static void answer_ioctl(struct cfs_nodes *n, int listener, const struct seccomp
 	if (node->handler.may_block) {
 		if (call_in_thread(n, node, listener, req))
 			return;
-		cfs_node_put(n, node);
 		cfs_seccomp_answer(listener, req->id, -ENOMEM);
 		return;
 	}
@@ -293,7 +290,6 @@ static void answer_stat(struct cfs_nodes *n, int listener, const struct seccomp_
 		goto pass;
 	/* a name without a number (a pty): as umockdev's, what the pty is */
 	if (!node->dev_type) {
-		cfs_node_put(n, node);
 		goto pass;
 	}
 	snprintf(p, sizeof(p), "/proc/%d/fd/%d", tid, fd);
@@ -321,7 +317,6 @@ static void answer_stat(struct cfs_nodes *n, int listener, const struct seccomp_
 		if (r == 0)
 			r = cfs_mem_write(&mem, buf, &st, sizeof(st));
 	}
-	cfs_node_put(n, node);
 	if (cfs_seccomp_valid(listener, req->id))
 		cfs_seccomp_answer(listener, req->id, r);
 	return;

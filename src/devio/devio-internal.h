@@ -34,7 +34,6 @@ int cfs_seccomp_send_fd(int listener, uint64_t id, int fd, bool cloexec);
  */
 struct cfs_node {
 	struct cfs_node *next;		/* in cfs_nodes.list, under its lock */
-	unsigned refs;			/* the list's, and each call's; under cfs_nodes.lock */
 	char *name;			/* the path it was first named by ("/dev/...") */
 	mode_t type;			/* S_IFCHR, S_IFBLK; S_IFREG: a file in /dev (below) */
 	dev_t file_dev;			/* S_IFREG: that file; empty, it opens as a pty, */
@@ -71,7 +70,6 @@ struct cfs_node *cfs_nodes_by_number(struct cfs_nodes *n, mode_t type, dev_t rde
 struct cfs_node *cfs_nodes_by_identity(struct cfs_nodes *n, dev_t dev, ino_t ino);
 struct cfs_node *cfs_nodes_by_file(struct cfs_nodes *n, const struct stat *st, int file,
 				   const char *name);
-void cfs_node_put(struct cfs_nodes *n, struct cfs_node *node);
 int cfs_node_open(struct cfs_node *node, int flags);
 
 /* answer.c */

@@ -120,7 +120,7 @@ void cfs_nodes_put(struct cfs_nodes *n)
 void cfs_nodes_release(struct cfs_nodes *n)
 {
 	struct cfs_player *sockets[CFS_NODE_PLAYERS];
-	struct cfs_node *node;
+	struct cfs_node *node, *first;
 
 	if (!n)
 		return;
@@ -128,14 +128,14 @@ void cfs_nodes_release(struct cfs_nodes *n)
 	pthread_mutex_lock(&n->lock);
 	memcpy(sockets, n->sockets, sizeof(sockets));
 	memset(n->sockets, 0, sizeof(n->sockets));
-	for (node = n->list; node; node = node->next)
-		node->refs++;
+	/* nodes are only added, at the head: the rest of the list stays as it is */
+	first = n->list;
 	pthread_mutex_unlock(&n->lock);
 	for (int i = 0; i < CFS_NODE_PLAYERS; i++)
 		if (sockets[i])
 			cfs_player_stop(sockets[i]);
 	/* players first: one blocked on a master must not outlive it */
-	for (node = n->list; node; node = node->next) {
+	for (node = first; node; node = node->next) {
 		pthread_mutex_lock(&node->call_lock);
 		for (int i = 0; i < CFS_NODE_PLAYERS; i++) {
 			if (node->players[i])
@@ -144,16 +144,7 @@ void cfs_nodes_release(struct cfs_nodes *n)
 		}
 		pthread_mutex_unlock(&node->call_lock);
 	}
-	for (node = n->list; node; node = node->next)
-		cfs_node_put(n, node);
 	cfs_nodes_put(n);
-}
-
-void cfs_node_put(struct cfs_nodes *n, struct cfs_node *node)
-{
-	pthread_mutex_lock(&n->lock);
-	node->refs--;
-	pthread_mutex_unlock(&n->lock);
 }
 
 /* a raw pty: its master, and a slave kept open; 0 or -errno */
@@ -296,7 +287,7 @@ static struct cfs_node *node_make(mode_t type, dev_t rdev, mode_t perm, const st
 	*r = -ENOMEM;
 	if (!node)
 		return NULL;
-	*node = (struct cfs_node){ .refs = 1, .type = type, .rdev = rdev, .perm = perm,
+	*node = (struct cfs_node){ .type = type, .rdev = rdev, .perm = perm,
 				   .dev_type = type, .master = -1, .slave = -1, .memfd = -1 };
 	pthread_mutex_init(&node->call_lock, NULL);
 	node->name = strdup(name);
@@ -335,7 +326,7 @@ static struct cfs_node *find_locked(struct cfs_nodes *n, mode_t type, dev_t rdev
 	return NULL;
 }
 
-/* the node, made when new (one that raced us in wins); a reference of the caller's */
+/* the node, made when new (one that raced us in wins); it lives as long as the table */
 static struct cfs_node *find_or_make(struct cfs_nodes *n, mode_t type, dev_t rdev, mode_t perm,
 				     const struct stat *file, int filefd, const char *name, int *r)
 {
@@ -344,8 +335,6 @@ static struct cfs_node *find_or_make(struct cfs_nodes *n, mode_t type, dev_t rde
 	*r = 0;
 	pthread_mutex_lock(&n->lock);
 	node = find_locked(n, type, rdev, file);
-	if (node)
-		node->refs++;
 	pthread_mutex_unlock(&n->lock);
 	if (node)
 		return node;
@@ -362,7 +351,6 @@ static struct cfs_node *find_or_make(struct cfs_nodes *n, mode_t type, dev_t rde
 		n->list = node;
 		made = NULL;
 	}
-	node->refs++;
 	pthread_mutex_unlock(&n->lock);
 	if (made)
 		node_free(made);
@@ -375,7 +363,7 @@ static struct cfs_node *find_or_make(struct cfs_nodes *n, mode_t type, dev_t rde
  * @rdev: its number.
  * @perm: its permission bits (what fstat() of it says).
  * @name: its path, for a new node's messages.
- * Return: the node with a reference of the caller's (cfs_node_put()), or
+ * Return: the node (it lives as long as the table), or
  * NULL (no memory, no pty: errno).
  */
 struct cfs_node *cfs_nodes_by_number(struct cfs_nodes *n, mode_t type, dev_t rdev, mode_t perm,
@@ -394,7 +382,7 @@ struct cfs_node *cfs_nodes_by_number(struct cfs_nodes *n, mode_t type, dev_t rde
  * cfs_nodes_by_identity() - the node a program's descriptor refers to
  * @dev: st_dev of the descriptor's file.
  * @ino: its st_ino.
- * Return: the node with a reference of the caller's, or NULL (not one).
+ * Return: the node (as long as the table), or NULL (not one).
  */
 struct cfs_node *cfs_nodes_by_identity(struct cfs_nodes *n, dev_t dev, ino_t ino)
 {
@@ -405,8 +393,6 @@ struct cfs_node *cfs_nodes_by_identity(struct cfs_nodes *n, dev_t dev, ino_t ino
 		if (node->id_ino == ino && node->id_dev == dev && (node->master >= 0 ||
 		    node->memfd >= 0 || node->type == S_IFREG))
 			break;
-	if (node)
-		node->refs++;
 	pthread_mutex_unlock(&n->lock);
 	return node;
 }
@@ -478,7 +464,7 @@ static struct cfs_node *node_at(struct cfs_nodes *n, const char *path, int *r)
  * @st: the file's.
  * @file: an O_PATH descriptor of it, to copy its contents from.
  * @name: its path, for messages.
- * Return: the node with a reference of the caller's, or NULL (errno).
+ * Return: the node (as long as the table), or NULL (errno).
  */
 struct cfs_node *cfs_nodes_by_file(struct cfs_nodes *n, const struct stat *st, int file,
 				   const char *name)
@@ -526,7 +512,6 @@ int cfs_nodes_set_handler(struct cfs_nodes *n, const char *path, struct cfs_ioct
 	pthread_mutex_unlock(&node->call_lock);
 	if (old.free)
 		old.free(old.data);
-	cfs_node_put(n, node);
 	return 0;
 }
 
@@ -575,7 +560,6 @@ int cfs_nodes_play(struct cfs_nodes *n, const char *path, enum cfs_player_kind k
 		r = -ENOSPC;
 	}
 out:
-	cfs_node_put(n, node);
 	return r;
 }
 
@@ -640,7 +624,6 @@ int cfs_nodes_wait(struct cfs_nodes *n, const char *path, char *msg, size_t msgs
 			first = r;
 		cfs_player_stop(players[i]);
 	}
-	cfs_node_put(n, node);
 	return first;
 }
 
@@ -659,6 +642,5 @@ int cfs_nodes_dev_fd(struct cfs_nodes *n, const char *path)
 	if (!node)
 		return r;
 	r = node->master >= 0 ? node->master : -ENODEV;
-	cfs_node_put(n, node);
 	return r;
 }

@@ -25,14 +25,11 @@
  * reaches threads started after it by the thread that installed it.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "devio-internal.h"
