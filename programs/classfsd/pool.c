@@ -66,7 +66,15 @@ static struct {
 	pthread_cond_t work;	/* a connection on the run list, or stopping */
 	pthread_cond_t gone;	/* a worker ended */
 	struct cfsd_conn *head, *tail;	/* the run list */
-	unsigned int nthreads, nidle;
+	/*
+	 * Workers waiting for work: nidle not yet woken, nwoken signalled
+	 * for a connection but not yet running (each waker takes one from
+	 * either).  A wake-up is spent on one connection: counting the
+	 * signalled worker as idle would let a second connection, queued
+	 * before it runs, go without a thread of its own and wait behind
+	 * whatever the first one waits for.
+	 */
+	unsigned int nthreads, nidle, nwoken;
 	struct uid_running *running;	/* uids with requests running; few, so a list */
 	bool stopping;
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
@@ -87,6 +95,8 @@ static void run_locked(struct cfsd_conn *c)
 		P.head = c;
 	P.tail = c;
 	if (P.nidle) {
+		P.nidle--;
+		P.nwoken++;
 		pthread_cond_signal(&P.work);
 		return;
 	}
@@ -366,7 +376,10 @@ static void *worker_main(void *arg)
 			ts.tv_sec += IDLE_SECONDS;
 			P.nidle++;
 			r = pthread_cond_timedwait(&P.work, &P.lock, &ts);
-			P.nidle--;
+			if (P.nwoken)
+				P.nwoken--;
+			else
+				P.nidle--;
 			if (r == ETIMEDOUT && !P.head)
 				break;
 			continue;

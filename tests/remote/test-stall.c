@@ -6,6 +6,8 @@
  * on), and a SAVE of its device waits about one call timeout for all of
  * its attributes together, not one per attribute; so does a classfs-run
  * environment's /dev, which saves each added device for its properties.
+ * A request that reaches the daemon together with one that stalls gets a
+ * worker of its own.
  *
  * The figures (the slowest request of another uid while a removal waits,
  * a save's duration) are printed; the checks have margins wide enough for
@@ -284,6 +286,85 @@ TEST(device_remove_waits_unlocked)
 TEST(class_remove_waits_unlocked)
 {
 	removal_does_not_stall(true);
+}
+
+/* ---- a request never waits for a worker that a stalled one took ---- */
+
+#define RACE_ROUNDS 12
+
+struct race {
+	const char *sock;
+	pthread_barrier_t *go;
+	ssize_t r;
+};
+
+/* at the barrier: a read of the never-answered attribute (EIO at the call timeout) */
+static void *race_read(void *arg)
+{
+	struct race *a = arg;
+	struct classfs_client *c = classfs_client_connect(a->sock, 0);
+	char buf[64];
+
+	pthread_barrier_wait(a->go);
+	a->r = c ? classfs_client_attr_get(c, "stall", "s0", "r0", buf, sizeof(buf)) : -ENOTCONN;
+	classfs_client_disconnect(c);
+	return NULL;
+}
+
+/*
+ * Round after round, a read that stalls and a read of a stored value by
+ * another
+ * connection reach the daemon together, while its workers are idle or
+ * stalled: the idle worker woken for one must not count for both, or the
+ * second read waits the call timeout behind the first.
+ */
+TEST(request_finds_a_worker)
+{
+	struct race rd[RACE_ROUNDS];
+	pthread_t t[RACE_ROUNDS];
+	pthread_barrier_t go;
+	struct classfs_client *c = NULL;
+	double slowest = 0;
+	struct daemon d;
+	int started = 0;
+	pid_t pub;
+
+	REQUIRE(start_daemon(&d, false, timeout_args) == 0);
+	pub = start_silent_publisher(d.sock, 1);
+	CHECK(pub > 0);
+	c = classfs_client_connect(d.sock, 0);
+	CHECK(c != NULL);
+	if (pub <= 0 || !c)
+		goto out;
+	pthread_barrier_init(&go, NULL, 2);
+	for (; started < RACE_ROUNDS; started++) {
+		double s;
+
+		rd[started] = (struct race){ .sock = d.sock, .go = &go };
+		if (pthread_create(&t[started], NULL, race_read, &rd[started]) != 0)
+			break;
+		usleep(20000);		/* connected; the workers idle again */
+		pthread_barrier_wait(&go);
+		s = now_s();
+		CHECK_INT(classfs_client_attr_get(c, "plain", "p0", "label", (char[16]){ 0 }, 16), 5);
+		s = now_s() - s;
+		if (s > slowest)
+			slowest = s;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_INT(rd[i].r, -EIO);
+	}
+	pthread_barrier_destroy(&go);
+	printf("  %d reads of a stored value, each sent with a read that stalls: the slowest took "
+	       "%.3f s "
+	       "(call timeout %.1f s)\n", started, slowest, CALL_TIMEOUT_S);
+	CHECK_INT(started, RACE_ROUNDS);
+	CHECK(slowest < CALL_TIMEOUT_S / 2);
+out:
+	classfs_client_disconnect(c);
+	stop_publisher(pub);
+	CHECK_INT(stop_daemon(&d), 0);
 }
 
 /* ---- a save waits for every slow attribute together ---- */
