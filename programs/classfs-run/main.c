@@ -9,6 +9,12 @@
  *               [--pcap SYSPATH=FILE] [--unix-stream SOCKET=FILE]
  *               [--socket PATH] [--root] [--verbose] -- COMMAND [ARG...]
  *
+ * Run under the name umockdev-run (a link: meson installs one in
+ * LIBEXECDIR/classfs/umockdev, for the front of a runner's PATH), it
+ * stands in for umockdev-run, and --version prints the umockdev release
+ * whose options and formats it follows: runners compare that number to
+ * decide which recordings they may replay.
+ *
  * The exit status is COMMAND's (128 + N when signal N killed it); 125
  * when classfs-run itself failed, 126/127 when COMMAND could not be
  * executed / found.  SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to
@@ -51,7 +57,8 @@ static void usage(FILE *out)
 		"                        keeps the caller's uid and gid, no capabilities)\n"
 		"  -v, --verbose         log what happens to the environment\n"
 		"  -h, --help            show this help\n"
-		"      --version         print classfs's version\n\n"
+		"      --version         print classfs's version (run as umockdev-run: the\n"
+		"                        umockdev release whose umockdev-run it stands in for)\n\n"
 		"COMMAND gets CLASSFS_SOCKET (for classctl) and SYSTEMD_DEVICE_VERIFY_SYSFS=0.\n"
 		"Its device nodes answer (a pty, or the recording's contents); COMMAND runs\n"
 		"with no_new_privs (a set-user-ID program gains nothing).\n"
@@ -117,6 +124,15 @@ static int supervise(pid_t child, int sfd)
 	return classfs_run_wait(child);
 }
 
+/* run under umockdev-run's name (a link), to stand in for it */
+static bool as_umockdev_run(const char *argv0)
+{
+	const char *base = argv0 ? strrchr(argv0, '/') : NULL;
+
+	base = base ? base + 1 : argv0;
+	return base && !strcmp(base, "umockdev-run");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -177,7 +193,11 @@ int main(int argc, char **argv)
 		case 'r': o.root = true; break;
 		case 'v': o.verbose = true; break;
 		case 'h': usage(stdout); free(records); free(replays); return 0;
-		case 'V': printf("%s\n", CLASSFS_VERSION); free(records); free(replays); return 0;
+		case 'V':
+			printf("%s\n", as_umockdev_run(argv[0]) ? CLASSFS_UMOCKDEV_VERSION : CLASSFS_VERSION);
+			free(records);
+			free(replays);
+			return 0;
 		default: usage(stderr); free(records); free(replays); return EXIT_OWN_FAILURE;
 		}
 	}

@@ -6,7 +6,8 @@
 # (no DESTDIR: the paths built in are the installed ones), then with no
 # LD_LIBRARY_PATH and no ldconfig run:
 #   - classctl, classfsd and classfs-run start (their run path finds
-#     libclassfs in the prefix's libdir);
+#     libclassfs in the prefix's libdir), and the umockdev-run link in
+#     libexec/classfs/umockdev says umockdev's version;
 #   - Debian's /usr/bin/python3 imports classfs from the installed site
 #     directory (PYTHONPATH naming it: a temporary prefix is not one
 #     python3 searches) and its extension loads libclassfs the same way;
@@ -78,6 +79,11 @@ for p in bin/classctl sbin/classfsd bin/classfs-run; do
 		bad "$p: $out"
 	fi
 done
+umd=$prefix/libexec/classfs/umockdev/umockdev-run
+[[ $(readlink "$umd") == "$prefix/bin/classfs-run" ]] && out=$("$umd" --version 2>&1) &&
+	[[ $out =~ ^[0-9]+\.[0-9]+\.[0-9]+$ && $out != "$("$prefix/bin/classfs-run" --version)" ]] &&
+	ok "libexec/classfs/umockdev/umockdev-run links classfs-run and says umockdev's version ($out)" ||
+	bad "libexec/classfs/umockdev/umockdev-run: $(ls -l "$umd" 2>&1): ${out:-}"
 ldd "$prefix/bin/classctl" | grep -q "libclassfs.so.0 => $prefix/$libdir/" ||
 	bad "classctl loads another libclassfs: $(ldd "$prefix/bin/classctl" | grep libclassfs)"
 

@@ -37,7 +37,7 @@ if [[ -z ${CLASSFS_RUN_TEST_NS:-} ]]; then
 	CLASSFS_RUN_TEST_NS=1 exec unshare -m --propagation private "$BASH" "$0" "$@"
 fi
 
-run=$(realpath "$1") classfsd=$(realpath "$2") classctl=$(realpath "$3")
+run=$(realpath "$1") run_bin=$(realpath "$1") classfsd=$(realpath "$2") classctl=$(realpath "$3")
 probe=$(realpath "$4") static=${5:+$(realpath "$5")}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib.sh
@@ -571,6 +571,32 @@ kill "$epid"
 wait "$epid" || true
 check_clean "chroot and elsewhere runs"
 fi
+
+# ------------------------------------------------------ umockdev-run's name
+# Run through a link named umockdev-run (as meson installs one), classfs-run
+# stands in for umockdev-run: its --version is a umockdev release a
+# runner's version check accepts (libfprint's wants >= 0.16.2 for pcap
+# replay), and a runner's umockdev-run command line runs unchanged.
+mkdir -m 0755 "$work/umd"
+ln -s "${real_run:-$run_bin}" "$work/umd/umockdev-run"
+umd_run() {
+	if [[ -n $as_uid ]]; then
+		cfs_stage_dir=$work/stage cfs_as_uid "$as_uid" "$work/umd/umockdev-run" "$@"
+	else
+		"$work/umd/umockdev-run" "$@"
+	fi
+}
+v=$(umd_run --version 2>&1) || v="failed: $v"
+own_v=$("$run" --version 2>&1) || own_v="failed: $own_v"
+[[ $v =~ ^[0-9]+(\.[0-9]+)+$ && $(printf '0.16.2\n%s\n' "$v" | sort -V | head -n1) == 0.16.2 ]] &&
+	[[ $own_v =~ ^[0-9]+(\.[0-9]+)+$ && $own_v != "$v" ]] &&
+	ok "as umockdev-run: --version $v (classfs-run's own: $own_v)" ||
+	bad "as umockdev-run: --version '$v', classfs-run's '$own_v'"
+rc=0; out=$(umd_run -d "${recs[0]}" -- sh -c 'ls /sys/class/input; echo "exit $?"' 2>&1) || rc=$?
+((rc == 0)) && has "$out" "^exit 0" && has "$out" "input" &&
+	ok "as umockdev-run: -d RECORD -- COMMAND runs COMMAND in the environment" ||
+	bad "as umockdev-run: -d RECORD: exit $rc: $out"
+check_clean "umockdev-run's name"
 
 # ------------------------------------------------------------------ bad input
 expect_fail() { # expect_fail DESCRIPTION PATTERN classfs-run-args...
