@@ -23,6 +23,11 @@ __all__ = ["Testbed", "Monitor", "Event"]
 # how long an operation waits for the environment to apply its events
 SYNC_TIMEOUT_MS = 10000
 
+# what _load_played() needs of each played format: the method named in
+# errors, the extension's kind, the header line naming the node
+_SCRIPT = ("load_script", "RECORDING_SCRIPT", r"^d 0 (.*)$")
+_EVEMU = ("load_evemu_events", "RECORDING_EVEMU", r"^# device (.*)$")
+
 
 class Event:
     """One uevent: seqnum, action, devpath (below /sys), subsystem,
@@ -815,18 +820,10 @@ class Testbed:
         """Play a read/write script on `node` (from now on); None: the
         node its `d 0` line names."""
         with open(path, "rb") as f:
-            return self._load_script(node, f.read(), os.fspath(path))
+            return self._load_played(_SCRIPT, node, f.read(), os.fspath(path))
 
     def load_script_from_string(self, node, script):
-        if isinstance(script, str):
-            script = script.encode("utf-8", "surrogateescape")
-        return self._load_script(node, script, "<string>")
-
-    def _load_script(self, node, data, name):
-        if node is None:
-            node = self._header_node(data.decode("utf-8", "replace"), r"^d 0 (.*)$", name)
-        self._nodes("load_script").load_data(_classfs.RECORDING_SCRIPT, node, data, name)
-        return True
+        return self._load_played(_SCRIPT, node, script, "<string>")
 
     def wait_script(self, node):
         """Wait until the scripts on `node` played to their end; OSError
@@ -838,17 +835,20 @@ class Testbed:
         """Play evemu-record's events on event node `node`; None: the one
         its `# device` line names."""
         with open(path, "rb") as f:
-            return self._load_evemu(node, f.read(), os.fspath(path))
+            return self._load_played(_EVEMU, node, f.read(), os.fspath(path))
 
     def load_evemu_events_from_string(self, node, events):
-        if isinstance(events, str):
-            events = events.encode("utf-8", "surrogateescape")
-        return self._load_evemu(node, events, "<string>")
+        return self._load_played(_EVEMU, node, events, "<string>")
 
-    def _load_evemu(self, node, data, name):
+    def _load_played(self, how, node, data, name):
+        """A recording played on `node`: `how` is (method, kind, the
+        header line naming the node when `node` is None)."""
+        method, kind, header = how
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
         if node is None:
-            node = self._header_node(data.decode("utf-8", "replace"), r"^# device (.*)$", name)
-        self._nodes("load_evemu_events").load_data(_classfs.RECORDING_EVEMU, node, data, name)
+            node = self._header_node(data.decode("utf-8", "replace"), header, name)
+        self._nodes(method).load_data(getattr(_classfs, kind), node, data, name)
         return True
 
     def load_pcap(self, sysfs, path):

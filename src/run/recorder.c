@@ -10,13 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <classfs/run.h>
 
 #include "classfs-internal/devio.h"
+#include "run-internal.h"
 
 struct classfs_recorder {
 	struct cfs_recorder *rec;
@@ -71,33 +71,25 @@ int classfs_recorder_add(struct classfs_recorder *rec, enum classfs_recording ki
 
 int classfs_recorder_spawn(struct classfs_recorder *rec, char *const argv[], pid_t *pid)
 {
-	int sv[2], r, listener;
+	int sv, r, listener;
 	pid_t p;
 
 	if (!rec || !argv || !argv[0] || !pid || rec->spawned || !rec->n)
 		return -EINVAL;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return -errno;
-	fflush(NULL);
-	p = fork();
-	if (p < 0) {
-		r = -errno;
-		close(sv[0]);
-		close(sv[1]);
-		return r;
-	}
+	p = cfs_run_fork_paired(&sv);
+	if (p < 0)
+		return p;
 	if (p == 0) {
 		sigset_t none;
 
-		close(sv[0]);
 		/* a program starts with the signals a shell would give it */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
-		r = cfs_seccomp_send_listener(sv[1], cfs_recorder_wants_io(rec->rec));
+		r = cfs_seccomp_send_listener(sv, cfs_recorder_wants_io(rec->rec));
 		if (r < 0) {
 			/* the parent says why; nothing runs unrecorded */
-			(void)!write(sv[1], &r, sizeof(r));
+			(void)!write(sv, &r, sizeof(r));
 			_exit(125);
 		}
 		execvp(argv[0], argv);
@@ -105,9 +97,8 @@ int classfs_recorder_spawn(struct classfs_recorder *rec, char *const argv[], pid
 		fprintf(stderr, "classfs-record: %s: %s\n", argv[0], strerror(r));
 		_exit(r == ENOENT ? 127 : 126);
 	}
-	close(sv[1]);
-	r = cfs_seccomp_recv_listener(sv[0], &listener);
-	close(sv[0]);
+	r = cfs_seccomp_recv_listener(sv, &listener);
+	close(sv);
 	if (r == 1)
 		r = cfs_recorder_start(rec->rec, listener);
 	else if (r == 0)

@@ -126,5 +126,6 @@ void cfs_node_server_stop(struct cfs_node_server *s);
 
 /* run.c */
 void cfs_run_log(bool verbose, const char *fmt, ...) CLASSFS_PRINTF(2, 3);
+pid_t cfs_run_fork_paired(int *fd);
 
 #endif

@@ -502,6 +502,35 @@ pid_t classfs_run_holder_pid(const struct classfs_run *run)
 	return run ? run->holder : -EINVAL;
 }
 
+/**
+ * cfs_run_fork_paired() - fork, the child and the caller each keeping an
+ * end of a new close-on-exec SOCK_SEQPACKET socket pair (the child sends
+ * its seccomp listener, or a -errno, on it)
+ * @fd: receives the process's own end.
+ *
+ * The child starts with nothing of stdio's buffers to write twice.
+ * Return: 0 in the child, its pid in the caller, or -errno (no child).
+ */
+pid_t cfs_run_fork_paired(int *fd)
+{
+	int sv[2], r;
+	pid_t p;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	fflush(NULL);
+	p = fork();
+	if (p < 0) {
+		r = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return r;
+	}
+	close(sv[p == 0 ? 0 : 1]);
+	*fd = sv[p == 0 ? 1 : 0];
+	return p;
+}
+
 /*
  * Fork a child that enters @run's namespaces in the caller's directory.
  * In the child, *@joined is the child's end of a close-on-exec socket:
@@ -514,22 +543,14 @@ static pid_t fork_inside(struct classfs_run *run, int *joined)
 {
 	char cwd[PATH_MAX];
 	bool have_cwd = getcwd(cwd, sizeof(cwd)) != NULL;
-	int sv[2], r = 0, fd;
+	int sv, r = 0, fd;
 	pid_t p;
 
 	serve_nodes(run);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return -errno;
-	fflush(NULL);
-	p = fork();
-	if (p < 0) {
-		r = -errno;
-		close(sv[0]);
-		close(sv[1]);
-		return r;
-	}
+	p = cfs_run_fork_paired(&sv);
+	if (p < 0)
+		return p;
 	if (p == 0) {
-		close(sv[0]);
 		r = join(run, have_cwd ? cwd : NULL);
 		if (r == -EXDEV)
 			fprintf(stderr, "classfs-run: /sys inside the environment is not the "
@@ -538,7 +559,7 @@ static pid_t fork_inside(struct classfs_run *run, int *joined)
 			fprintf(stderr, "classfs-run: cannot enter the environment: %s\n",
 				strerror(-r));
 		if (r < 0) {
-			if (write(sv[1], &r, sizeof(r)) != sizeof(r))
+			if (write(sv, &r, sizeof(r)) != sizeof(r))
 				_exit(127);
 			_exit(125);
 		}
@@ -549,17 +570,16 @@ static pid_t fork_inside(struct classfs_run *run, int *joined)
 		 * environment's /dev (no nodes) gets no filter.
 		 */
 		if (run->nodes)
-			cfs_seccomp_send_listener(sv[1], false);
-		*joined = sv[1];
+			cfs_seccomp_send_listener(sv, false);
+		*joined = sv;
 		return 0;
 	}
-	close(sv[1]);
 	/* EOF: the child is inside (it closed the socket, or exec did) */
-	while ((r = cfs_seccomp_recv_listener(sv[0], &fd)) == 1) {
+	while ((r = cfs_seccomp_recv_listener(sv, &fd)) == 1) {
 		if (fd >= 0)
 			cfs_supervise(fd, run->nodes);
 	}
-	close(sv[0]);
+	close(sv);
 	if (r < 0) {
 		while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
 			;
