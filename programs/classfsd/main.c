@@ -35,20 +35,15 @@ void cfsd_log(const char *prefix, const char *fmt, ...)
 {
 	char line[2048];
 	va_list ap;
-	int n;
+	size_t n;
 
 	if (!cfsd.cfg.verbose && !strcmp(prefix, LOG_PFX_DEBUG))
 		return;
-	/* one write a line: whole lines in a log other processes share */
-	n = snprintf(line, sizeof(line), "%s", prefix);
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	n = cfs_log_line(line, sizeof(line), prefix, fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
-	line[n++] = '\n';
 	pthread_mutex_lock(&log_lock);
-	fwrite(line, 1, (size_t)n, stderr);
+	fwrite(line, 1, n, stderr);
 	pthread_mutex_unlock(&log_lock);
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "classfs-internal/devio.h"
+#include "util.h"
 
 /**
  * cfs_devio_log() - one line on stderr, prefixed "classfs: "
@@ -17,16 +18,12 @@ void cfs_devio_log(const char *fmt, ...)
 {
 	char line[1024];
 	va_list ap;
-	int n;
+	size_t n;
 
-	n = snprintf(line, sizeof(line), "classfs: ");
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	n = cfs_log_line(line, sizeof(line), "classfs: ", fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
-	line[n++] = '\n';
-	fwrite(line, 1, (size_t)n, stderr);
+	fwrite(line, 1, n, stderr);
 	fflush(stderr);
 }
 

@@ -3,6 +3,7 @@
  * text.c - numbers, device node names and tag lists as the kernel's
  * `uevent` files and udev's database write them.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -125,4 +126,29 @@ int cfs_hex_digit(char c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
+}
+
+/**
+ * cfs_log_line() - @prefix and the message of @fmt as one line in @buf
+ * (cut to fit, ending in '\n', not NUL-terminated), to be written whole
+ * with one call: whole lines in a log that other processes share
+ * @size: @buf's size, at least 2.
+ *
+ * Return: the line's length.
+ */
+size_t cfs_log_line(char *buf, size_t size, const char *prefix, const char *fmt, va_list ap)
+{
+	int n = snprintf(buf, size, "%s", prefix);
+
+	if (n < 0)
+		n = 0;
+	if ((size_t)n < size - 1) {
+		int m = vsnprintf(buf + n, size - (size_t)n - 1, fmt, ap);
+
+		n += m > 0 ? m : 0;
+	}
+	if ((size_t)n > size - 2)
+		n = (int)size - 2;
+	buf[n++] = '\n';
+	return (size_t)n;
 }

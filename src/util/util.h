@@ -13,6 +13,7 @@
 #ifndef CLASSFS_UTIL_H
 #define CLASSFS_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ bool cfs_dev_rel_name(const char *devname, char *buf, size_t size);
 void cfs_put_tags(FILE *f, char tag, const char *tags);
 bool cfs_utf8_valid(const char *s, size_t len);
 int cfs_hex_digit(char c);
+size_t cfs_log_line(char *buf, size_t size, const char *prefix, const char *fmt, va_list ap);
 
 /* idmap.c */
 int cfs_write_text_file(const char *path, const char *text);
