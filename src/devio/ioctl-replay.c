@@ -7,7 +7,8 @@
  * - the search starts after the line that answered last and goes round
  *   the whole tree once, so a program asking in the recorded order gets
  *   the recorded answers, and one asking the same question again gets
- *   the next answer recorded for it;
+ *   the next answer recorded for it; each open() of the node starts it
+ *   from the top again (umockdev keeps the position per client);
  * - a line answers a request with its number, the length included: the
  *   recorded bytes are the argument's, the recorded result the call's;
  * - USBDEVFS_SUBMITURB is answered by a REAPURB line recording the same
@@ -363,6 +364,14 @@ out:
 	return ret;
 }
 
+/* a new open: its search starts at the top (URBs still pending stay reapable) */
+static void replay_opened(void *data)
+{
+	struct replay *r = data;
+
+	r->last = NULL;
+}
+
 static void replay_free(void *data)
 {
 	struct replay *r = data;
@@ -396,6 +405,7 @@ int ioctl_tree_handler(struct cfs_ioctl_tree *t, const char *name,
 	}
 	r->tree = t;
 	memcpy(r->name, name, len);
-	*out = (struct cfs_ioctl_handler){ .ioctl = replay_ioctl, .free = replay_free, .data = r };
+	*out = (struct cfs_ioctl_handler){ .ioctl = replay_ioctl, .opened = replay_opened,
+					   .free = replay_free, .data = r };
 	return 0;
 }

@@ -398,7 +398,8 @@ struct cfs_node *cfs_nodes_by_identity(struct cfs_nodes *n, dev_t dev, ino_t ino
 }
 
 /**
- * cfs_node_open() - a new open file of @node for a program's open()
+ * cfs_node_open() - a new open file of @node for a program's open(),
+ * its ioctl handler told first (struct cfs_ioctl_handler's @opened)
  * @flags: the program's open flags (access mode and O_NONBLOCK are kept).
  * Return: a descriptor (close-on-exec) to send, or -errno.
  */
@@ -408,6 +409,10 @@ int cfs_node_open(struct cfs_node *node, int flags)
 	char path[64];
 	int fd;
 
+	pthread_mutex_lock(&node->call_lock);
+	if (node->handler.ioctl && node->handler.opened)
+		node->handler.opened(node->handler.data);
+	pthread_mutex_unlock(&node->call_lock);
 	if (node->master >= 0) {
 		fd = ioctl(node->master, TIOCGPTPEER, keep);
 		return fd < 0 ? -errno : fd;

@@ -439,6 +439,30 @@ TEST(cros_ec_in_order)
 	h.free(h.data);
 }
 
+/* each open starts the search from the top, as each client of umockdev's does */
+TEST(open_starts_from_the_top)
+{
+	struct cfs_ioctl_handler h = load("cros-ec.ioctl", "/dev/cros_fp");
+	struct ec_cmd c = { .insize = 8 };
+
+	REQUIRE(h.ioctl && h.opened);
+	h.opened(h.data);
+	CHECK_INT(call(&h, CROS_EC_DEV_IOCXCMD_V2, &c), 4);
+	CHECK_INT(c.command, 0x402);
+	CHECK_INT(call(&h, CROS_EC_DEV_IOCXCMD_V2, &c), 2);
+	CHECK_INT(c.command, 0x403);
+	/* a second program opens the node: the first answer again, then the second */
+	h.opened(h.data);
+	CHECK_INT(call(&h, CROS_EC_DEV_IOCXCMD_V2, &c), 4);
+	CHECK_INT(c.command, 0x402);
+	h.opened(h.data);
+	CHECK_INT(call(&h, CROS_EC_DEV_IOCXCMD_V2, &c), 4);
+	CHECK_INT(c.command, 0x402);
+	CHECK_INT(call(&h, CROS_EC_DEV_IOCXCMD_V2, &c), 2);
+	CHECK_INT(c.command, 0x403);
+	h.free(h.data);
+}
+
 /* ---- SPI ---- */
 
 static struct spi_ioc_transfer xfer(const void *tx, void *rx, uint32_t len)

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <linux/input.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -254,6 +255,54 @@ static int child_others(void *unused)
 	if (open("/dev/input/event99", O_RDONLY) != -1 || errno != ENOENT)
 		return 6;
 	return 0;
+}
+
+/* two answers recorded for EVIOCGVERSION: each open of the node starts from the first */
+static const char two_versions[] = "@DEV " KBD "\n"
+				   "EVIOCGVERSION 0 01000100\n"
+				   "EVIOCGVERSION 0 02000100\n";
+
+static int version_of(int fd)
+{
+	int v = 0;
+
+	return ioctl(fd, EVIOCGVERSION, &v) == 0 ? v : -1;
+}
+
+static int child_reopens(void *unused)
+{
+	int a = open(KBD, O_RDONLY | O_CLOEXEC), b;
+
+	if (a < 0)
+		return 1;
+	if (version_of(a) != 0x10001)
+		return 2;
+	/* (without the new start, the next line would answer: the second) */
+	b = open(KBD, O_RDONLY | O_CLOEXEC);
+	if (b < 0)
+		return 3;
+	if (version_of(b) != 0x10001 || version_of(b) != 0x10002)
+		return 4;
+	close(a);
+	close(b);
+	return 0;
+}
+
+TEST(each_open_replays_from_the_top)
+{
+	struct classfs_run_error err = { 0 };
+	struct classfs_run *run;
+
+	if (!usable)
+		SKIP_TEST("no user namespace for uid %u here", (unsigned)geteuid());
+	run = start();
+	REQUIRE(run);
+	CHECK_INT(classfs_run_load_data(run, CLASSFS_RECORDING_IOCTL, KBD, two_versions,
+				       sizeof(two_versions) - 1, "two.ioctl", &err), 0);
+	CHECK_INT(classfs_run_call(run, child_reopens, NULL), 0);
+	/* and a second program, as umockdev's next client */
+	CHECK_INT(classfs_run_call(run, child_reopens, NULL), 0);
+	CHECK_INT(classfs_run_stop(run), 0);
 }
 
 TEST(other_files_and_block_nodes)

@@ -84,6 +84,10 @@ struct cfs_ioctl_call {
  * struct cfs_ioctl_handler - what answers ioctl() of one node
  * @ioctl: answer @call: the result the program gets (>= 0), -errno, or
  *         CFS_IOCTL_PASS.  Called for one node from one thread at a time.
+ * @opened: the node was opened (NULL: nothing to do), before the program
+ *          has its descriptor; under the same rule as @ioctl.  An ioctl
+ *          tree's replay starts again from its top, as umockdev's does
+ *          for each client.
  * @free: release @data (NULL: nothing to release).
  * @data: the handler's state (a recording, its replay position, ...).
  * @may_block: @ioctl waits for another process that reports to the
@@ -93,6 +97,7 @@ struct cfs_ioctl_call {
  */
 struct cfs_ioctl_handler {
 	long (*ioctl)(void *data, const struct cfs_ioctl_call *call);
+	void (*opened)(void *data);
 	void (*free)(void *data);
 	void *data;
 	bool may_block;
