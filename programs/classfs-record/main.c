@@ -39,6 +39,7 @@ static void usage(FILE *out)
 		"                         timing, into FILE (umockdev-record --script's format)\n"
 		"  -h, --help             show this help\n\n"
 		"Each option may be given more than once; DEV is a character device.\n"
+		"A FILE holding a recording of DEV is added to, as umockdev-record does.\n"
 		"classfs-run -i/-s DEV=FILE (and umockdev-run) replay the recordings.\n"
 		"COMMAND runs with a seccomp filter; its calls on DEV are made by\n"
 		"classfs-record on a copy of its descriptor (Linux 5.6 or later).  Not\n"

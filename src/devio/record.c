@@ -59,17 +59,22 @@ struct cfs_ioctl_recorder {
 };
 
 /**
- * cfs_ioctl_recorder_new() - a recorder with an empty tree
+ * cfs_ioctl_recorder_new() - a recorder adding to @tree
+ * @tree: what was recorded before (cfs_ioctl_file_tree()), the
+ *        recorder's from now on (freed here on failure); NULL: an empty
+ *        tree.
  *
  * Return: the recorder, NULL when out of memory.
  */
-struct cfs_ioctl_recorder *cfs_ioctl_recorder_new(void)
+struct cfs_ioctl_recorder *cfs_ioctl_recorder_new(struct cfs_ioctl_tree *tree)
 {
 	struct cfs_ioctl_recorder *r = calloc(1, sizeof(*r));
 
-	if (!r)
+	if (!r) {
+		cfs_ioctl_tree_free(tree);
 		return NULL;
-	r->tree = cfs_ioctl_tree_new();
+	}
+	r->tree = tree ? tree : cfs_ioctl_tree_new();
 	if (!r->tree) {
 		free(r);
 		return NULL;

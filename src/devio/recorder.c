@@ -51,6 +51,8 @@ struct target {
 	char *dev;
 	char *file;
 	bool created;			/* @file did not exist before */
+	bool append;			/* @file holds a recording of @dev, added to */
+	bool newline;			/* ... a script whose last line has no newline */
 	dev_t rdev;
 	FILE *f;
 	struct cfs_ioctl_recorder *ioctl;	/* CFS_RECORD_IOCTL */
@@ -104,6 +106,49 @@ int cfs_recorder_new(struct cfs_recorder **out)
 	return 0;
 }
 
+/*
+ * Whether the script in @file (not empty) may be added to for @dev: its
+ * first line that is no comment, when a "d 0 NODE" line, names @dev (as
+ * umockdev-record checks); *@newline: its last line lacks its newline.
+ * Return: 0, or -EINVAL / -errno with @msg.
+ */
+static int script_of(const char *file, const char *dev, bool *newline, char *msg,
+		     size_t msgsize)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned int lineno = 0;
+	bool header = true;
+	ssize_t n;
+	int r = 0;
+	FILE *f = fopen(file, "re");
+
+	if (!f) {
+		r = -errno;
+		snprintf(msg, msgsize, "cannot read %s: %s", file, strerror(-r));
+		return r;
+	}
+	*newline = false;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		*newline = line[n - 1] != '\n';
+		if (!header || line[0] == '#')
+			continue;
+		header = false;
+		if (line[n - 1] == '\n')
+			line[n - 1] = '\0';
+		if (!strncmp(line, "d 0 ", 4) && strcmp(line + 4, dev)) {
+			snprintf(msg, msgsize, "%s:%u: a recording of %s, not of %s: record %s "
+				 "into another file", file, lineno, line + 4, dev, dev);
+			r = -EINVAL;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return r;
+}
+
 /**
  * cfs_recorder_add() - record @kind of calls on device @dev into @file
  * @rec: the recorder (not started yet).
@@ -111,12 +156,15 @@ int cfs_recorder_new(struct cfs_recorder **out)
  * @dev: the device node ("/dev/ttyUSB0"): a character device.
  * @file: where the recording goes: opened now, emptied when the program
  *        starts, written as the calls come (a script) or at the end (a
- *        tree).
+ *        tree).  A @file that holds a recording of @dev already is added
+ *        to, as umockdev-record does: a script goes on after its end, a
+ *        tree gets the answers it lacks.
  * @msg: why it failed, naming @dev or @file.
  * @msgsize: @msg's size.
  *
  * Return: 0; -ENOENT (no @dev), -ENODEV (@dev is no character device),
- * -errno of opening @file, -ENOMEM.
+ * -EINVAL (@file holds something else: another device's recording, a
+ * line that does not parse), -errno of opening @file, -ENOMEM.
  */
 int cfs_recorder_add(struct cfs_recorder *rec, enum cfs_record_kind kind, const char *dev,
 		     const char *file, char *msg, size_t msgsize)
@@ -167,14 +215,27 @@ int cfs_recorder_add(struct cfs_recorder *rec, enum cfs_record_kind kind, const 
 			unlink(file);
 		goto fail;
 	}
+	t->append = !t->created && fstat(fileno(t->f), &st) == 0 && st.st_size > 0;
 	if (kind == CFS_RECORD_IOCTL) {
-		t->ioctl = cfs_ioctl_recorder_new();
-		if (!t->ioctl) {
-			fclose(t->f);
-			if (t->created)
-				unlink(file);
-			goto nomem;
+		struct cfs_ioctl_tree *before = NULL;
+
+		r = t->append ? cfs_ioctl_file_tree(file, dev, &before, msg, msgsize) : 0;
+		if (r == 0) {
+			t->ioctl = cfs_ioctl_recorder_new(before);
+			r = t->ioctl ? 0 : -ENOMEM;
+			if (r)
+				snprintf(msg, msgsize, "out of memory");
 		}
+	} else if (t->append) {
+		r = script_of(file, dev, &t->newline, msg, msgsize);
+	} else {
+		r = 0;
+	}
+	if (r < 0) {
+		fclose(t->f);
+		if (t->created)
+			unlink(file);
+		goto fail;
 	}
 	rec->n++;
 	return 0;
@@ -533,6 +594,16 @@ static void *serve(void *arg)
 	return NULL;
 }
 
+/* to the end of the script @f, on a line of its own (@newline: one is owed) */
+static int script_append(FILE *f, bool newline)
+{
+	if (fseeko(f, 0, SEEK_END) < 0)
+		return -errno;
+	if (newline && fputc('\n', f) == EOF)
+		return -EIO;
+	return fflush(f) ? -errno : 0;
+}
+
 /**
  * cfs_recorder_start() - serve @listener's calls from now on
  * @rec: the recorder, its devices added.
@@ -553,9 +624,13 @@ int cfs_recorder_start(struct cfs_recorder *rec, int listener)
 	for (size_t i = 0; i < rec->n; i++) {
 		struct target *t = &rec->t[i];
 
-		r = ftruncate(fileno(t->f), 0) < 0 ? -errno : 0;
+		if (t->append)	/* a tree is written whole at the end, a script goes on */
+			r = t->kind == CFS_RECORD_SCRIPT ? script_append(t->f, t->newline) : 0;
+		else
+			r = ftruncate(fileno(t->f), 0) < 0 ? -errno : 0;
 		if (!r && t->kind == CFS_RECORD_SCRIPT)
-			r = cfs_script_writer_new(t->f, t->dev, cfs_script_now_ms(), &t->script);
+			r = cfs_script_writer_new(t->f, t->append ? NULL : t->dev,
+						  cfs_script_now_ms(), &t->script);
 		if (r < 0) {
 			close(listener);
 			return r;
@@ -614,7 +689,10 @@ int cfs_recorder_finish(struct cfs_recorder *rec, char *msg, size_t msgsize)
 			if (t->created)
 				unlink(t->file);
 		} else {
-			if (t->kind == CFS_RECORD_IOCTL)
+			if (t->kind == CFS_RECORD_IOCTL && t->append &&
+			    (fseeko(t->f, 0, SEEK_SET) < 0 || ftruncate(fileno(t->f), 0) < 0))
+				e = -errno;
+			else if (t->kind == CFS_RECORD_IOCTL)
 				e = cfs_ioctl_recorder_write(t->ioctl, t->dev, t->f);
 			else
 				e = cfs_script_writer_finish(t->script);

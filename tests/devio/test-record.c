@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <termios.h>
+#include <unistd.h>
 
 #include "../harness.h"
 #include "classfs-internal/devio.h"
@@ -189,7 +190,7 @@ static int replay_lines(struct cfs_ioctl_recorder *r, struct cfs_ioctl_handler *
 /* record the replay of recording @file; the written tree must be the file's */
 static void round_trip_simple(const char *file, const char *dev, int want_calls)
 {
-	struct cfs_ioctl_recorder *r = cfs_ioctl_recorder_new();
+	struct cfs_ioctl_recorder *r = cfs_ioctl_recorder_new(NULL);
 	struct cfs_ioctl_handler h;
 	char *text, *expect, *got = NULL;
 	size_t len = 0;
@@ -226,10 +227,54 @@ TEST(cros_ec_round_trip)
 	round_trip_simple("cros-ec.ioctl", "/dev/cros_fp", 2);
 }
 
+/*
+ * A recording made before (the first lines of the keyboard's) is added
+ * to, as umockdev-record does: recording the whole replay again gives
+ * the whole file, each answer once; another node's file is refused.
+ */
+TEST(added_to_an_earlier_recording)
+{
+	char part[] = "/tmp/test-record-part.XXXXXX", msg[256] = "";
+	struct cfs_ioctl_tree *before = NULL;
+	struct cfs_ioctl_recorder *r;
+	struct cfs_ioctl_handler h;
+	char *text, *expect, *got, *third;
+	size_t len = 0;
+	int fd;
+
+	text = slurp("keyboard.ioctl", &len);
+	REQUIRE(text);
+	expect = without_comments(text);
+	REQUIRE(expect);
+	/* "@DEV" and two answers */
+	third = strchr(strchr(strchr(expect, '\n') + 1, '\n') + 1, '\n') + 1;
+	fd = mkstemp(part);
+	REQUIRE(fd >= 0);
+	REQUIRE(write(fd, expect, (size_t)(third - expect)) == third - expect);
+	close(fd);
+	CHECK_INT(cfs_ioctl_file_tree(part, "/dev/input/event9", &before, msg, sizeof(msg)),
+		  -EINVAL);
+	CHECK(strstr(msg, ":1: a recording of /dev/input/event3, not of /dev/input/event9") != NULL);
+	CHECK_INT(cfs_ioctl_file_tree(part, "/dev/input/event3", &before, msg, sizeof(msg)), 0);
+	r = cfs_ioctl_recorder_new(before);
+	REQUIRE(r);
+	h = load_text(text, len, "keyboard.ioctl");
+	REQUIRE(h.ioctl);
+	CHECK_INT(replay_lines(r, &h, text), 14);
+	got = written(r, "/dev/input/event3");
+	CHECK_STR(got, expect);
+	h.free(h.data);
+	cfs_ioctl_recorder_free(r);
+	unlink(part);
+	free(text);
+	free(expect);
+	free(got);
+}
+
 /* what fails is answered, not recorded; what has no size is the kernel's */
 TEST(failures_and_passes)
 {
-	struct cfs_ioctl_recorder *r = cfs_ioctl_recorder_new();
+	struct cfs_ioctl_recorder *r = cfs_ioctl_recorder_new(NULL);
 	struct cfs_ioctl_handler h;
 	char *text, *got;
 	char name[64] = "";
@@ -263,7 +308,7 @@ static long exec_fill(void *ctx, unsigned long request, unsigned long arg)
 /* a request the format lacks is made and answered, not recorded; _IOW is not written back */
 TEST(unknown_request)
 {
-	struct cfs_ioctl_recorder *r = cfs_ioctl_recorder_new();
+	struct cfs_ioctl_recorder *r = cfs_ioctl_recorder_new(NULL);
 	struct cfs_ioctl_call c = { .mem = &cfs_mem_self, .node = "/dev/x" };
 	const uint32_t in = 5;
 	uint32_t out = 0;
@@ -366,7 +411,7 @@ static void usb_conversation(struct cfs_ioctl_recorder *r, struct cfs_ioctl_hand
  */
 TEST(usb_round_trip)
 {
-	struct cfs_ioctl_recorder *r1 = cfs_ioctl_recorder_new(), *r2 = cfs_ioctl_recorder_new();
+	struct cfs_ioctl_recorder *r1 = cfs_ioctl_recorder_new(NULL), *r2 = cfs_ioctl_recorder_new(NULL);
 	struct cfs_ioctl_handler h1, h2;
 	char *text, *expect, *got1 = NULL, *got2 = NULL, *last;
 	size_t len = 0;
@@ -402,7 +447,7 @@ TEST(usb_round_trip)
 /* a discarded URB is reaped with -ENOENT, by the program's address */
 TEST(usb_discard)
 {
-	struct cfs_ioctl_recorder *r = cfs_ioctl_recorder_new();
+	struct cfs_ioctl_recorder *r = cfs_ioctl_recorder_new(NULL);
 	struct cfs_ioctl_handler h;
 	static struct usb_prog p;
 	char *text;
@@ -437,7 +482,7 @@ static long exec_bulk(void *ctx, unsigned long request, unsigned long arg)
 /* USBDEVFS_BULK: the data pointer is followed, the answer copied back */
 TEST(usb_bulk_transfer)
 {
-	struct cfs_ioctl_recorder *r = cfs_ioctl_recorder_new();
+	struct cfs_ioctl_recorder *r = cfs_ioctl_recorder_new(NULL);
 	char data[16] = "zzzzzzzz";
 	struct usbdevfs_bulktransfer b = { .ep = 0x81, .len = sizeof(data), .data = data };
 	struct cfs_ioctl_call c = { .request = USBDEVFS_BULK, .arg = (uintptr_t)&b,

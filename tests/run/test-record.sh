@@ -133,6 +133,43 @@ rc=$?
 ((rc == 143)) && [[ $(cat "$data/null.script") == "d 0 /dev/null" ]] &&
 	ok "COMMAND killed by SIGTERM: 143" || bad "signal: $(show "$data/null.script")"
 
+# ---- a FILE that holds a recording of DEV is added to, as umockdev-record does
+rm -f "$data/more.script" "$data/more.ioctl"
+as "$record" -s "/dev/null=$data/more.script" -- sh -c 'printf one >/dev/null'
+rc1=$?
+as "$record" -s "/dev/null=$data/more.script" -- sh -c 'printf two >/dev/null'
+rc=$?
+((rc1 == 0 && rc == 0)) && (($(grep -c '^d 0 /dev/null$' "$data/more.script") == 1)) &&
+	grep -qE '^w [0-9]+ one$' "$data/more.script" && grep -qE '^w [0-9]+ two$' "$data/more.script" &&
+	[[ $(head -n 1 "$data/more.script") == "d 0 /dev/null" ]] &&
+	[[ $(grep -n 'one$' "$data/more.script" | cut -d: -f1) -lt $(grep -n 'two$' "$data/more.script" | cut -d: -f1) ]] &&
+	ok "--script into a recording of the same node: the dialogue goes on after it" ||
+	bad "appended script: $(show "$data/more.script")"
+# a tree recorded before keeps its answers (nothing of /dev/null's is recordable)
+printf '@DEV /dev/null\nEVIOCGVERSION 0 01000100\n' >"$data/more.ioctl"
+[[ -n $as_uid ]] && chown "$as_uid" "$data/more.ioctl"
+as "$record" -i "/dev/null=$data/more.ioctl" -- true
+rc=$?
+((rc == 0)) && [[ $(cat "$data/more.ioctl") == $'@DEV /dev/null\nEVIOCGVERSION 0 01000100' ]] &&
+	ok "--ioctl into a recording of the same node: its answers kept" ||
+	bad "appended tree: $(show "$data/more.ioctl")"
+# another node's recording is refused, unchanged, COMMAND not run
+for f in other.script other.ioctl; do
+	case $f in
+	*.script) printf '# a comment\nd 0 /dev/zero\nw 0 x\n' >"$data/$f"; opt=-s ;;
+	*) printf '@DEV /dev/zero\nEVIOCGVERSION 0 01000100\n' >"$data/$f"; opt=-i ;;
+	esac
+	[[ -n $as_uid ]] && chown "$as_uid" "$data/$f"
+	before=$(cat "$data/$f")
+	rm -f "$data/ran"
+	as "$record" "$opt" "/dev/null=$data/$f" -- touch "$data/ran"
+	rc=$?
+	((rc == 1)) && has "$tmp/err" "$f:[0-9]+: a recording of /dev/zero, not of /dev/null" &&
+		[[ ! -e $data/ran && $(cat "$data/$f") == "$before" ]] &&
+		ok "refused: $opt into $f, a recording of another node (file unchanged)" ||
+		bad "$opt into another node's recording: $(show "$data/$f")"
+done
+
 # ---- refusals: exit 1, a message naming what, COMMAND not run, no file made
 refused() {
 	local what=$1 pattern=$2

@@ -130,6 +130,10 @@ int cfs_ioctl_file_load(const char *path, const char *node, struct cfs_ioctl_han
 			char *msg, size_t msgsize);
 int cfs_ioctl_text_load(const char *text, size_t len, const char *name, const char *node,
 			struct cfs_ioctl_handler *out, char *msg, size_t msgsize);
+/* the tree of an existing recording of @node, for a recorder to add to */
+struct cfs_ioctl_tree;
+int cfs_ioctl_file_tree(const char *path, const char *node, struct cfs_ioctl_tree **out,
+			char *msg, size_t msgsize);
 
 /*
  * ioctl-tree.c: an ioctl tree a recorder builds, written in umockdev's
@@ -164,7 +168,7 @@ void cfs_ioctl_tree_free(struct cfs_ioctl_tree *t);
  */
 typedef long (*cfs_record_exec_fn)(void *ctx, unsigned long request, unsigned long arg);
 struct cfs_ioctl_recorder;
-struct cfs_ioctl_recorder *cfs_ioctl_recorder_new(void);
+struct cfs_ioctl_recorder *cfs_ioctl_recorder_new(struct cfs_ioctl_tree *tree);
 long cfs_ioctl_record(struct cfs_ioctl_recorder *r, const struct cfs_ioctl_call *call,
 		      cfs_record_exec_fn exec, void *ctx);
 int cfs_ioctl_recorder_write(struct cfs_ioctl_recorder *r, const char *dev, FILE *f);
