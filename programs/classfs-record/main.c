@@ -6,7 +6,8 @@
  *
  *   classfs-record [--ioctl DEV=FILE]... [--script DEV=FILE]... -- COMMAND [ARG...]
  *
- * The exit status is COMMAND's (128 + N when signal N killed it); 1 when
+ * The exit status is COMMAND's (killed by signal N, classfs-record dies
+ * of N once the recordings are written: a shell shows 128 + N); 1 when
  * classfs-record refused its arguments (nothing is run then) or could
  * not write a recording, as umockdev-record's errors; 126/127 when
  * COMMAND could not be executed / found.  SIGINT, SIGTERM, SIGHUP and
@@ -83,13 +84,6 @@ static int add_targets(struct classfs_recorder *rec, struct target *t, size_t n)
 	return 0;
 }
 
-/* pass signals on to @child until it exits; Return: its status as a shell gives it */
-static int supervise(pid_t child, int sfd)
-{
-	cfs_forward_signals(child, sfd);
-	return classfs_run_wait(child);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -102,7 +96,7 @@ int main(int argc, char **argv)
 	struct classfs_recorder *rec = NULL;
 	struct target *targets;
 	size_t n = 0;
-	int c, r, sfd = -1, status = EXIT_REFUSED;
+	int c, r, sfd = -1, status = EXIT_REFUSED, sig = 0;
 	pid_t child;
 
 	targets = calloc((size_t)argc + 1, sizeof(*targets));
@@ -150,7 +144,7 @@ int main(int argc, char **argv)
 			"device nodes serves this process already)" : "");
 		goto out;
 	}
-	status = supervise(child, sfd);
+	status = cfs_supervise_child(child, sfd, &sig);
 	if (status < 0) {
 		fprintf(stderr, "classfs-record: waiting for %s: %s\n", argv[optind],
 			strerror(-status));
@@ -165,5 +159,8 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	free(targets);
+	/* killed, the recording written: as COMMAND ended */
+	if (sig && status == 128 + sig)
+		cfs_die_of(sig);
 	return status;
 }

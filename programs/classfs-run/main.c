@@ -11,11 +11,14 @@
  *
  * Run under the name umockdev-run (a link: meson installs one in
  * LIBEXECDIR/classfs/umockdev, for the front of a runner's PATH), it
- * stands in for umockdev-run, and --version prints the umockdev release
- * whose options and formats it follows: runners compare that number to
- * decide which recordings they may replay.
+ * stands in for umockdev-run: the tree's layout is `devices` unless
+ * --layout says otherwise (umockdev's records name today's paths, and
+ * `udevadm info` is to show them), and --version prints the umockdev
+ * release whose options and formats it follows: runners compare that
+ * number to decide which recordings they may replay.
  *
- * The exit status is COMMAND's (128 + N when signal N killed it); 125
+ * The exit status is COMMAND's (killed by signal N, classfs-run dies of
+ * N, once the environment is gone: a shell shows 128 + N); 125
  * when classfs-run itself failed, 126/127 when COMMAND could not be
  * executed / found.  SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to
  * COMMAND; the environment is torn down once it exits.
@@ -44,7 +47,8 @@ static void usage(FILE *out)
 		"  -S, --sample          load the built-in sample machine\n"
 		"  -l, --load FILE       load a umockdev record (repeatable, in order)\n"
 		"  -d, --device FILE     the same (umockdev-run's name for it)\n"
-		"  -L, --layout LAYOUT   class (default) or devices, for the daemon started here\n"
+		"  -L, --layout LAYOUT   class (default; devices run as umockdev-run) or devices,\n"
+		"                        for the daemon started here\n"
 		"  -i, --ioctl DEV=FILE  answer DEV's ioctls from a umockdev ioctl recording\n"
 		"  -s, --script DEV=FILE play a umockdev read/write script on DEV\n"
 		"  -e, --evemu-events DEV=FILE  play evemu-record's events on event node DEV\n"
@@ -117,11 +121,10 @@ static int load_replays(struct classfs_run *run, struct replay *rp, size_t n)
 	return 0;
 }
 
-/* pass signals on to @child until it exits; Return: its status as a shell gives it */
-static int supervise(pid_t child, int sfd)
+static void no_command(void)
 {
-	cfs_forward_signals(child, sfd);
-	return classfs_run_wait(child);
+	fprintf(stderr, "classfs-run: no COMMAND given: classfs-run [OPTION]... -- COMMAND "
+		"(see --help)\n");
 }
 
 /* run under umockdev-run's name (a link), to stand in for it */
@@ -152,7 +155,9 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
-	struct classfs_run_options o = { .layout = CLASSFS_LAYOUT_CLASS };
+	/* umockdev-run's records name today's paths: the devices layout is its */
+	struct classfs_run_options o = { .layout = as_umockdev_run(argv[0]) ?
+						   CLASSFS_LAYOUT_DEVICES : CLASSFS_LAYOUT_CLASS };
 	struct classfs_run_error err = { 0 };
 	struct classfs_run *run = NULL;
 	const char **records;
@@ -160,7 +165,7 @@ int main(int argc, char **argv)
 	bool layout_given = false;
 	size_t nrec = 0, nrep = 0;
 	pid_t child;
-	int c, r, sfd, status;
+	int c, r, sfd, status, sig = 0;
 
 	records = calloc((size_t)argc + 1, sizeof(*records));
 	replays = calloc((size_t)argc + 1, sizeof(*replays));
@@ -201,8 +206,9 @@ int main(int argc, char **argv)
 		default: usage(stderr); free(records); free(replays); return EXIT_OWN_FAILURE;
 		}
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "classfs-run: no COMMAND given (classfs-run [OPTION]... -- COMMAND)\n");
+	/* with nothing to load, nothing to check: else what is given is checked first */
+	if (optind >= argc && !nrec && !nrep && !o.sample) {
+		no_command();
 		free(records);
 		free(replays);
 		return EXIT_OWN_FAILURE;
@@ -244,10 +250,12 @@ int main(int argc, char **argv)
 	status = EXIT_OWN_FAILURE;
 	if (load_replays(run, replays, nrep) < 0) {
 		/* said why */
+	} else if (optind >= argc) {
+		no_command();
 	} else if ((r = classfs_run_spawn(run, argv + optind, &child)) < 0) {
 		fprintf(stderr, "classfs-run: cannot start %s: %s\n", argv[optind], strerror(-r));
 	} else {
-		status = supervise(child, sfd);
+		status = cfs_supervise_child(child, sfd, &sig);
 		if (status < 0) {
 			fprintf(stderr, "classfs-run: waiting for %s: %s\n", argv[optind],
 				strerror(-status));
@@ -257,9 +265,12 @@ int main(int argc, char **argv)
 	r = classfs_run_stop(run);
 	if (r < 0)
 		fprintf(stderr, "classfs-run: the environment failed while %s ran (see above)\n",
-			argv[optind]);
+			optind < argc ? argv[optind] : "nothing");
 	close(sfd);
 	free(records);
 	free(replays);
+	/* the environment gone: end as COMMAND ended */
+	if (sig && status == 128 + sig)
+		cfs_die_of(sig);
 	return status;
 }

@@ -568,6 +568,24 @@ out:
 	return r;
 }
 
+/* the directories of @path from its byte @from on that are missing, made (0755) */
+static int make_parents(const char *path, size_t from)
+{
+	char dir[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, path, len + 1);
+	for (char *s = dir + from; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	return 0;
+}
+
 /**
  * cfs_nodes_play_socket() - a Unix stream socket at @path (in the
  * environment) plays the script to each client.  Return: as
@@ -593,6 +611,15 @@ int cfs_nodes_play_socket(struct cfs_nodes *n, const char *path, const char *tex
 		snprintf(msg, msgsize, "%s: %d socket scripts at once is the most", path,
 			 CFS_NODE_PLAYERS);
 		return -ENOSPC;
+	}
+	/* below /dev, its directories are made as umockdev makes them in its testbed's */
+	if (!strncmp(path, "/dev/", 5)) {
+		r = make_parents(where, strlen(where) - strlen(path) + 5);
+		if (r < 0) {
+			snprintf(msg, msgsize, "%s: cannot make its directory: %s", path,
+				 strerror(-r));
+			return r;
+		}
 	}
 	r = cfs_socket_script_start(text, len, name, where, &p, msg, msgsize);
 	if (r < 0)

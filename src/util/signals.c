@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * signals.c - a program that runs a COMMAND and passes the signals a
- * user sends it on (classfs-run, classfs-record), as a shell's job does.
+ * user sends it on (classfs-run, classfs-record), as a shell's job does,
+ * and ends as COMMAND ended: with its exit status, or killed by the same
+ * signal (as umockdev-run, env or unshare --fork do), so that whoever
+ * started it sees what it would have seen of COMMAND itself.
  */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -63,4 +69,50 @@ void cfs_forward_signals(pid_t child, int sfd)
 	}
 	if (pfd >= 0)
 		close(pfd);
+}
+
+/**
+ * cfs_supervise_child() - pass the signals of @sfd on to @child until it
+ * ends, and reap it
+ * @child: the process.
+ * @sfd: from cfs_signals_to_forward().
+ * @sig: receives the signal that killed @child, or 0.
+ *
+ * Return: @child's exit status (128 + N when signal N killed it), or
+ * -errno of waiting.
+ */
+int cfs_supervise_child(pid_t child, int sfd, int *sig)
+{
+	int st;
+
+	*sig = 0;
+	cfs_forward_signals(child, sfd);
+	while (waitpid(child, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFSIGNALED(st)) {
+		*sig = WTERMSIG(st);
+		return 128 + *sig;
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -ECHILD;
+}
+
+/**
+ * cfs_die_of() - end this process by signal @sig, as the COMMAND it ran
+ * ended (no core of ours: COMMAND's, if any, is written already); when
+ * @sig does not kill, exit 128 + @sig instead
+ * @sig: a signal number.
+ */
+_Noreturn void cfs_die_of(int sig)
+{
+	struct rlimit none = { 0, 0 };
+	sigset_t one;
+
+	setrlimit(RLIMIT_CORE, &none);
+	signal(sig, SIG_DFL);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
+	exit(128 + sig);
 }

@@ -37,6 +37,8 @@ const char *cfs_sample_path(void);
 /* signals.c */
 int cfs_signals_to_forward(void);
 void cfs_forward_signals(pid_t child, int sfd);
+int cfs_supervise_child(pid_t child, int sfd, int *sig);
+_Noreturn void cfs_die_of(int sig);
 
 /* json.c */
 struct json_object;

@@ -596,6 +596,22 @@ rc=0; out=$(umd_run -d "${recs[0]}" -- sh -c 'ls /sys/class/input; echo "exit $?
 ((rc == 0)) && has "$out" "^exit 0" && has "$out" "input" &&
 	ok "as umockdev-run: -d RECORD -- COMMAND runs COMMAND in the environment" ||
 	bad "as umockdev-run: -d RECORD: exit $rc: $out"
+# its records' paths are the devices layout's, as umockdev's testbed shows them
+rc=0; out=$(umd_run -d "${recs[0]}" -- udevadm info --query=path --name=/dev/input/event1 2>&1) || rc=$?
+((rc == 0)) && [[ $out == /devices/pci0000:00/*/event1 ]] &&
+	ok "as umockdev-run: the devices layout ($out)" ||
+	bad "as umockdev-run: udevadm info --query=path: exit $rc: $out"
+# killed by a signal, it dies of the same signal (as umockdev-run does), its
+# environment gone; so does classfs-run itself
+for r in umd_run "$run"; do
+	rc=0
+	out=$(python3 -c 'import subprocess, sys
+p = subprocess.run(sys.argv[1:] + ["--", "sh", "-c", "kill -SEGV $$"], capture_output=True)
+print(p.returncode)' "$([[ $r == umd_run ]] && echo "$work/umd/umockdev-run" || echo "$r")" 2>&1) || rc=$?
+	[[ $out == -11 ]] &&
+		ok "$([[ $r == umd_run ]] && echo umockdev-run || echo classfs-run): COMMAND killed by SIGSEGV, so is it (returncode $out)" ||
+		bad "signal: $out"
+done
 check_clean "umockdev-run's name"
 
 # ------------------------------------------------------------------ bad input
@@ -611,6 +627,8 @@ expect_fail "missing record" "cannot read $work/nope.umockdev" --load "$work/nop
 expect_fail "malformed record" "bad.umockdev:2" --load "$work/bad.umockdev" -- true
 expect_fail "bad layout" "--layout: 'sideways'" --layout sideways -- true
 expect_fail "no command" "no COMMAND" --sample
+# a record given without COMMAND is checked first, as umockdev-run does
+expect_fail "malformed record, no command" "bad.umockdev:2" --load "$work/bad.umockdev"
 [[ -n $as_uid ]] ||
 	expect_fail "no daemon at socket" "cannot connect to classfsd at $work/none.sock" --socket "$work/none.sock" -- true
 expect_fail "layout with socket" "cannot be given with --socket" --socket "$work/x" --layout devices -- true

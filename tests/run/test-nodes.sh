@@ -184,6 +184,24 @@ print(repr(s.recv(100)))'
 		bad "socket script: $(cat "$tmp/out" "$tmp/err")"
 	[[ ! -e /tmp/classfs-test-modem.sock ]] && ok "the socket is gone afterwards" ||
 		bad "/tmp/classfs-test-modem.sock left behind"
+	# below /dev, its missing directories are made (root's tmpfs /dev); the
+	# devtmpfs-style view another uid's /dev is cannot hold a socket: said so
+	crun -u "/dev/socket/modem=$data/modem.script" -- python3 -c '
+import socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect("/dev/socket/modem")
+s.sendall(b"AT\r")
+print(repr(s.recv(100)))'
+	rc=$?
+	if [[ -z $as_uid ]]; then
+		((rc == 0)) && has "$tmp/out" "OK" &&
+			ok "a socket's script at /dev/socket/modem: /dev/socket made, a client answered" ||
+			bad "socket below /dev: exit $rc, $(cat "$tmp/out" "$tmp/err")"
+	else
+		((rc == 125)) && has "$tmp/err" "/dev/socket/modem: cannot make its directory" &&
+			ok "a socket's script below another uid's /dev: exit 125, said why" ||
+			bad "socket below /dev as uid $as_uid: exit $rc, $(cat "$tmp/out" "$tmp/err")"
+	fi
 fi
 
 # ---- refusals: exit 125, a message naming what, COMMAND not run
