@@ -399,13 +399,18 @@ CLASSFS_PUBLIC int classfs_recorder_new(struct classfs_recorder **out);
  * classfs_recorder_add() - record the program's calls on @dev into @file
  * @rec: the recorder (before classfs_recorder_spawn()).
  * @kind: %CLASSFS_RECORDING_IOCTL (its ioctls, an ioctl tree: usbdevfs,
- *        evdev, hidraw, cros_ec and plain _IOR/_IOW requests) or
- *        %CLASSFS_RECORDING_SCRIPT (its reads and writes, a script).
+ *        evdev, hidraw, cros_ec and plain _IOR/_IOW requests),
+ *        %CLASSFS_RECORDING_SCRIPT (its reads and writes, a script) or
+ *        %CLASSFS_RECORDING_EVEMU (the input events it reads, evemu's
+ *        format).
  * @dev: the device node: a character device.
- * @file: the recording, created or truncated now.
+ * @file: the recording: created, or added to when it holds a recording
+ *        of @dev already (as umockdev-record does), else emptied when the
+ *        program starts.
  * @err: NULL, or told why it failed (naming @dev or @file).
  * Return: 0; -ENOENT (no @dev), -ENODEV (no character device), -EINVAL
- * (another @kind), -errno of creating @file.
+ * (another @kind; @file holds another node's recording), -errno of
+ * opening @file.
  */
 CLASSFS_PUBLIC int classfs_recorder_add(struct classfs_recorder *rec, enum classfs_recording kind,
 					const char *dev, const char *file,

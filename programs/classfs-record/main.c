@@ -4,7 +4,8 @@
  * with a real device, in umockdev-record's formats, for classfs-run and
  * umockdev-run to replay.
  *
- *   classfs-record [--ioctl DEV=FILE]... [--script DEV=FILE]... -- COMMAND [ARG...]
+ *   classfs-record [--ioctl DEV=FILE]... [--script DEV=FILE]...
+ *                  [--evemu-events DEV=FILE]... -- COMMAND [ARG...]
  *
  * The exit status is COMMAND's (killed by signal N, classfs-record dies
  * of N once the recordings are written: a shell shows 128 + N); 1 when
@@ -38,6 +39,8 @@ static void usage(FILE *out)
 		"                         tree, umockdev-record --ioctl's format)\n"
 		"  -s, --script DEV=FILE  record COMMAND's reads and writes of DEV, with their\n"
 		"                         timing, into FILE (umockdev-record --script's format)\n"
+		"  -e, --evemu-events DEV=FILE  record the input events COMMAND reads from\n"
+		"                         DEV into FILE (umockdev-record --evemu-events's format)\n"
 		"  -h, --help             show this help\n\n"
 		"Each option may be given more than once; DEV is a character device.\n"
 		"A FILE holding a recording of DEV is added to, as umockdev-record does.\n"
@@ -49,7 +52,7 @@ static void usage(FILE *out)
 		"or a recording cannot be written.\n");
 }
 
-/* a --ioctl or --script argument */
+/* a --ioctl, --script or --evemu-events argument */
 struct target {
 	enum classfs_recording kind;
 	char *arg;		/* DEV=FILE, split at the first '=' as umockdev-record */
@@ -57,7 +60,8 @@ struct target {
 
 static const char *option_of(enum classfs_recording kind)
 {
-	return kind == CLASSFS_RECORDING_IOCTL ? "--ioctl" : "--script";
+	return kind == CLASSFS_RECORDING_IOCTL ? "--ioctl" :
+	       kind == CLASSFS_RECORDING_SCRIPT ? "--script" : "--evemu-events";
 }
 
 /* add each target to @rec; 0, or -errno with a message printed */
@@ -89,6 +93,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "ioctl", required_argument, NULL, 'i' },
 		{ "script", required_argument, NULL, 's' },
+		{ "evemu-events", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -105,17 +110,18 @@ int main(int argc, char **argv)
 		return EXIT_REFUSED;
 	}
 	/* '+': stop at the first non-option, COMMAND's options are its own */
-	while ((c = getopt_long(argc, argv, "+i:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+i:s:e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': targets[n++] = (struct target){ CLASSFS_RECORDING_IOCTL, optarg }; break;
 		case 's': targets[n++] = (struct target){ CLASSFS_RECORDING_SCRIPT, optarg }; break;
+		case 'e': targets[n++] = (struct target){ CLASSFS_RECORDING_EVEMU, optarg }; break;
 		case 'h': usage(stdout); free(targets); return 0;
 		default: usage(stderr); goto out;
 		}
 	}
 	if (!n) {
-		fprintf(stderr, "classfs-record: nothing to record (--ioctl DEV=FILE or "
-				"--script DEV=FILE)\n");
+		fprintf(stderr, "classfs-record: nothing to record (--ioctl DEV=FILE, "
+				"--script DEV=FILE or --evemu-events DEV=FILE)\n");
 		goto out;
 	}
 	if (optind >= argc) {

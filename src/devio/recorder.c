@@ -37,6 +37,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <linux/input.h>
 #include <linux/usbdevice_fs.h>
 
 #include "devio-internal.h"
@@ -57,6 +58,7 @@ struct target {
 	FILE *f;
 	struct cfs_ioctl_recorder *ioctl;	/* CFS_RECORD_IOCTL */
 	struct cfs_script_writer *script;	/* CFS_RECORD_SCRIPT, under cfs_recorder.lock */
+	bool told_write, told_partial;	/* CFS_RECORD_EVEMU: logged once (cfs_recorder.lock) */
 };
 
 struct cfs_recorder {
@@ -107,14 +109,17 @@ int cfs_recorder_new(struct cfs_recorder **out)
 }
 
 /*
- * Whether the script in @file (not empty) may be added to for @dev: its
- * first line that is no comment, when a "d 0 NODE" line, names @dev (as
- * umockdev-record checks); *@newline: its last line lacks its newline.
- * Return: 0, or -EINVAL / -errno with @msg.
+ * Whether the script or evemu file @file (not empty) may be added to for
+ * @dev, as umockdev-record checks: a script's first line that is no
+ * comment, when a "d 0 NODE" line, names @dev; so does an evemu file's
+ * "# device NODE" line before its first event ("E: ").  *@newline: its last line
+ * lacks its newline.  Return: 0, or -EINVAL / -errno with @msg.
  */
-static int script_of(const char *file, const char *dev, bool *newline, char *msg,
-		     size_t msgsize)
+static int recording_of(const char *file, enum cfs_record_kind kind, const char *dev,
+			bool *newline, char *msg, size_t msgsize)
 {
+	const char *tag = kind == CFS_RECORD_EVEMU ? "# device " : "d 0 ";
+	size_t taglen = strlen(tag);
 	char *line = NULL;
 	size_t cap = 0;
 	unsigned int lineno = 0;
@@ -132,14 +137,16 @@ static int script_of(const char *file, const char *dev, bool *newline, char *msg
 	while ((n = getline(&line, &cap, f)) > 0) {
 		lineno++;
 		*newline = line[n - 1] != '\n';
-		if (!header || line[0] == '#')
+		if (!header)
 			continue;
-		header = false;
 		if (line[n - 1] == '\n')
 			line[n - 1] = '\0';
-		if (!strncmp(line, "d 0 ", 4) && strcmp(line + 4, dev)) {
+		/* the header: a script's first line that is no comment, an evemu file's comments */
+		if (kind == CFS_RECORD_EVEMU ? !strncmp(line, "E: ", 3) : line[0] != '#')
+			header = false;
+		if (!strncmp(line, tag, taglen) && strcmp(line + taglen, dev)) {
 			snprintf(msg, msgsize, "%s:%u: a recording of %s, not of %s: record %s "
-				 "into another file", file, lineno, line + 4, dev, dev);
+				 "into another file", file, lineno, line + taglen, dev, dev);
 			r = -EINVAL;
 			break;
 		}
@@ -227,7 +234,7 @@ int cfs_recorder_add(struct cfs_recorder *rec, enum cfs_record_kind kind, const 
 				snprintf(msg, msgsize, "out of memory");
 		}
 	} else if (t->append) {
-		r = script_of(file, dev, &t->newline, msg, msgsize);
+		r = recording_of(file, kind, dev, &t->newline, msg, msgsize);
 	} else {
 		r = 0;
 	}
@@ -259,14 +266,16 @@ fail:
 bool cfs_recorder_wants_io(const struct cfs_recorder *rec)
 {
 	for (size_t i = 0; i < rec->n; i++)
-		if (rec->t[i].kind == CFS_RECORD_SCRIPT)
+		if (rec->t[i].kind != CFS_RECORD_IOCTL)
 			return true;
 	return false;
 }
 
-/* the recorded device of @kind that the program's descriptor @fd is, or NULL */
-static struct target *target_of(struct cfs_recorder *rec, pid_t tid, int fd,
-				enum cfs_record_kind kind)
+/*
+ * the recorded device that the program's descriptor @fd is, for an ioctl
+ * (@io false) or a read or write (a script's or an evemu file's), or NULL
+ */
+static struct target *target_of(struct cfs_recorder *rec, pid_t tid, int fd, bool io)
 {
 	struct stat st;
 	char p[64];
@@ -275,7 +284,7 @@ static struct target *target_of(struct cfs_recorder *rec, pid_t tid, int fd,
 	if (stat(p, &st) < 0 || !S_ISCHR(st.st_mode))
 		return NULL;
 	for (size_t i = 0; i < rec->n; i++)
-		if (rec->t[i].kind == kind && rec->t[i].rdev == st.st_rdev)
+		if ((rec->t[i].kind != CFS_RECORD_IOCTL) == io && rec->t[i].rdev == st.st_rdev)
 			return &rec->t[i];
 	return NULL;
 }
@@ -405,6 +414,29 @@ static int scatter(const struct cfs_mem *m, const struct iovec *iov, size_t cnt,
 	return err;
 }
 
+/*
+ * the events read from an evemu file's device, as umockdev-record writes
+ * them: "E: SEC.USEC TYPE CODE VALUE" (a read ends on an event's end:
+ * evdev's; bytes of a partial one are left out, and said once)
+ */
+static void evemu_add(struct target *t, const uint8_t *buf, size_t len)
+{
+	struct input_event e;
+	size_t off;
+
+	for (off = 0; off + sizeof(e) <= len; off += sizeof(e)) {
+		memcpy(&e, buf + off, sizeof(e));
+		fprintf(t->f, "E: %ld.%06ld %04X %04X %d\n", (long)e.input_event_sec,
+			(long)e.input_event_usec, e.type, e.code, e.value);
+	}
+	fflush(t->f);
+	if (off != len && !t->told_partial) {
+		t->told_partial = true;
+		cfs_devio_log("%s: a read of %zu bytes, not whole input events (%zu bytes each): "
+			      "the rest is not recorded", t->dev, len, sizeof(e));
+	}
+}
+
 /* read(), write() and their kin on our copy, recorded: the program's result */
 static long do_io(struct job *j)
 {
@@ -458,8 +490,11 @@ static long do_io(struct job *j)
 	}
 	if (r > 0) {
 		pthread_mutex_lock(&j->rec->lock);
-		cfs_script_writer_add(j->t->script, in ? 'r' : 'w', buf, (size_t)r,
-				      cfs_script_now_ms());
+		if (j->t->kind == CFS_RECORD_EVEMU)
+			evemu_add(j->t, buf, (size_t)r);
+		else
+			cfs_script_writer_add(j->t->script, in ? 'r' : 'w', buf, (size_t)r,
+					      cfs_script_now_ms());
 		pthread_mutex_unlock(&j->rec->lock);
 	}
 	/* read from the device: the program's now, or lost with an EFAULT as the kernel's */
@@ -523,7 +558,7 @@ out:
 /* a call the filter sent: ours to make in a thread of its own, or continued */
 static void dispatch(struct cfs_recorder *rec, const struct seccomp_notif *req)
 {
-	enum cfs_record_kind kind = CFS_RECORD_SCRIPT;
+	bool io = true, in = false;
 	pthread_attr_t attr;
 	struct target *t;
 	struct job *j;
@@ -531,21 +566,33 @@ static void dispatch(struct cfs_recorder *rec, const struct seccomp_notif *req)
 
 	switch (req->data.nr) {
 	case __NR_ioctl:
-		kind = CFS_RECORD_IOCTL;
+		io = false;
 		break;
 	case __NR_read:
-	case __NR_write:
 	case __NR_readv:
-	case __NR_writev:
 	case __NR_pread64:
+		in = true;
+		break;
+	case __NR_write:
+	case __NR_writev:
 	case __NR_pwrite64:
 		break;
 	default:
 		goto pass;
 	}
-	t = target_of(rec, (pid_t)req->pid, (int)req->data.args[0], kind);
+	t = target_of(rec, (pid_t)req->pid, (int)req->data.args[0], io);
 	if (!t)
 		goto pass;
+	/* an evemu file holds what is read: a write (an LED, a force feedback) runs unrecorded */
+	if (t->kind == CFS_RECORD_EVEMU && io && !in) {
+		pthread_mutex_lock(&rec->lock);
+		if (!t->told_write)
+			cfs_devio_log("%s: a write to an input device is not recorded in an evemu "
+				      "file", t->dev);
+		t->told_write = true;
+		pthread_mutex_unlock(&rec->lock);
+		goto pass;
+	}
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		goto fail;
@@ -625,12 +672,15 @@ int cfs_recorder_start(struct cfs_recorder *rec, int listener)
 		struct target *t = &rec->t[i];
 
 		if (t->append)	/* a tree is written whole at the end, a script goes on */
-			r = t->kind == CFS_RECORD_SCRIPT ? script_append(t->f, t->newline) : 0;
+			r = t->kind != CFS_RECORD_IOCTL ? script_append(t->f, t->newline) : 0;
 		else
 			r = ftruncate(fileno(t->f), 0) < 0 ? -errno : 0;
 		if (!r && t->kind == CFS_RECORD_SCRIPT)
 			r = cfs_script_writer_new(t->f, t->append ? NULL : t->dev,
 						  cfs_script_now_ms(), &t->script);
+		if (!r && t->kind == CFS_RECORD_EVEMU && !t->append &&
+		    (fprintf(t->f, "# EVEMU 1.2\n# device %s\n", t->dev) < 0 || fflush(t->f)))
+			r = -EIO;
 		if (r < 0) {
 			close(listener);
 			return r;
@@ -694,8 +744,10 @@ int cfs_recorder_finish(struct cfs_recorder *rec, char *msg, size_t msgsize)
 				e = -errno;
 			else if (t->kind == CFS_RECORD_IOCTL)
 				e = cfs_ioctl_recorder_write(t->ioctl, t->dev, t->f);
-			else
+			else if (t->kind == CFS_RECORD_SCRIPT)
 				e = cfs_script_writer_finish(t->script);
+			else
+				e = ferror(t->f) ? -EIO : 0;
 			if (fclose(t->f) && !e)
 				e = -errno;
 		}

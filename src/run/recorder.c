@@ -53,14 +53,16 @@ int classfs_recorder_add(struct classfs_recorder *rec, enum classfs_recording ki
 		err->message[0] = '\0';
 	if (!rec || !dev || !file || rec->spawned)
 		return -EINVAL;
-	if (kind != CLASSFS_RECORDING_IOCTL && kind != CLASSFS_RECORDING_SCRIPT) {
+	if (kind != CLASSFS_RECORDING_IOCTL && kind != CLASSFS_RECORDING_SCRIPT &&
+	    kind != CLASSFS_RECORDING_EVEMU) {
 		if (err)
 			snprintf(err->message, sizeof(err->message),
-				 "only ioctls and read/write scripts are recorded");
+				 "only ioctls, read/write scripts and input events are recorded");
 		return -EINVAL;
 	}
 	r = cfs_recorder_add(rec->rec,
-			     kind == CLASSFS_RECORDING_IOCTL ? CFS_RECORD_IOCTL : CFS_RECORD_SCRIPT,
+			     kind == CLASSFS_RECORDING_IOCTL ? CFS_RECORD_IOCTL :
+			     kind == CLASSFS_RECORDING_SCRIPT ? CFS_RECORD_SCRIPT : CFS_RECORD_EVEMU,
 			     dev, file, msg, sizeof(msg));
 	if (r < 0 && err)
 		snprintf(err->message, sizeof(err->message), "%s", msg);

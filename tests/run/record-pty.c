@@ -9,12 +9,15 @@
  * master what COMMAND writes up to a carriage return, then writes ANSWER
  * there.  Prints "pty: PATH" and "got: BYTES" (escaped as a script's
  * data); exits with COMMAND's status (128 + N for signal N), 99 when
- * COMMAND wrote no line within 10 s.
+ * COMMAND wrote no line within 10 s.  An ANSWER "hex:HEX" is the bytes
+ * of HEX (an input device's events, say), written as COMMAND starts,
+ * without waiting for a line.
  */
 #include <errno.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,15 +50,21 @@ static int read_line(int master, char *buf, size_t size)
 int main(int argc, char **argv)
 {
 	char name[256], line[256], shown[1024];
+	unsigned char bytes[1024];
+	size_t k = 0, nbytes = 0;
 	struct termios tio;
 	int master, slave, st, n;
-	size_t k = 0;
+	bool now;
 	pid_t p;
 
 	if (argc < 4 || strcmp(argv[2], "--")) {
 		fprintf(stderr, "usage: record-pty ANSWER -- COMMAND [ARG]...\n");
 		return 2;
 	}
+	now = !strncmp(argv[1], "hex:", 4);
+	for (const char *h = argv[1] + 4; now && h[0] && h[1] && nbytes < sizeof(bytes); h += 2)
+		if (sscanf(h, "%2hhx", &bytes[nbytes++]) != 1)
+			return 2;
 	if (openpty(&master, &slave, name, NULL, NULL) < 0) {
 		perror("openpty");
 		return 2;
@@ -87,6 +96,11 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	/* the slave stays open here: the master never reads EIO between opens */
+	if (now) {
+		if (write(master, bytes, nbytes) != (ssize_t)nbytes)
+			perror("write");
+		goto wait;
+	}
 	n = read_line(master, line, sizeof(line));
 	if (n < 0) {
 		kill(p, SIGKILL);
@@ -108,6 +122,7 @@ int main(int argc, char **argv)
 	printf("got: %s\n", shown);
 	if (write(master, argv[1], strlen(argv[1])) < 0)
 		perror("write");
+wait:
 	while (waitpid(p, &st, 0) < 0)
 		if (errno != EINTR)
 			return 2;

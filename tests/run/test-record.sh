@@ -7,7 +7,10 @@
 # the modem on its master) whose slave node-probe opens, writes "AT\r" to
 # and reads the answer from; --script records that dialogue, with its
 # escapes, as umockdev-record --script does; classfs-run -s plays the
-# recording back to the same program; COMMAND's exit status and signal
+# recording back to the same program; --evemu-events records the input
+# events a program reads from a pty that plays them, and classfs-run -e
+# plays them back; a FILE holding a recording of DEV is added to, one of
+# another node's refused; COMMAND's exit status and signal
 # are classfs-record's; refusals (no character device, a missing one, a
 # file that cannot be written, no COMMAND, nothing to record) exit 1
 # with a message naming what, COMMAND not run, no file left behind.
@@ -42,7 +45,7 @@ trap 'rm -rf "$tmp"' EXIT
 chmod 0755 "$tmp"
 data=$tmp/data
 mkdir -m 0777 "$data"
-install -m 0644 "$src/tests/run/data/modem.umockdev" "$data/"
+install -m 0644 "$src/tests/run/data/modem.umockdev" "$src/tests/run/data/keyboard.umockdev" "$data/"
 as_uid=${CLASSFS_RUN_TEST_UID:-}
 export CLASSFSD=$classfsd
 if [[ -n $as_uid ]]; then
@@ -112,6 +115,44 @@ if [[ -n $static ]]; then
 		bad "static: $(show "$data/static.script")"
 fi
 
+# ---- --evemu-events: the input events a program reads (a pty playing an
+# input device's: a key pressed and released, each with its SYN_REPORT)
+ev_le() { # SEC USEC TYPE CODE VALUE -> input_event's bytes, little-endian, as hex
+	local s
+	s=$(printf '%016x' "$1" | fold -w2 | tac | tr -d '\n')
+	s+=$(printf '%016x' "$2" | fold -w2 | tac | tr -d '\n')
+	s+=$(printf '%04x' "$3" | fold -w2 | tac | tr -d '\n')
+	s+=$(printf '%04x' "$4" | fold -w2 | tac | tr -d '\n')
+	s+=$(printf '%08x' "$(($5 & 0xffffffff))" | fold -w2 | tac | tr -d '\n')
+	printf '%s' "$s"
+}
+events=$(ev_le 1 500000 1 30 1)$(ev_le 1 500000 0 0 0)$(ev_le 1 750000 1 30 0)$(ev_le 1 750000 0 0 0)
+as "$pty" "hex:$events" -- "$record" -e "@PTY@=$data/keys.evemu" -- "$probe" evdev @PTY@ 4
+rc=$?
+node=$(sed -n 's/^pty: //p' "$tmp/out")
+expect=$(printf '# EVEMU 1.2\n# device %s\nE: 1.500000 0001 001E 1\nE: 1.500000 0000 0000 0\nE: 1.750000 0001 001E 0\nE: 1.750000 0000 0000 0' "$node")
+((rc == 0)) && [[ $(cat "$data/keys.evemu") == "$expect" ]] &&
+	(($(grep -c '^event: ' "$tmp/out") == 4)) &&
+	ok "--evemu-events records the events read, as umockdev-record writes them" ||
+	bad "evemu: $(show "$data/keys.evemu")"
+if [[ -s $data/keys.evemu ]]; then
+	as "$run" -d "$data/keyboard.umockdev" -e "/dev/input/event3=$data/keys.evemu" -- \
+		"$probe" evdev /dev/input/event3 4
+	rc=$?
+	((rc == 0)) && [[ $(grep '^event: ' "$tmp/out" | tr '\n' ' ') == \
+		"event: type 1 code 30 value 1 event: type 0 code 0 value 0 event: type 1 code 30 value 0 event: type 0 code 0 value 0 " ]] &&
+		ok "classfs-run -e plays the recorded events back to the program" ||
+		bad "evemu playback: $(show "$data/keys.evemu")"
+fi
+# a write to the node runs unrecorded, and bytes that are no whole event are left out: said once each
+as "$pty" $'OK\r\n' -- "$record" -e "@PTY@=$data/tty.evemu" -- "$probe" echo @PTY@ $'AT\r'
+rc=$?
+((rc == 0)) && (($(wc -l <"$data/tty.evemu") == 2)) &&
+	has "$tmp/err" 'a write to an input device is not recorded in an evemu file' &&
+	has "$tmp/err" 'a read of 4 bytes, not whole input events' &&
+	ok "--evemu-events of a tty: its write runs, unrecorded; a partial event is left out (both said)" ||
+	bad "evemu of a tty: $(show "$data/tty.evemu")"
+
 # ---- --ioctl and --script of the same pty: a terminal's requests run, none recorded
 as "$pty" $'OK\r\n' -- "$record" -i "@PTY@=$data/pty.ioctl" -s "@PTY@=$data/both.script" -- \
 	"$probe" echo @PTY@ $'AT\r'
@@ -154,9 +195,10 @@ rc=$?
 	ok "--ioctl into a recording of the same node: its answers kept" ||
 	bad "appended tree: $(show "$data/more.ioctl")"
 # another node's recording is refused, unchanged, COMMAND not run
-for f in other.script other.ioctl; do
+for f in other.script other.ioctl other.evemu; do
 	case $f in
 	*.script) printf '# a comment\nd 0 /dev/zero\nw 0 x\n' >"$data/$f"; opt=-s ;;
+	*.evemu) printf '# EVEMU 1.2\n# device /dev/zero\nE: 0.000000 0000 0000 0\n' >"$data/$f"; opt=-e ;;
 	*) printf '@DEV /dev/zero\nEVIOCGVERSION 0 01000100\n' >"$data/$f"; opt=-i ;;
 	esac
 	[[ -n $as_uid ]] && chown "$as_uid" "$data/$f"

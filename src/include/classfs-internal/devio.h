@@ -180,14 +180,15 @@ void cfs_ioctl_recorder_free(struct cfs_ioctl_recorder *r);
  * calls on the recorded devices are made on a copy of its descriptor
  * (pidfd_getfd()) and recorded: ioctl() as above into an ioctl tree,
  * read()/write() (and readv, writev, pread64, pwrite64: the filter of
- * cfs_seccomp_install_flags(true)) into a read/write script.  Every
+ * cfs_seccomp_install_flags(true)) into a read/write script, or the
+ * input events read into an evemu file (writes run unrecorded).  Every
  * other call continues.  cfs_recorder_add() checks the device (a
  * character device) and opens @file for writing (-errno, @msg naming
  * what); cfs_recorder_start() takes the listener; cfs_recorder_finish()
  * stops the thread (once the program's calls are answered), writes the
  * recordings and frees the recorder.
  */
-enum cfs_record_kind { CFS_RECORD_IOCTL, CFS_RECORD_SCRIPT };
+enum cfs_record_kind { CFS_RECORD_IOCTL, CFS_RECORD_SCRIPT, CFS_RECORD_EVEMU };
 struct cfs_recorder;
 int cfs_recorder_new(struct cfs_recorder **out);
 int cfs_recorder_add(struct cfs_recorder *rec, enum cfs_record_kind kind, const char *dev,
