@@ -112,8 +112,8 @@ int cfs_recorder_new(struct cfs_recorder **out)
  * Whether the script or evemu file @file (not empty) may be added to for
  * @dev, as umockdev-record checks: a script's first line that is no
  * comment, when a "d 0 NODE" line, names @dev; so does an evemu file's
- * "# device NODE" line before its first event ("E: ").  *@newline: its last line
- * lacks its newline.  Return: 0, or -EINVAL / -errno with @msg.
+ * "# device NODE" line before its first event ("E: ").  *@newline: its
+ * last line lacks its newline.  Return: 0, or -EINVAL / -errno with @msg.
  */
 static int recording_of(const char *file, enum cfs_record_kind kind, const char *dev,
 			bool *newline, char *msg, size_t msgsize)
