@@ -199,7 +199,8 @@ int main(int argc, char **argv)
 		case 'v': o.verbose = true; break;
 		case 'h': usage(stdout); free(records); free(replays); return 0;
 		case 'V':
-			printf("%s\n", as_umockdev_run(argv[0]) ? CLASSFS_UMOCKDEV_VERSION : CLASSFS_VERSION);
+			printf("%s\n", as_umockdev_run(argv[0]) ? CLASSFS_UMOCKDEV_VERSION :
+								  CLASSFS_VERSION);
 			free(records);
 			free(replays);
 			return 0;
