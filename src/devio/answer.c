@@ -193,6 +193,7 @@ static void call_handler(struct cfs_nodes *n, struct cfs_node *node, int listene
 		.mem = &mem,
 		.node = node->name,
 		.pid = tid,
+		.opens = __atomic_load_n(&node->opens, __ATOMIC_SEQ_CST),
 	};
 	pthread_mutex_lock(&node->call_lock);
 	if (node->handler.ioctl)

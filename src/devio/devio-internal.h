@@ -47,6 +47,7 @@ struct cfs_node {
 	dev_t id_dev;			/* what a program's descriptor of it is (fstat) */
 	ino_t id_ino;
 	pthread_mutex_t call_lock;
+	unsigned long opens;		/* open()s answered so far (atomic) */
 	struct cfs_ioctl_handler handler;	/* .ioctl NULL: none */
 	struct cfs_player *players[CFS_NODE_PLAYERS];
 };

@@ -50,6 +50,7 @@ struct pending_urb {
 struct replay {
 	struct cfs_ioctl_tree *tree;
 	const struct ioctl_node *last;
+	unsigned long opens;		/* the node's open()s when @last was set */
 	struct pending_urb *pending;
 	size_t npending, cap_pending;
 	struct cfs_once logged;		/* the requests reported missing */
@@ -328,6 +329,11 @@ static long replay_ioctl(void *data, const struct cfs_ioctl_call *call)
 	long ret = -dflt;
 	int handled;
 
+	/* opened again since: a new open file's search starts at the top (pending URBs stay) */
+	if (call->opens != r->opens) {
+		r->opens = call->opens;
+		r->last = NULL;
+	}
 	if (type && type->kind == IK_NOSTATE)
 		return -type->err;
 	if (req == ioctl_req32(USBDEVFS_DISCARDURB))
@@ -364,14 +370,6 @@ out:
 	return ret;
 }
 
-/* a new open: its search starts at the top (URBs still pending stay reapable) */
-static void replay_opened(void *data)
-{
-	struct replay *r = data;
-
-	r->last = NULL;
-}
-
 static void replay_free(void *data)
 {
 	struct replay *r = data;
@@ -405,7 +403,6 @@ int ioctl_tree_handler(struct cfs_ioctl_tree *t, const char *name,
 	}
 	r->tree = t;
 	memcpy(r->name, name, len);
-	*out = (struct cfs_ioctl_handler){ .ioctl = replay_ioctl, .opened = replay_opened,
-					   .free = replay_free, .data = r };
+	*out = (struct cfs_ioctl_handler){ .ioctl = replay_ioctl, .free = replay_free, .data = r };
 	return 0;
 }

@@ -399,7 +399,7 @@ struct cfs_node *cfs_nodes_by_identity(struct cfs_nodes *n, dev_t dev, ino_t ino
 
 /**
  * cfs_node_open() - a new open file of @node for a program's open(),
- * its ioctl handler told first (struct cfs_ioctl_handler's @opened)
+ * counted first (struct cfs_ioctl_call's @opens)
  * @flags: the program's open flags (access mode and O_NONBLOCK are kept).
  * Return: a descriptor (close-on-exec) to send, or -errno.
  */
@@ -409,10 +409,8 @@ int cfs_node_open(struct cfs_node *node, int flags)
 	char path[64];
 	int fd;
 
-	pthread_mutex_lock(&node->call_lock);
-	if (node->handler.ioctl && node->handler.opened)
-		node->handler.opened(node->handler.data);
-	pthread_mutex_unlock(&node->call_lock);
+	/* counted, not told: a handler that blocks holds call_lock, and we are the supervisor */
+	__atomic_add_fetch(&node->opens, 1, __ATOMIC_SEQ_CST);
 	if (node->master >= 0) {
 		fd = ioctl(node->master, TIOCGPTPEER, keep);
 		return fd < 0 ? -errno : fd;

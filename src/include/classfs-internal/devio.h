@@ -64,6 +64,9 @@ static inline int cfs_mem_write(const struct cfs_mem *m, uint64_t addr, const vo
  * @mem: the program's memory
  * @node: the node's path ("/dev/bus/usb/001/011"), for messages
  * @pid: the calling thread (0: unknown)
+ * @opens: how many times the node has been opened so far: a handler that
+ *         keeps a position per open file starts again when it changes (an
+ *         ioctl tree's replay, as umockdev's per client)
  */
 struct cfs_ioctl_call {
 	unsigned long request;
@@ -71,6 +74,7 @@ struct cfs_ioctl_call {
 	const struct cfs_mem *mem;
 	const char *node;
 	pid_t pid;
+	unsigned long opens;
 };
 
 /*
@@ -84,10 +88,6 @@ struct cfs_ioctl_call {
  * struct cfs_ioctl_handler - what answers ioctl() of one node
  * @ioctl: answer @call: the result the program gets (>= 0), -errno, or
  *         CFS_IOCTL_PASS.  Called for one node from one thread at a time.
- * @opened: the node was opened (NULL: nothing to do), before the program
- *          has its descriptor; under the same rule as @ioctl.  An ioctl
- *          tree's replay starts again from its top, as umockdev's does
- *          for each client.
  * @free: release @data (NULL: nothing to release).
  * @data: the handler's state (a recording, its replay position, ...).
  * @may_block: @ioctl waits for another process that reports to the
@@ -97,7 +97,6 @@ struct cfs_ioctl_call {
  */
 struct cfs_ioctl_handler {
 	long (*ioctl)(void *data, const struct cfs_ioctl_call *call);
-	void (*opened)(void *data);
 	void (*free)(void *data);
 	void *data;
 	bool may_block;
