@@ -147,32 +147,68 @@ static size_t expect_of(unsigned int k, unsigned int i, char *buf)
 
 enum shape { EXACT, TORN, FOREIGN };
 
+#define PAGE 4096
+
+/*
+ * Bytes [@from, @to) of @buf (within one page): the filler a change's
+ * value has there (value_of(): one letter per 64 bytes, from the change's
+ * number modulo 26: @r, or -1 for any), then NULs only.
+ */
+static bool filler_then_nuls(const char *buf, size_t from, size_t to, int r)
+{
+	size_t j = from;
+
+	for (; j < to && buf[j]; j++) {
+		if (buf[j] < 'a' || buf[j] > 'z')
+			return false;
+		if (r < 0)
+			r = (buf[j] - 'a' - (int)(j / 64 % 26) + 26) % 26;
+		if (buf[j] != (char)('a' + (r + j / 64) % 26))
+			return false;
+	}
+	for (; j < to; j++)
+		if (buf[j])
+			return false;
+	return true;
+}
+
 /*
  * What a read of @n bytes at @buf (NUL-terminated) got: EXACT, one of
  * the values made (any kind and change); TORN, the start of one, cut
- * short or followed by NULs (struct hammer says when); FOREIGN, anything
- * else (no value's start, bytes of another value after it).
+ * short or followed by NULs, or followed by whole pages of other changes'
+ * values (struct hammer says when); FOREIGN, anything else (no value's
+ * start, bytes of no value made, two values within a page).  *@at: the
+ * first byte that is not the value whose start it is.
  */
-static enum shape shape_of(const char *buf, size_t n)
+static enum shape shape_of(const char *buf, size_t n, size_t *at)
 {
 	char want[BIN_MAX];
 	unsigned int k, i;
-	size_t len, same = 0;
+	size_t len, same = 0, end;
 
+	*at = 0;
 	if (n == 0)
 		return EXACT;
+	/* NULs only: a value's start cut at nothing (an empty value's READ), then NULs */
+	if (!buf[0])
+		return filler_then_nuls(buf, 0, n, 0) ? TORN : FOREIGN;
 	if (sscanf(buf, "%u:%u;", &k, &i) != 2 || k < K_VALUE || k > K_REC1)
 		return FOREIGN;
 	len = value_of(k, i, want);
 	while (same < n && same < len && buf[same] == want[same])
 		same++;
+	*at = same;
 	if (same == n)
 		return n == len ? EXACT : TORN;
-	if (same < len)
+	/* the rest of its page: the value's page as another change of its letters has it */
+	end = (same / PAGE + 1) * PAGE < n ? (same / PAGE + 1) * PAGE : n;
+	if (same % PAGE && !filler_then_nuls(buf, same, end, (int)(i % 26)))
 		return FOREIGN;
-	while (same < n && !buf[same])
-		same++;
-	return same == n ? TORN : FOREIGN;
+	/* each page after it: any change's */
+	for (size_t p = (same + PAGE - 1) / PAGE * PAGE; p < n; p += PAGE)
+		if (!filler_then_nuls(buf, p, p + PAGE < n ? p + PAGE : n, -1))
+			return FOREIGN;
+	return TORN;
 }
 
 /* the whole file at @path (READ_MAX - 1 bytes at most): length or -errno */
@@ -209,9 +245,11 @@ static ssize_t pread_all(int fd, char *buf)
  * cut at the old one's length or followed by NULs up to it: the tree
  * answers a READ with the new bytes while the kernel still holds the old
  * size (until the change's invalidation lands, or with the size of a
- * computed value's getattr answered before it).  Such torn reads are
- * counted, not failed: a reader that saw the change's event never gets
- * one (test-fresh.c's checker).  A read racing a write through the mount
+ * computed value's getattr answered before it).  A read of several
+ * pages may also get some pages as they were before the change (cached,
+ * not yet invalidated) and the others after it, whole pages of two
+ * values.  Such torn reads are counted, not failed: a reader that saw the
+ * change's event never gets one (test-fresh.c's checker).  A read racing a write through the mount
  * may also get the written bytes over the old ones, as in any file the
  * kernel caches (@mixed).  Anything else is foreign: a failure.
  */
@@ -232,6 +270,7 @@ static void *hammer_main(void *arg)
 {
 	struct hammer *h = arg;
 	char buf[READ_MAX];
+	size_t at;
 
 	while (!atomic_load(&h->stop))
 		for (int i = 0; i < h->npaths; i++) {
@@ -241,7 +280,7 @@ static void *hammer_main(void *arg)
 			if (n < 0)
 				continue;	/* a device between removal and addition */
 			atomic_fetch_add(&h->reads, 1);
-			s = h->any[i] ? EXACT : shape_of(buf, (size_t)n);
+			s = h->any[i] ? EXACT : shape_of(buf, (size_t)n, &at);
 			if (s == FOREIGN && h->mixed)
 				s = TORN;
 			if (s == TORN)
@@ -250,7 +289,8 @@ static void *hammer_main(void *arg)
 				continue;
 			pthread_mutex_lock(&h->lock);
 			fprintf(stderr, "  %s: a read of %s got %zd bytes that are no value made: "
-					"\"%.24s\"\n", h->name, h->path[i], n, buf);
+					"\"%.24s\", the value's up to byte %zu, then \"%.16s\"\n",
+				h->name, h->path[i], n, buf, at, buf + at);
 			pthread_mutex_unlock(&h->lock);
 		}
 	return NULL;
