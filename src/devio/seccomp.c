@@ -288,28 +288,14 @@ int cfs_seccomp_send_fd(int listener, uint64_t id, int fd, bool cloexec)
  */
 int cfs_seccomp_send_listener(int sock, bool io)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl = { 0 };
-	int one = 1, fd = cfs_seccomp_install_flags(io);
+	int one = 1, fd = cfs_seccomp_install_flags(io), r;
 	struct iovec iov = { .iov_base = &one, .iov_len = sizeof(one) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-	ssize_t n;
 
 	if (fd < 0)
 		return fd;
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	do
-		n = sendmsg(sock, &m, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
+	r = cfs_send_fd(sock, &iov, 1, fd);
 	close(fd);
-	return n < 0 ? -errno : 0;
+	return r;
 }
 
 /**
@@ -321,26 +307,14 @@ int cfs_seccomp_send_listener(int sock, bool io)
  */
 int cfs_seccomp_recv_listener(int sock, int *listener)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
 	int v = 0;
-	struct iovec iov = { .iov_base = &v, .iov_len = sizeof(v) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c;
-	ssize_t n;
 
-	*listener = -1;
-	do
-		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n != sizeof(v))
+	if (cfs_recv_fd(sock, &v, sizeof(v), listener) != sizeof(v)) {
+		if (*listener >= 0)
+			close(*listener);
+		*listener = -1;
 		return 0;
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-			memcpy(listener, CMSG_DATA(c), sizeof(int));
+	}
 	if (v != 1 && *listener >= 0) {
 		close(*listener);
 		*listener = -1;

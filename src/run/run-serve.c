@@ -90,57 +90,13 @@ static void server_put(struct cfs_node_server *s)
 	free(s);
 }
 
-/* one message and the descriptor it carries (-1: none); its length or -errno */
-static ssize_t recv_msg(int fd, void *buf, size_t size, int *passed)
-{
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct iovec iov = { .iov_base = buf, .iov_len = size };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c;
-	ssize_t n;
-
-	*passed = -1;
-	do
-		n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-			memcpy(passed, CMSG_DATA(c), sizeof(int));
-	return n;
-}
-
 /* @head then @text (with its NUL), and @passed when >= 0; 0 or -errno */
 static int send_msg(int fd, const void *head, size_t hlen, const char *text, int passed)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl = { 0 };
 	struct iovec iov[2] = { { .iov_base = (void *)head, .iov_len = hlen },
 				{ .iov_base = (void *)text, .iov_len = strlen(text) + 1 } };
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
 
-	if (passed >= 0) {
-		struct cmsghdr *c;
-
-		m.msg_control = ctl.buf;
-		m.msg_controllen = sizeof(ctl.buf);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &passed, sizeof(int));
-	}
-	while (sendmsg(fd, &m, MSG_NOSIGNAL) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return 0;
+	return cfs_send_fd(fd, iov, 2, passed);
 }
 
 static int reply(int fd, int status, const char *msg, int passed)
@@ -213,7 +169,7 @@ static long remote_ioctl(void *data, const struct cfs_ioctl_call *call)
 	pthread_mutex_unlock(&r->lock);
 	if (send_msg(r->fd, &c, sizeof(c), call->node ? call->node : "", -1) < 0)
 		return CFS_IOCTL_PASS;
-	n = recv_msg(r->fd, &a, sizeof(a), &passed);
+	n = cfs_recv_fd(r->fd, &a, sizeof(a), &passed);
 	if (passed >= 0)
 		close(passed);
 	/* gone: the node is as if detached */
@@ -244,7 +200,7 @@ static int serve_one(struct cfs_node_server *s, int fd)
 	int passed, r;
 	ssize_t n;
 
-	n = recv_msg(fd, buf, NODE_MSG_MAX, &passed);
+	n = cfs_recv_fd(fd, buf, NODE_MSG_MAX, &passed);
 	if (n < (ssize_t)sizeof(rq)) {
 		if (passed >= 0)
 			close(passed);

@@ -105,6 +105,11 @@ struct cfs_ioctl_handler {
 /* thread.c: a thread of ours, with a root and working directory of its own */
 int cfs_thread_create(pthread_t *thread, bool detached, void *(*fn)(void *arg), void *arg);
 
+/* fdpass.c: one message on a Unix socket with at most one descriptor beside it */
+struct iovec;
+int cfs_send_fd(int sock, const struct iovec *iov, int iovcnt, int fd);
+ssize_t cfs_recv_fd(int sock, void *buf, size_t size, int *fd);
+
 /* log.c: one line on stderr, "classfs: " first; what a user needs to see
  * (an ioctl a recording lacks, a script that went out of step) */
 void cfs_devio_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
